@@ -1,0 +1,3 @@
+from wolfeclick.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Tournaments, statistics, ratings and charts."""

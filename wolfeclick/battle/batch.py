@@ -1,0 +1,68 @@
+"""Many battles at once: a pool of simulator processes, a bounded number in flight, results in input order.
+
+Placement and timing never change a battle (see the runner), so concurrency only changes how long it takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from typing import AsyncIterator, Callable, Sequence
+
+from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, play_battle
+from wolfeclick.battle.schema import Recording
+from wolfeclick.policies.base import Policy
+from wolfeclick.sim.process import SimPool
+
+
+@dataclass(frozen=True)
+class BattleJob:
+    """One battle to play: who sits where, the format and the seed (and optionally a fixed id)."""
+
+    p1: Policy
+    p2: Policy
+    format_id: str
+    seed: int
+    max_turns: int = DEFAULT_MAX_TURNS
+    battle_id: str | None = None
+
+
+async def run_jobs(
+    jobs: Sequence[BattleJob],
+    *,
+    concurrency: int = 1,
+    processes: int | None = None,
+    on_done: Callable[[int, Recording], None] | None = None,
+) -> AsyncIterator[tuple[int, Recording]]:
+    """Play ``jobs`` with at most ``concurrency`` in flight; yield ``(job index, recording)`` as each finishes."""
+    concurrency = max(1, concurrency)
+    pool = SimPool(processes or min(concurrency, os.cpu_count() or 1))
+    await pool.start()
+    queue: asyncio.Queue[tuple[int, Recording | BaseException]] = asyncio.Queue()
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(index: int, job: BattleJob) -> None:
+        try:
+            async with slots:
+                recording = await play_battle(job.p1, job.p2, format_id=job.format_id, seed=job.seed,
+                                              max_turns=job.max_turns, battle_id=job.battle_id, process=pool.pick())
+        except BaseException as exc:  # surfaced to the consumer below instead of hanging it
+            await queue.put((index, exc))
+            raise
+        await queue.put((index, recording))
+
+    tasks = [asyncio.create_task(one(i, job)) for i, job in enumerate(jobs)]
+    try:
+        for _ in jobs:
+            index, recording = await queue.get()
+            if isinstance(recording, BaseException):
+                raise recording
+            if on_done is not None:
+                on_done(index, recording)
+            yield index, recording
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await pool.close()

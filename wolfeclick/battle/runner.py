@@ -1,0 +1,372 @@
+"""Play one battle between two policies on the embedded simulator, and record it.
+
+The flow is one way: simulator chunks → each side's poke-env view → observation + legal actions → policy →
+decision → turn record. A decision point is reached when the simulator has asked at least one side to act; all
+deciding sides decide (concurrently, for language models), and their choices are sent in side order, so the input
+log — and so the whole battle — depends only on the seed and the policies.
+
+A turn record is handed out (``stream_battle``) once every reward in it is known, i.e. when each of its deciding
+sides has decided again or the battle has ended: a reward is what happened *after* a decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import hashlib
+import platform
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from typing import Any, AsyncIterator
+
+import wolfeclick
+from wolfeclick.battle.schema import (
+    ActionRecord,
+    PlayerInfo,
+    Recording,
+    Result,
+    RewardRecord,
+    SideDecision,
+    SideSnapshot,
+    TurnRecord,
+    Versions,
+    is_valid_id,
+)
+from wolfeclick.battle.tracker import SideTracker, generation
+from wolfeclick.game.actions import LegalAction, legal_actions
+from wolfeclick.game.reward import RewardBudget, outcome_reward, reward_view, shaped_reward, total
+from wolfeclick.game.snapshot import side_snapshot
+from wolfeclick.game.state import format_state
+from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
+from wolfeclick.sim.protocol import SIDES, derive_int, is_timestamp, parse_chunk, split_update, start_lines
+
+DEFAULT_FORMAT = "gen4randombattle"
+DEFAULT_MAX_TURNS = 300
+MAX_REJECTIONS = 3
+"""After this many refused choices at one decision point the side sends ``default``."""
+
+
+def other(side: str) -> str:
+    return "p2" if side == "p1" else "p1"
+
+
+def slug(text: str, limit: int = 40) -> str:
+    """A file-name-safe rendering of a policy spec; long ones end in a short hash so they stay distinct."""
+    cleaned = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "policy"
+    if len(cleaned) > limit:
+        cleaned = cleaned[: limit - 9] + "-" + hashlib.sha256(text.encode()).hexdigest()[:8]
+    return cleaned
+
+
+def recording_id(format_id: str, seed: int, p1: str, p2: str) -> str:
+    """Deterministic id: same format, seed and policies → same id (and same file name)."""
+    value = f"{slug(format_id, 24)}-s{seed}-{slug(p1)}-vs-{slug(p2)}"
+    assert is_valid_id(value), value
+    return value
+
+
+def player_names(p1: str, p2: str) -> dict[str, str]:
+    """Display names for the simulator: the spec, cleaned of protocol separators, distinct per side."""
+    names = {}
+    for side, spec in (("p1", p1), ("p2", p2)):
+        base = re.sub(r"[^A-Za-z0-9 :._@/+-]", "", spec)[:24] or side
+        names[side] = base
+    if names["p1"].lower() == names["p2"].lower():
+        names = {side: f"{name} ({side})" for side, name in names.items()}
+    return names
+
+
+@dataclass
+class _Pending:
+    """A turn record being built; final once every deciding side has a reward."""
+
+    index: int
+    turn: int
+    deciding: list[str]
+    events: list[str]
+    snapshot: dict[str, Any]
+    decisions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    awaiting_reward: set[str] = field(default_factory=set)
+
+    def to_record(self) -> TurnRecord:
+        return TurnRecord(
+            index=self.index, turn=self.turn, deciding=self.deciding, events=self.events,
+            snapshot={side: SideSnapshot(**snap) for side, snap in self.snapshot.items()},
+            decisions={side: SideDecision(**d) for side, d in self.decisions.items()},
+        )
+
+
+class BattleRun:
+    """The state of one battle in progress. Use ``stream_battle`` / ``play_battle`` rather than this directly."""
+
+    def __init__(self, p1: Policy, p2: Policy, *, format_id: str, seed: int, max_turns: int,
+                 battle_id: str | None) -> None:
+        generation(format_id)  # fail early, in one line, on a format without a generation
+        self.policies = {"p1": p1, "p2": p2}
+        self.format = format_id
+        self.seed = seed
+        self.max_turns = max_turns
+        self.id = battle_id or recording_id(format_id, seed, p1.spec, p2.spec)
+        self.names = player_names(p1.spec, p2.spec)
+        self.trackers = {side: SideTracker(self.id, side, self.names[side], format_id) for side in SIDES}
+        self.rngs = {side: random.Random(derive_int(seed, f"policy:{side}")) for side in SIDES}
+        self.log: list[str] = []
+        self.inputlog: list[str] = []
+        self.turn = 0
+        self.winner: str | None = None
+        self.ended = False
+        self.tie = False
+        self.pending_requests: dict[str, dict[str, Any]] = {}
+        self.errors: dict[str, list[str]] = {side: [] for side in SIDES}
+        self.events_since_point: list[str] = []
+        self.events_since_decision: dict[str, list[str]] = {side: [] for side in SIDES}
+        self.last_view: dict[str, Any] = {}
+        self.budgets = {side: RewardBudget() for side in SIDES}
+        self.open_records: list[_Pending] = []
+        self.last_record: dict[str, _Pending] = {}
+        self.finished: list[TurnRecord] = []
+        self.index = 0
+
+    # --- reading the simulator -------------------------------------------------------------------------------
+    def absorb(self, chunks: list[str]) -> None:
+        for raw in chunks:
+            chunk = parse_chunk(raw)
+            if chunk.kind == "update":
+                views = split_update(chunk.lines)
+                for side in SIDES:
+                    self.trackers[side].feed(views[side])
+                public = [line for line in views["spectator"] if line and not is_timestamp(line)]
+                self.log.extend(public)
+                self.events_since_point.extend(public)
+                for side in SIDES:
+                    self.events_since_decision[side].extend(public)
+                for line in public:
+                    parts = line.split("|")
+                    if parts[1:2] == ["turn"]:
+                        self.turn = int(parts[2])
+                    elif parts[1:2] == ["win"]:
+                        self.winner = next((s for s in SIDES if self.names[s] == parts[2]), None)
+                    elif parts[1:2] == ["tie"]:
+                        self.tie = True
+            elif chunk.kind == "request" and chunk.side and chunk.request is not None:
+                self.trackers[chunk.side].feed_request(chunk.request)
+                self.pending_requests[chunk.side] = chunk.request
+            elif chunk.kind == "error" and chunk.side:
+                self.errors[chunk.side].append(chunk.text)
+            elif chunk.kind == "end":
+                self.ended = True
+
+    def deciding_sides(self) -> list[str]:
+        return [s for s in SIDES if s in self.pending_requests and not self.pending_requests[s].get("wait")
+                and legal_or_default(self.pending_requests[s])]
+
+    # --- rewards ------------------------------------------------------------------------------------------------
+    def settle_reward(self, side: str, outcome: float = 0.0) -> None:
+        """Close the reward window of ``side``'s last decision: what happened from then until now."""
+        record = self.last_record.pop(side, None)
+        if record is None:
+            return
+        decision = record.decisions[side]
+        current = reward_view(self.trackers[side].battle)
+        components, self.budgets[side] = shaped_reward(
+            self.last_view[side], current, self.events_since_decision[side], side,
+            bool(decision["illegal"]), self.budgets[side],
+        )
+        decision["reward"] = RewardRecord(total=total(components), components=components, outcome=outcome)
+        record.awaiting_reward.discard(side)
+
+    def flush(self) -> list[TurnRecord]:
+        """Turn records whose rewards are all known, in order."""
+        done: list[TurnRecord] = []
+        while self.open_records and not self.open_records[0].awaiting_reward:
+            done.append(self.open_records.pop(0).to_record())
+        self.finished.extend(done)
+        return done
+
+    # --- one decision point ----------------------------------------------------------------------------------
+    def open_point(self, deciding: list[str]) -> _Pending:
+        for side in deciding:
+            self.settle_reward(side)
+        snapshot = {
+            side: side_snapshot(self.trackers[side].battle, self.trackers[other(side)].battle) for side in SIDES
+        }
+        record = _Pending(self.index, self.turn, list(deciding), self.events_since_point, snapshot,
+                          awaiting_reward=set(deciding))
+        self.index += 1
+        self.events_since_point = []
+        self.open_records.append(record)
+        return record
+
+    def observation(self, side: str, rejected: tuple[str, ...]) -> Observation:
+        tracker = self.trackers[side]
+        request = self.pending_requests[side]
+        legal = [a for a in legal_actions(request) if a.command() not in rejected]
+        return Observation(
+            side=side, turn=self.turn, format=self.format, battle=tracker.battle, request=request,
+            legal_actions=legal, state=format_state(tracker.battle), rng=self.rngs[side], rejected=rejected,
+        )
+
+    async def decide(self, side: str, rejected: tuple[str, ...]) -> tuple[Observation, Decision, float]:
+        observation = self.observation(side, rejected)
+        policy = self.policies[side]
+        started = time.perf_counter()
+        if policy.blocking:
+            decision = await asyncio.to_thread(policy.decide, observation)
+        else:
+            decision = policy.decide(observation)
+        return observation, decision, (time.perf_counter() - started) * 1000.0
+
+    def note_decision(self, record: _Pending, side: str, observation: Observation, decision: Decision,
+                      latency_ms: float, rejected: tuple[str, ...]) -> None:
+        previous = record.decisions.get(side)
+        action = decision.action
+        record.decisions[side] = {
+            "state": previous["state"] if previous else observation.state,
+            "legal_actions": previous["legal_actions"] if previous else [action_record(a) for a in observation.legal_actions],
+            "action": action_record(action) if action is not None else None,
+            "command": decision.choice(),
+            "raw_output": decision.raw_output,
+            "illegal": decision.illegal or bool(previous and previous["illegal"]),
+            "illegal_reason": decision.illegal_reason or (previous["illegal_reason"] if previous else None),
+            "rejected": list(rejected),
+            "latency_ms": round(latency_ms + (previous["latency_ms"] if previous else 0.0), 3),
+            "reward": RewardRecord(total=0.0, components={}),
+            "policy_info": decision.info,
+        }
+        if previous is None:
+            self.last_record[side] = record
+            self.last_view[side] = reward_view(self.trackers[side].battle)
+            self.events_since_decision[side] = []
+
+
+def legal_or_default(request: dict[str, Any]) -> bool:
+    """A request that asks for a choice (even one with no listed actions, which then gets ``default``)."""
+    return bool(request.get("active") or request.get("forceSwitch") or request.get("teamPreview"))
+
+
+def action_record(action: LegalAction) -> ActionRecord:
+    return ActionRecord(action=action.kind, choice=action.name)
+
+
+def versions(showdown: str) -> Versions:
+    return Versions(wolfeclick=wolfeclick.__version__, pokemon_showdown=showdown, poke_env=version("poke-env"),
+                    python=platform.python_version())
+
+
+async def stream_battle(
+    p1: Policy,
+    p2: Policy,
+    *,
+    format_id: str = DEFAULT_FORMAT,
+    seed: int = 0,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    battle_id: str | None = None,
+    pool: SimPool | None = None,
+    process: SimProcess | None = None,
+    stop: asyncio.Event | None = None,
+) -> AsyncIterator[TurnRecord | Recording]:
+    """Play a battle, yielding each finished ``TurnRecord`` and finally the ``Recording``.
+
+    Whatever goes wrong (a dead simulator, a policy that raises, ``stop`` being set), the recording of everything
+    played so far is still yielded, with ``result.reason`` saying how it ended and ``result.error`` why.
+    """
+    run = BattleRun(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, battle_id=battle_id)
+    own_pool = None
+    if process is None:
+        if pool is None:
+            own_pool = pool = SimPool(1)
+            await pool.start()
+        process = pool.pick()
+    reason, error = "win", None
+    try:
+        reply = await process.call("start", battle=run.id, lines=start_lines(format_id, seed, run.names))
+        run.absorb(reply["out"])
+        while not run.ended:
+            if stop is not None and stop.is_set():
+                reason, error = "aborted", "stopped by the user"
+                break
+            if run.turn > max_turns:
+                reason = "turn_limit"
+                break
+            deciding = run.deciding_sides()
+            if not deciding:
+                raise SimulatorError("the simulator is waiting for no one; the battle cannot go on")
+            record = run.open_point(deciding)
+            for done in run.flush():
+                yield done
+            await decide_point(run, record, deciding, process)
+        if run.ended:
+            reason = "win" if run.winner else "tie"
+    except SimulatorError as exc:
+        reason, error = "aborted", str(exc)
+    except Exception as exc:  # a policy that raised: keep what was played, say what happened in one line
+        reason, error = "aborted", f"{exc.__class__.__name__}: {exc}".splitlines()[0]
+    finally:
+        if not run.ended:
+            try:
+                reply = await process.call("close", battle=run.id)
+                run.inputlog = reply.get("inputlog", [])
+            except SimulatorError:
+                pass
+        if own_pool is not None:
+            await own_pool.close()
+    for side in SIDES:
+        run.settle_reward(side, outcome_reward(run.winner, side) if reason == "win" else 0.0)
+    for done in run.flush():
+        yield done
+    yield Recording(
+        schema="wolfeclick.recording/1",
+        id=run.id,
+        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        format=format_id,
+        seed=seed,
+        players={side: PlayerInfo(name=run.names[side], policy=run.policies[side].spec,
+                                  metadata=run.policies[side].metadata()) for side in SIDES},
+        result=Result(winner=run.winner if reason == "win" else None, reason=reason, turns=run.turn, error=error),
+        versions=versions(str(process.info.get("showdown", "unknown"))),
+        log=run.log,
+        inputlog=run.inputlog,
+        turns=run.finished,
+    )
+
+
+async def decide_point(run: BattleRun, record: _Pending, deciding: list[str], process: SimProcess) -> None:
+    """Ask every deciding side, send their choices in side order, and re-ask sides whose choice was refused."""
+    rejected: dict[str, tuple[str, ...]] = {side: () for side in deciding}
+    asking = list(deciding)
+    while asking:
+        results = await asyncio.gather(*(run.decide(side, rejected[side]) for side in asking))
+        lines = []
+        for side, (observation, decision, latency) in zip(asking, results):
+            if len(rejected[side]) >= MAX_REJECTIONS:
+                decision = Decision(action=None, command="default", info={"note": "choices refused; default sent"})
+            run.note_decision(record, side, observation, decision, latency, rejected[side])
+            lines.append(f">{side} {decision.choice()}")
+            run.pending_requests.pop(side, None)
+        for side in SIDES:
+            run.errors[side].clear()
+        reply = await process.call("write", battle=run.id, lines=lines)
+        run.absorb(reply["out"])
+        if reply.get("ended"):
+            run.inputlog = reply.get("inputlog", [])
+        refused = [side for side in asking if run.errors[side]]
+        for side in refused:
+            sent = record.decisions[side]["command"]
+            rejected[side] = (*rejected[side], sent)
+            if side not in run.pending_requests:  # an [Invalid choice]: the old request still stands
+                run.pending_requests[side] = run.trackers[side].request or {}
+        asking = refused
+
+
+async def play_battle(p1: Policy, p2: Policy, **options: Any) -> Recording:
+    """Play a battle to its end and return its recording."""
+    recording = None
+    async for item in stream_battle(p1, p2, **options):
+        if isinstance(item, Recording):
+            recording = item
+    assert recording is not None
+    return recording

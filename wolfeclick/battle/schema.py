@@ -1,0 +1,155 @@
+"""Recording schema v1: the contract between the battle runner, the CLI and the UI.
+
+A recording is one battle: who played, how it ended, the simulator's own logs (enough to re-simulate), and one
+``TurnRecord`` per decision point holding, for each deciding side, what it saw, what it did and what it earned.
+Everything here is plain data; the JSON Schema exported from these models lives in ``docs/recording.schema.json``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+SCHEMA_VERSION = "wolfeclick.recording/1"
+"""Bump on any incompatible change; readers reject versions they do not know."""
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+"""Recording ids double as file names: letters, digits, ``_ . -``; no path separators, no leading dot."""
+_ID_RE = re.compile(ID_PATTERN)
+
+Side = Literal["p1", "p2"]
+EndReason = Literal["win", "tie", "turn_limit", "aborted", "forfeit"]
+
+
+def is_valid_id(value: str) -> bool:
+    """True when ``value`` is a safe recording id (and so a safe file stem)."""
+    return isinstance(value, str) and bool(_ID_RE.match(value)) and ".." not in value
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ActionRecord(_Model):
+    """An action in the JSON shape the published checkpoints speak: ``{"action": "move", "choice": "Surf"}``."""
+
+    action: Literal["move", "switch", "default"]
+    choice: str
+
+
+class RewardRecord(_Model):
+    """Shaped reward for one decision. ``total`` excludes ``outcome``, which is reported apart."""
+
+    total: float
+    components: dict[str, float]
+    outcome: float = 0.0
+
+
+class SideDecision(_Model):
+    """What one side saw and did at one decision point."""
+
+    state: str = Field(description="The state markdown the policy was shown.")
+    legal_actions: list[ActionRecord]
+    action: ActionRecord | None = Field(description="The action taken; null when the simulator's default was used.")
+    command: str = Field(description="The choice sent to the simulator, e.g. 'move 2' or 'switch 3'.")
+    raw_output: str | None = Field(description="The policy's raw text (language models), else null.")
+    illegal: bool = False
+    illegal_reason: str | None = None
+    rejected: list[str] = Field(default_factory=list, description="Choices the simulator refused before this one.")
+    latency_ms: float
+    reward: RewardRecord
+    policy_info: dict[str, Any] = Field(default_factory=dict, description="Policy extras: prompt, scores, tokens.")
+
+
+class PokemonSnapshot(_Model):
+    species: str
+    hp: float = Field(ge=0, le=100, description="HP percent.")
+    status: str | None = None
+    fainted: bool = False
+    active: bool = False
+    revealed: bool = Field(True, description="Whether the opponent has seen this Pokémon yet.")
+
+
+class SideSnapshot(_Model):
+    """A compact view of one side for charts: the team as its owner knows it."""
+
+    active: str | None
+    active_hp: float | None
+    active_status: str | None
+    team_hp: float = Field(ge=0, le=100, description="Mean HP percent over all six slots.")
+    fainted: int
+    team: list[PokemonSnapshot]
+
+
+class TurnRecord(_Model):
+    """One decision point. ``events`` are the spectator protocol lines since the previous decision point."""
+
+    index: int = Field(ge=0)
+    turn: int = Field(ge=0)
+    deciding: list[Side]
+    decisions: dict[Side, SideDecision]
+    events: list[str]
+    snapshot: dict[Side, SideSnapshot]
+
+
+class PlayerInfo(_Model):
+    name: str
+    policy: str = Field(description="The policy spec string, e.g. 'heuristic' or 'preset:run3'.")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Result(_Model):
+    winner: Side | None
+    reason: EndReason
+    turns: int = Field(ge=0)
+    error: str | None = Field(None, description="One line on why the battle was aborted, if it was.")
+
+
+class Versions(_Model):
+    wolfeclick: str
+    pokemon_showdown: str
+    poke_env: str
+    python: str
+
+
+class Recording(_Model):
+    schema_: Literal["wolfeclick.recording/1"] = Field(SCHEMA_VERSION, alias="schema")
+    id: str = Field(pattern=ID_PATTERN)
+    created: str = Field(description="ISO 8601 UTC time the recording was written (not part of its identity).")
+    format: str
+    seed: int = Field(ge=0)
+    players: dict[Side, PlayerInfo]
+    result: Result
+    versions: Versions
+    log: list[str] = Field(description="Spectator protocol lines, as Showdown's replay viewer takes them.")
+    inputlog: list[str] = Field(description="Every line the simulator was fed; enough to re-simulate the battle.")
+    turns: list[TurnRecord]
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, value: str) -> str:
+        if not is_valid_id(value):
+            raise ValueError("id must be a safe file name")
+        return value
+
+    def reward_totals(self) -> dict[str, dict[str, float]]:
+        """Per side: shaped reward, outcome and their sum, over the whole battle."""
+        totals: dict[str, dict[str, float]] = {}
+        for side in ("p1", "p2"):
+            shaped = sum(t.decisions[side].reward.total for t in self.turns if side in t.decisions)
+            outcome = sum(t.decisions[side].reward.outcome for t in self.turns if side in t.decisions)
+            totals[side] = {"shaped": round(shaped, 4), "outcome": outcome, "total": round(shaped + outcome, 4)}
+        return totals
+
+    def to_json(self) -> str:
+        """The canonical serialisation: stable key order, so equal battles give equal bytes."""
+        return self.model_dump_json(by_alias=True, indent=1) + "\n"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a recording, as exported to docs/."""
+    return Recording.model_json_schema(by_alias=True)

@@ -1,0 +1,141 @@
+"""``python -m wolfeclick``: record battles, validate and re-simulate recordings, run tournaments.
+
+Thin: parse arguments, call the library, print paths and one-line errors. Every command has ``--help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
+
+
+def _add_llm_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("checkpoint options (llm:/preset: specs only)")
+    group.add_argument("--mode", choices=["score", "generate"], default="score",
+                       help="score every legal action (default) or sample like the reference")
+    group.add_argument("--quant", choices=["none", "nf4", "int8"], default=None,
+                       help="weights on CUDA (default nf4; without CUDA: none)")
+    group.add_argument("--profile", default=None, help="prompt profile (default: the checkpoint's own)")
+    group.add_argument("--temperature", type=float, default=0.0, help="0 = take the best-scored action")
+
+
+def _llm_options(args: argparse.Namespace) -> dict:
+    return {"mode": args.mode, "quant": args.quant, "profile": args.profile, "temperature": args.temperature}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m wolfeclick", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    record = commands.add_parser("record", help="play seeded battles and write one recording per battle",
+                                 description="Play battles on the embedded simulator; print each recording's path.")
+    record.add_argument("--p1", required=True, help="policy spec for side p1 (random, maxdamage, heuristic, llm:…)")
+    record.add_argument("--p2", required=True, help="policy spec for side p2")
+    record.add_argument("--format", default=DEFAULT_FORMAT, help=f"Showdown format (default {DEFAULT_FORMAT})")
+    record.add_argument("--seed", type=int, default=0, help="battle seed; battle i uses seed+i")
+    record.add_argument("--n", type=int, default=1, help="number of battles")
+    record.add_argument("--concurrency", type=int, default=1, help="battles in flight at once")
+    record.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help="stop a battle after this turn")
+    record.add_argument("--out", type=Path, default=Path("recordings"), help="directory for the recordings")
+    _add_llm_options(record)
+
+    validate = commands.add_parser("validate", help="check recording files against the schema",
+                                   description="Exit 0 if every file is a valid recording; else one line per bad file.")
+    validate.add_argument("files", nargs="+", type=Path)
+
+    resim = commands.add_parser("resim", help="re-simulate a recording and compare the protocol log",
+                                description="Feed the recording's input log to the simulator; exit 1 at the first "
+                                            "differing line.")
+    resim.add_argument("file", type=Path)
+
+    schema = commands.add_parser("schema", help="print the recording JSON Schema")
+    schema.add_argument("--out", type=Path, default=None)
+    return parser
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from wolfeclick.battle.batch import BattleJob, run_jobs
+    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.store import save_recording
+
+    if args.n < 1 or args.seed < 0:
+        print("error: --n must be at least 1 and --seed non-negative", file=sys.stderr)
+        return 2
+    p1 = make_policy(args.p1, **_llm_options(args))
+    p2 = p1 if args.p2 == args.p1 else make_policy(args.p2, **_llm_options(args))
+    jobs = [BattleJob(p1, p2, args.format, args.seed + i, args.max_turns) for i in range(args.n)]
+    failures = 0
+
+    async def go() -> None:
+        nonlocal failures
+        with tqdm(total=len(jobs), unit="battle", file=sys.stderr, disable=len(jobs) < 2) as bar:
+            async for _, recording in run_jobs(jobs, concurrency=args.concurrency):
+                path = save_recording(recording, args.out)
+                print(path, flush=True)
+                if recording.result.reason == "aborted":
+                    failures += 1
+                    print(f"warning: {recording.id} aborted: {recording.result.error}", file=sys.stderr)
+                bar.update(1)
+
+    asyncio.run(go())
+    return 1 if failures else 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from wolfeclick.battle.store import RecordingError, load_recording
+
+    bad = 0
+    for path in args.files:
+        try:
+            recording = load_recording(path)
+        except RecordingError as exc:
+            bad += 1
+            print(f"{path}: {exc}")
+        else:
+            print(f"{path}: ok ({recording.result.reason}, {len(recording.turns)} decision points)")
+    return 1 if bad else 0
+
+
+def cmd_resim(args: argparse.Namespace) -> int:
+    from wolfeclick.battle.resim import resimulate
+    from wolfeclick.battle.store import load_recording
+
+    recording = load_recording(args.file)
+    result = asyncio.run(resimulate(recording))
+    print(f"{args.file}: {result.message}")
+    return 0 if result.ok else 1
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    import json
+
+    from wolfeclick.battle.schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if args.out:
+        args.out.write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+COMMANDS = {"record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError, RuntimeError) as exc:  # one clear line, never a traceback
+        print(f"error: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}", file=sys.stderr)
+        return 2

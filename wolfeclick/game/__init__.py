@@ -1,0 +1,1 @@
+"""Pure game logic over poke-env battle state: observations, legal actions, rewards."""

@@ -1,0 +1,1 @@
+"""Language-model checkpoints as policies: specs, loading, prompts, decoding."""

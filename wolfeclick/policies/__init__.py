@@ -1,0 +1,1 @@
+"""Policies: anything that turns an observation into a decision."""

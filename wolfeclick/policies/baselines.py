@@ -1,0 +1,67 @@
+"""The baseline opponents: poke-env's own RandomPlayer, MaxBasePowerPlayer and SimpleHeuristicsPlayer.
+
+poke-env's players draw from Python's *global* ``random`` module. To keep every battle reproducible whatever else runs
+beside it, each decision runs with poke-env's ``random`` swapped for the observation's seeded generator, under a
+lock, so no two decisions ever share (or race on) a generator.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from importlib.metadata import version
+
+from poke_env.player import baselines as _pe_baselines
+from poke_env.player import player as _pe_player
+from poke_env.player import MaxBasePowerPlayer, RandomPlayer, SimpleHeuristicsPlayer
+
+from wolfeclick.game.actions import find_by_command
+from wolfeclick.policies.base import Decision, Observation
+
+BASELINES = {
+    "random": (RandomPlayer, "Picks uniformly among legal moves and switches."),
+    "maxdamage": (MaxBasePowerPlayer, "Uses the move with the highest base power; switches only when it must."),
+    "heuristic": (SimpleHeuristicsPlayer, "poke-env's SimpleHeuristicsPlayer: matchups, boosts, hazards, switching."),
+}
+
+_RNG_LOCK = threading.Lock()
+_RNG_MODULES = (_pe_player, _pe_baselines)
+
+
+class BaselinePolicy:
+    """A poke-env baseline player asked ``choose_move`` directly, with no server and no global randomness."""
+
+    blocking = False
+
+    def __init__(self, spec: str) -> None:
+        if spec not in BASELINES:
+            raise ValueError(f"unknown baseline {spec!r}; choose one of {', '.join(BASELINES)}")
+        player_class, self.description = BASELINES[spec]
+        self.spec = spec
+        self._player = player_class(start_listening=False, log_level=logging.CRITICAL)
+
+    def metadata(self) -> dict[str, Any]:
+        return {"kind": "baseline", "implementation": f"poke-env {version('poke-env')}",
+                "player": type(self._player).__name__, "description": self.description}
+
+    def decide(self, observation: Observation) -> Decision:
+        with _RNG_LOCK:
+            saved = [module.random for module in _RNG_MODULES]
+            try:
+                for module in _RNG_MODULES:
+                    module.random = observation.rng  # same method names as the module: choice, random…
+                order = self._player.choose_move(observation.battle)
+            finally:
+                for module, original in zip(_RNG_MODULES, saved):
+                    module.random = original
+        command = order.message.replace("/choose", "", 1).strip()
+        action = find_by_command(command, observation.legal_actions)
+        if action is None or action.command() in observation.rejected:
+            # poke-env's view disagreed with the simulator's request (rare): take a seeded legal action instead.
+            allowed = [a for a in observation.legal_actions if a.command() not in observation.rejected]
+            fallback = observation.rng.choice(allowed) if allowed else None
+            return Decision(action=fallback, info={"baseline_choice": command, "note": "not legal now; seeded fallback"})
+        extras = command.split()[2:]
+        return Decision(action=action, command=" ".join([action.command(), *extras]))

@@ -1,0 +1,155 @@
+"""Node child processes hosting the simulator (``bridge.js``), and a pool that spreads battles over them.
+
+One process is single-threaded, so the pool starts one per core and gives each battle to one process for life.
+Everything here is I/O; the protocol itself is in PROTOCOL.md and ``protocol.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+BRIDGE = Path(__file__).with_name("bridge.js")
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SHOWDOWN_DIR = Path(os.environ.get("WOLFECLICK_SHOWDOWN", PROJECT_ROOT / "node_modules" / "pokemon-showdown"))
+_LINE_LIMIT = 64 * 1024 * 1024
+
+
+class SimulatorError(RuntimeError):
+    """The simulator could not be reached or refused a request; the message is one line."""
+
+
+def node_executable() -> str:
+    node = os.environ.get("WOLFECLICK_NODE") or shutil.which("node")
+    if not node:
+        raise SimulatorError("Node.js was not found on PATH; install it (see README) to run battles")
+    if not SHOWDOWN_DIR.joinpath("package.json").exists():
+        raise SimulatorError(f"pokemon-showdown is not installed at {SHOWDOWN_DIR}; run `npm ci` (see README)")
+    return node
+
+
+class SimProcess:
+    """One ``bridge.js`` process: requests go out as JSON lines, responses are matched back by id."""
+
+    def __init__(self) -> None:
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._ids = itertools.count(1)
+        self._reader: asyncio.Task[None] | None = None
+        self._stderr: list[str] = []
+        self._dead: str | None = None
+        self.info: dict[str, Any] = {}
+
+    async def start(self) -> None:
+        env = dict(os.environ, WOLFECLICK_SHOWDOWN=str(SHOWDOWN_DIR))
+        self._proc = await asyncio.create_subprocess_exec(
+            node_executable(), str(BRIDGE),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            limit=_LINE_LIMIT, env=env,
+        )
+        self._reader = asyncio.create_task(self._read())
+        self._stderr_task = asyncio.create_task(self._read_stderr())
+        self.info = await self.call("hello")
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    async def _read_stderr(self) -> None:
+        assert self._proc and self._proc.stderr
+        async for raw in self._proc.stderr:
+            self._stderr.append(raw.decode(errors="replace").rstrip())
+            del self._stderr[:-20]
+
+    async def _read(self) -> None:
+        assert self._proc and self._proc.stdout
+        try:
+            async for raw in self._proc.stdout:
+                reply = json.loads(raw)
+                future = self._pending.pop(reply.get("id"), None)
+                if future is not None and not future.done():
+                    future.set_result(reply)
+        except Exception as exc:  # a broken pipe or a garbled line: everything pending fails below
+            self._dead = f"simulator output unreadable: {exc}"
+        code = await self._proc.wait()
+        await asyncio.sleep(0)  # let the stderr reader catch up
+        detail = next((line for line in reversed(self._stderr) if line.strip()), "")
+        self._dead = self._dead or f"simulator process exited (code {code})" + (f": {detail}" if detail else "")
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(SimulatorError(self._dead))
+        self._pending.clear()
+
+    async def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request and wait for its response; raises SimulatorError with one line on failure."""
+        if self._dead or self._proc is None or self._proc.stdin is None:
+            raise SimulatorError(self._dead or "simulator process not started")
+        request_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            self._proc.stdin.write((json.dumps({"id": request_id, "op": op, **fields}) + "\n").encode())
+            await self._proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            self._pending.pop(request_id, None)
+            raise SimulatorError(self._dead or f"simulator process is gone ({exc.__class__.__name__})") from None
+        reply = await future
+        if reply.get("error"):
+            raise SimulatorError(f"simulator refused {op}: {reply['error']}")
+        return reply
+
+    def kill(self) -> None:
+        """Kill the process (tests use this to check that a dead simulator loses nothing recorded)."""
+        if self._proc and self._proc.returncode is None:
+            self._proc.kill()
+
+    async def close(self) -> None:
+        if self._proc is None:
+            return
+        if self._proc.returncode is None:
+            try:
+                assert self._proc.stdin
+                self._proc.stdin.close()
+                await asyncio.wait_for(self._proc.wait(), 5)
+            except (asyncio.TimeoutError, BrokenPipeError, ConnectionResetError):
+                self._proc.kill()
+                await self._proc.wait()
+        for task in (self._reader, getattr(self, "_stderr_task", None)):
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
+
+
+class SimPool:
+    """Several ``SimProcess`` (one per core by default); each battle key sticks to one process."""
+
+    def __init__(self, processes: int | None = None) -> None:
+        self.size = max(1, processes or os.cpu_count() or 1)
+        self.processes: list[SimProcess] = []
+        self._next = itertools.count()
+
+    async def __aenter__(self) -> "SimPool":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        self.processes = [SimProcess() for _ in range(self.size)]
+        await asyncio.gather(*(p.start() for p in self.processes))
+
+    @property
+    def showdown_version(self) -> str:
+        return str(self.processes[0].info.get("showdown", "unknown")) if self.processes else "unknown"
+
+    def pick(self) -> SimProcess:
+        """The next process, round robin (placement never affects a battle's result)."""
+        return self.processes[next(self._next) % len(self.processes)]
+
+    async def close(self) -> None:
+        await asyncio.gather(*(p.close() for p in self.processes))

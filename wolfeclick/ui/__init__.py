@@ -1,0 +1,1 @@
+"""The Gradio app: one battle view shared by Live and Replays, plus Compare."""
