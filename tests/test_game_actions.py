@@ -1,0 +1,114 @@
+"""Legal actions come from the request; parsing is tolerant about form and exact about meaning."""
+
+from __future__ import annotations
+
+import pytest
+from game_helpers import pokemon, request, team
+
+from wolfeclick.game.actions import LegalAction, find_by_command, legal_actions, parse_action
+
+BENCH = ["Snorlax", "Garchomp", "Starmie", "Scizor", "Gengar"]
+
+
+def names(actions: list[LegalAction], kind: str) -> list[str]:
+    return [a.name for a in actions if a.kind == kind]
+
+
+def test_moves_then_switches_with_slots() -> None:
+    actions = legal_actions(request("p1"))
+    assert names(actions, "move") == ["Thunderbolt", "Volt Switch", "Surf", "Thunder Wave"]
+    assert names(actions, "switch") == BENCH
+    assert [a.command() for a in actions] == [f"move {i}" for i in range(1, 5)] + [f"switch {i}" for i in range(2, 7)]
+    assert actions[3].id == "thunderwave"
+
+
+def test_force_switch_has_only_switches() -> None:
+    actions = legal_actions(request("p1", force_switch=True))
+    assert names(actions, "move") == []
+    assert names(actions, "switch") == BENCH
+
+
+def test_trapped_has_only_moves() -> None:
+    actions = legal_actions(request("p1", trapped=True))
+    assert names(actions, "switch") == []
+    assert len(names(actions, "move")) == 4
+
+
+def test_disabled_moves_are_left_out_but_keep_their_slot() -> None:
+    actions = legal_actions(request("p1", disabled=("voltswitch",)))
+    moves = [a for a in actions if a.kind == "move"]
+    assert [a.name for a in moves] == ["Thunderbolt", "Surf", "Thunder Wave"]
+    assert [a.slot for a in moves] == [1, 3, 4]
+
+
+def test_fainted_bench_cannot_be_switched_in() -> None:
+    mons = team("p1", {"Snorlax": "0 fnt", "Gengar": "0 fnt"})
+    assert names(legal_actions(request("p1", mons)), "switch") == ["Garchomp", "Starmie", "Scizor"]
+
+
+def test_wait_and_team_preview_have_no_actions() -> None:
+    assert legal_actions(request("p1", wait=True)) == []
+    assert legal_actions({**request("p1"), "teamPreview": True}) == []
+    assert legal_actions({}) == []
+
+
+def test_single_pokemon_left_has_no_switches() -> None:
+    mons = [pokemon("p1", "Pikachu", moves=["thunderbolt"], active=True)]
+    assert [a.command() for a in legal_actions(request("p1", mons))] == ["move 1"]
+
+
+LEGAL = legal_actions(request("p1"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"action": "move", "choice": "Thunder Wave"}',
+        '{"choice": "Thunder Wave", "action": "move"}',
+        '{"ACTION": "Move", "Choice": "thunderwave"}',
+        '{"action": "move", "choice": "thunder-wave"}',
+        'I will paralyse it. {"action": "move", "choice": "THUNDER WAVE"} Done.',
+        '<think>maybe {"action": "move", "choice": "Surf"}?</think>\n{"action": "move", "choice": "Thunder Wave"}',
+        '```json\n{"action": "move", "choice": "Thunder Wave"}\n```',
+    ],
+)
+def test_parse_action_tolerates_form(text: str) -> None:
+    parsed = parse_action(text, LEGAL)
+    assert parsed.legal and parsed.reason is None
+    assert parsed.action is not None and parsed.action.command() == "move 4"
+
+
+def test_parse_switch() -> None:
+    parsed = parse_action('{"action": "switch", "choice": "garchomp"}', LEGAL)
+    assert parsed.action is not None and parsed.action.command() == "switch 3"
+
+
+def test_unknown_move_is_illegal_with_reason() -> None:
+    parsed = parse_action('{"action": "move", "choice": "Hyper Beam"}', LEGAL)
+    assert not parsed.legal and parsed.action is None
+    assert parsed.reason and "Hyper Beam" in parsed.reason
+
+
+def test_wrong_kind_is_illegal() -> None:
+    assert not parse_action('{"action": "switch", "choice": "Thunderbolt"}', LEGAL).legal
+    assert not parse_action('{"action": "move", "choice": "Garchomp"}', LEGAL).legal
+    parsed = parse_action('{"action": "attack", "choice": "Thunderbolt"}', LEGAL)
+    assert not parsed.legal and parsed.reason and "attack" in parsed.reason
+
+
+@pytest.mark.parametrize("text", [None, "", "   ", "thunderbolt please", '{"action": "move"}'])
+def test_no_action_object(text: str | None) -> None:
+    parsed = parse_action(text, LEGAL)
+    assert not parsed.legal and parsed.reason
+
+
+def test_disabled_move_is_not_parseable() -> None:
+    legal = legal_actions(request("p1", disabled=("surf",)))
+    assert not parse_action('{"action": "move", "choice": "Surf"}', legal).legal
+
+
+def test_find_by_command() -> None:
+    assert find_by_command("move 2", LEGAL) == LEGAL[1]
+    assert find_by_command("move thunderbolt terastallize", LEGAL) == LEGAL[0]
+    assert find_by_command("/choose switch 3", LEGAL) is not None
+    assert find_by_command("pass", LEGAL) is None

@@ -1,0 +1,190 @@
+"""The state markdown a policy is shown: Part A (active field), B (own roster), C (opponent history).
+
+It mirrors the three-part layout the published WolfeClick checkpoints were trained on, but spells things out:
+statuses as ``BRN``/``PAR``/…, moves with full type names and base power, and an opponent speed range that accounts
+for level and stat stages. It is built only from one side's poke-env ``Battle``, so it holds nothing that side
+cannot know; orders follow the battle's own (request order for our team, reveal order for theirs), so the same
+battle always gives the same text.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from poke_env.data import GenData
+
+TEAM_SLOTS = 6
+"""Random battles field six Pokémon a side; unseen opponent slots are counted against this."""
+
+SPEED_SPREADS = ((0, 0, 0.9), (31, 252, 1.1))
+"""(IV, EV, nature) bounds of the opponent speed range: the slowest and fastest legal spreads. Random battles mostly
+use 31 IVs and 84 EVs with a neutral nature, which lands inside this range."""
+
+_BATTLE_STATS = ("atk", "def", "spa", "spd", "spe", "accuracy", "evasion")
+_UNKNOWN_ITEM = GenData.UNKNOWN_ITEM
+
+
+def display_name(mon: Any) -> str:
+    """The Pokédex name (``Pikachu``), not poke-env's id (``pikachu``) nor a nickname."""
+    species = getattr(mon, "species", "") or ""
+    try:
+        return str(GenData.from_gen(mon.gen).pokedex[species]["name"])
+    except (KeyError, AttributeError, ValueError):
+        return species or "?"
+
+
+def status_name(mon: Any) -> str | None:
+    """``'BRN'``, ``'PAR'``, … or None; fainting is reported by the fainted flag, not as a status."""
+    status = getattr(mon, "status", None)
+    if status is None or status.name == "FNT":
+        return None
+    return str(status.name)
+
+
+def hp_percent(mon: Any) -> float:
+    """HP as a percent, one decimal; 0 when fainted."""
+    if mon.fainted:
+        return 0.0
+    return round(max(0.0, min(1.0, float(mon.current_hp_fraction))) * 100.0, 1)
+
+
+def stage_multiplier(stage: int) -> float:
+    """The in-battle multiplier of a stat stage (-6..+6) for atk/def/spa/spd/spe."""
+    stage = max(-6, min(6, stage))
+    return (2 + stage) / 2 if stage >= 0 else 2 / (2 - stage)
+
+
+def speed_stat(base: int, level: int, iv: int, ev: int, nature: float) -> int:
+    """The standard (gen 3+) non-HP stat formula applied to speed."""
+    return math.floor((math.floor((2 * base + iv + ev // 4) * level / 100) + 5) * nature)
+
+
+def speed_range(mon: Any) -> tuple[int, int] | None:
+    """Slowest and fastest speed the opponent's active could have, after its speed stage; None if base unknown."""
+    base = (mon.base_stats or {}).get("spe")
+    if not base:
+        return None
+    mult = stage_multiplier(mon.boosts.get("spe", 0))
+    low, high = (math.floor(speed_stat(base, mon.level, iv, ev, nat) * mult) for iv, ev, nat in SPEED_SPREADS)
+    return low, high
+
+
+def _stages(mon: Any) -> str:
+    parts = [f"{stat} {mon.boosts[stat]:+d}" for stat in _BATTLE_STATS if mon.boosts.get(stat, 0)]
+    return ", ".join(parts) or "none"
+
+
+def _item(item: str | None) -> str:
+    """poke-env marks an unseen item ``unknown_item`` and a removed or absent one None/empty."""
+    if item == _UNKNOWN_ITEM:
+        return "unknown"
+    return item or "none"
+
+
+def _opp_ability(mon: Any) -> str:
+    if mon.ability:
+        return str(mon.ability)
+    possible = [a for a in (mon.possible_abilities or []) if a]
+    return "possible: " + " / ".join(possible) if possible else "unknown"
+
+
+def _move_line(move: Any) -> str:
+    name = move.entry.get("name", move.id) if isinstance(move.entry, dict) else move.id
+    type_name = move.type.name.replace("_", " ").title() if move.type is not None else "Unknown"
+    if move.category.name == "STATUS":
+        power = "status"
+    elif move.base_power:
+        power = f"{move.base_power} BP"
+    else:
+        power = "variable BP"
+    return f"{name} ({type_name}, {power})"
+
+
+def _enum_names(table: dict[Any, Any]) -> str:
+    names = sorted(key.name.replace("_", " ").lower() for key in table)
+    return ", ".join(names) or "none"
+
+
+def _own_active(mon: Any) -> list[str]:
+    spe = (mon.stats or {}).get("spe")
+    if spe:
+        stage = mon.boosts.get("spe", 0)
+        speed = f"{spe}" + (f" (effective {math.floor(spe * stage_multiplier(stage))} at {stage:+d})" if stage else "")
+    else:
+        speed = "unknown"
+    return [
+        f"### Our active: {display_name(mon)} (L{mon.level})",
+        f"- HP: {hp_percent(mon):.1f}%",
+        f"- Status: {status_name(mon) or 'none'}",
+        f"- Ability: {mon.ability or 'unknown'}",
+        f"- Item: {_item(mon.item)}",
+        f"- Stat stages: {_stages(mon)}",
+        f"- Speed: {speed}",
+    ]
+
+
+def _opp_active(mon: Any) -> list[str]:
+    bounds = speed_range(mon)
+    speed = f"{bounds[0]}-{bounds[1]}" if bounds else "unknown"
+    return [
+        f"### Opponent active: {display_name(mon)} (L{mon.level})",
+        f"- HP: {hp_percent(mon):.1f}%",
+        f"- Status: {status_name(mon) or 'none'}",
+        f"- Ability: {_opp_ability(mon)}",
+        f"- Item: {_item(mon.item)}",
+        f"- Stat stages: {_stages(mon)}",
+        f"- Possible speed: {speed} (IV 0/EV 0/-Spe nature to IV 31/EV 252/+Spe nature, with stages)",
+    ]
+
+
+def _part_a(battle: Any) -> list[str]:
+    lines = ["## Part A: Active Field"]
+    own, opp = battle.active_pokemon, battle.opponent_active_pokemon
+    lines += _own_active(own) if own is not None else ["### Our active: none"]
+    lines += _opp_active(opp) if opp is not None else ["### Opponent active: none"]
+    lines += [
+        "### Field",
+        f"- Weather: {_enum_names(battle.weather)}",
+        f"- Fields: {_enum_names(battle.fields)}",
+        f"- Our side: {_enum_names(battle.side_conditions)}",
+        f"- Opponent side: {_enum_names(battle.opponent_side_conditions)}",
+    ]
+    return lines
+
+
+def _part_b(battle: Any) -> list[str]:
+    lines = ["## Part B: Full Self Roster"]
+    if not battle.team:
+        return lines + ["- (team not known yet)"]
+    for mon in battle.team.values():
+        tags = [tag for tag, on in (("active", mon.active), ("fainted", mon.fainted)) if on]
+        lines.append(
+            f"- {display_name(mon)} (L{mon.level}){' [' + ', '.join(tags) + ']' if tags else ''}"
+            f" | HP {hp_percent(mon):.1f}% | Status: {status_name(mon) or 'none'}"
+            f" | Item: {_item(mon.item)} | Ability: {mon.ability or 'unknown'}"
+        )
+        moves = [_move_line(move) for move in mon.moves.values()]
+        lines.append("  - Moves: " + ("; ".join(moves) if moves else "unknown"))
+    return lines
+
+
+def _part_c(battle: Any) -> list[str]:
+    lines = ["## Part C: Opponent History"]
+    seen = list(battle.opponent_team.values())
+    for mon in seen:
+        tags = [tag for tag, on in (("active", mon.active), ("fainted", mon.fainted)) if on]
+        moves = [_move_line(move) for move in mon.moves.values()]
+        lines.append(
+            f"- {display_name(mon)} (L{mon.level}){' [' + ', '.join(tags) + ']' if tags else ''}"
+            f" | Last HP {hp_percent(mon):.1f}% | Status: {status_name(mon) or 'none'}"
+            f" | Item: {_item(mon.item)} | Ability: {_opp_ability(mon)}"
+        )
+        lines.append("  - Revealed moves: " + ("; ".join(moves) if moves else "none"))
+    lines.append(f"- Unrevealed: {max(0, TEAM_SLOTS - len(seen))}")
+    return lines
+
+
+def format_state(battle: Any) -> str:
+    """The state markdown for the side that owns ``battle`` (a poke-env ``Battle`` fed from that side's stream)."""
+    return "\n".join(_part_a(battle) + [""] + _part_b(battle) + [""] + _part_c(battle)) + "\n"
