@@ -50,6 +50,14 @@ MAX_REJECTIONS = 3
 """After this many refused choices at one decision point the side sends ``default``."""
 
 
+class PolicyFailure(RuntimeError):
+    """A policy raised while deciding; its side forfeits the battle."""
+
+    def __init__(self, side: str, error: BaseException) -> None:
+        self.side = side
+        super().__init__(f"{side} policy failed: {error.__class__.__name__}: {error}".splitlines()[0])
+
+
 def other(side: str) -> str:
     return "p2" if side == "p1" else "p1"
 
@@ -116,6 +124,8 @@ class BattleRun:
         self.rngs = {side: random.Random(derive_int(seed, f"policy:{side}")) for side in SIDES}
         self.log: list[str] = []
         self.inputlog: list[str] = []
+        self.sent: list[str] = []
+        """Every line we fed the simulator (its own input log says the same in normalised form)."""
         self.turn = 0
         self.winner: str | None = None
         self.ended = False
@@ -214,10 +224,13 @@ class BattleRun:
         observation = self.observation(side, rejected)
         policy = self.policies[side]
         started = time.perf_counter()
-        if policy.blocking:
-            decision = await asyncio.to_thread(policy.decide, observation)
-        else:
-            decision = policy.decide(observation)
+        try:
+            if policy.blocking:
+                decision = await asyncio.to_thread(policy.decide, observation)
+            else:
+                decision = policy.decide(observation)
+        except Exception as exc:
+            raise PolicyFailure(side, exc) from exc
         return observation, decision, (time.perf_counter() - started) * 1000.0
 
     def note_decision(self, record: _Pending, side: str, observation: Observation, decision: Decision,
@@ -283,7 +296,8 @@ async def stream_battle(
         process = pool.pick()
     reason, error = "win", None
     try:
-        reply = await process.call("start", battle=run.id, lines=start_lines(format_id, seed, run.names))
+        run.sent = start_lines(format_id, seed, run.names)
+        reply = await process.call("start", battle=run.id, lines=run.sent)
         run.absorb(reply["out"])
         while not run.ended:
             if stop is not None and stop.is_set():
@@ -301,21 +315,28 @@ async def stream_battle(
             await decide_point(run, record, deciding, process)
         if run.ended:
             reason = "win" if run.winner else "tie"
+    except PolicyFailure as exc:  # the failing side forfeits; everything played so far is kept
+        reason, error = "forfeit", str(exc)
+        try:
+            reply = await process.call("write", battle=run.id, lines=[f">forcelose {exc.side}"])
+            run.absorb(reply["out"])
+            run.inputlog = reply.get("inputlog", [])
+        except SimulatorError as sim_exc:
+            reason, error = "aborted", f"{exc}; then {sim_exc}"
     except SimulatorError as exc:
         reason, error = "aborted", str(exc)
-    except Exception as exc:  # a policy that raised: keep what was played, say what happened in one line
-        reason, error = "aborted", f"{exc.__class__.__name__}: {exc}".splitlines()[0]
     finally:
         if not run.ended:
             try:
                 reply = await process.call("close", battle=run.id)
                 run.inputlog = reply.get("inputlog", [])
             except SimulatorError:
-                pass
+                run.inputlog = run.sent  # the simulator is gone: what we fed it still re-simulates the battle
         if own_pool is not None:
             await own_pool.close()
+    decided = reason in ("win", "forfeit") and run.winner is not None
     for side in SIDES:
-        run.settle_reward(side, outcome_reward(run.winner, side) if reason == "win" else 0.0)
+        run.settle_reward(side, outcome_reward(run.winner, side) if decided else 0.0)
     for done in run.flush():
         yield done
     yield Recording(
@@ -326,7 +347,7 @@ async def stream_battle(
         seed=seed,
         players={side: PlayerInfo(name=run.names[side], policy=run.policies[side].spec,
                                   metadata=run.policies[side].metadata()) for side in SIDES},
-        result=Result(winner=run.winner if reason == "win" else None, reason=reason, turns=run.turn, error=error),
+        result=Result(winner=run.winner if decided else None, reason=reason, turns=run.turn, error=error),
         versions=versions(str(process.info.get("showdown", "unknown"))),
         log=run.log,
         inputlog=run.inputlog,
@@ -349,6 +370,7 @@ async def decide_point(run: BattleRun, record: _Pending, deciding: list[str], pr
             run.pending_requests.pop(side, None)
         for side in SIDES:
             run.errors[side].clear()
+        run.sent.extend(lines)
         reply = await process.call("write", battle=run.id, lines=lines)
         run.absorb(reply["out"])
         if reply.get("ended"):

@@ -30,6 +30,7 @@ def write_atomic(path: Path, text: str) -> Path:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; recordings are meant to be read by the app's user too
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
