@@ -33,12 +33,18 @@ async def run_jobs(
     *,
     concurrency: int = 1,
     processes: int | None = None,
+    pool: SimPool | None = None,
     on_done: Callable[[int, Recording], None] | None = None,
 ) -> AsyncIterator[tuple[int, Recording]]:
-    """Play ``jobs`` with at most ``concurrency`` in flight; yield ``(job index, recording)`` as each finishes."""
+    """Play ``jobs`` with at most ``concurrency`` in flight; yield ``(job index, recording)`` as each finishes.
+
+    Battles run on ``pool`` if given (it stays open), else on a pool of ``processes`` started and closed here.
+    """
     concurrency = max(1, concurrency)
-    pool = SimPool(processes or min(concurrency, os.cpu_count() or 1))
-    await pool.start()
+    own_pool = pool is None
+    if pool is None:
+        pool = SimPool(processes or min(concurrency, os.cpu_count() or 1))
+        await pool.start()
     queue: asyncio.Queue[tuple[int, Recording | BaseException]] = asyncio.Queue()
     slots = asyncio.Semaphore(concurrency)
 
@@ -65,4 +71,5 @@ async def run_jobs(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await pool.close()
+        if own_pool:
+            await pool.close()

@@ -135,6 +135,7 @@ class BattleRun:
         self.events_since_point: list[str] = []
         self.events_since_decision: dict[str, list[str]] = {side: [] for side in SIDES}
         self.last_view: dict[str, Any] = {}
+        self.current_view: dict[str, Any] = {}
         self.budgets = {side: RewardBudget() for side in SIDES}
         self.open_records: list[_Pending] = []
         self.last_record: dict[str, _Pending] = {}
@@ -177,11 +178,12 @@ class BattleRun:
     # --- rewards ------------------------------------------------------------------------------------------------
     def settle_reward(self, side: str, outcome: float = 0.0) -> None:
         """Close the reward window of ``side``'s last decision: what happened from then until now."""
+        current = reward_view(self.trackers[side].battle)
+        self.current_view[side] = current  # the next decision's window opens on this same state
         record = self.last_record.pop(side, None)
         if record is None:
             return
         decision = record.decisions[side]
-        current = reward_view(self.trackers[side].battle)
         components, self.budgets[side] = shaped_reward(
             self.last_view[side], current, self.events_since_decision[side], side,
             bool(decision["illegal"]), self.budgets[side],
@@ -252,7 +254,7 @@ class BattleRun:
         }
         if previous is None:
             self.last_record[side] = record
-            self.last_view[side] = reward_view(self.trackers[side].battle)
+            self.last_view[side] = self.current_view[side]
             self.events_since_decision[side] = []
 
 

@@ -9,6 +9,7 @@ battle always gives the same text.
 
 from __future__ import annotations
 
+
 import math
 from typing import Any
 
@@ -90,6 +91,18 @@ def _opp_ability(mon: Any) -> str:
 
 
 def _move_line(move: Any) -> str:
+    """``Thunderbolt (Electric, 90 BP)``; a move's type and power are fixed per generation, so this is cached."""
+    key = (move.id, getattr(move, "_gen", 0))
+    line = _MOVE_LINES.get(key)
+    if line is None:
+        line = _MOVE_LINES[key] = _describe_move(move)
+    return line
+
+
+_MOVE_LINES: dict[tuple[str, int], str] = {}
+
+
+def _describe_move(move: Any) -> str:
     name = move.entry.get("name", move.id) if isinstance(move.entry, dict) else move.id
     type_name = move.type.name.replace("_", " ").title() if move.type is not None else "Unknown"
     if move.category.name == "STATUS":

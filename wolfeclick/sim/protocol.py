@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 SIDES = ("p1", "p2")
 
 
@@ -52,7 +54,7 @@ def parse_chunk(raw: str) -> Chunk:
         side, _, line = body.partition("\n")
         if line.startswith("|request|"):
             payload = line[len("|request|"):]
-            return Chunk("request", side=side, request=json.loads(payload) if payload else None, text=line)
+            return Chunk("request", side=side, request=orjson.loads(payload) if payload else None, text=line)
         if line.startswith("|error|"):
             return Chunk("error", side=side, text=line[len("|error|"):])
         return Chunk("private", side=side, lines=[line], text=line)
