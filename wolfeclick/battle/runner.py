@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import hashlib
+import itertools
 import platform
 import random
 import re
@@ -46,6 +47,7 @@ from wolfeclick.sim.protocol import SIDES, derive_int, is_timestamp, parse_chunk
 
 DEFAULT_FORMAT = "gen4randombattle"
 DEFAULT_MAX_TURNS = 300
+_RUN_NUMBERS = itertools.count(1)
 MAX_REJECTIONS = 3
 """After this many refused choices at one decision point the side sends ``default``."""
 
@@ -119,8 +121,10 @@ class BattleRun:
         self.seed = seed
         self.max_turns = max_turns
         self.id = battle_id or recording_id(format_id, seed, p1.spec, p2.spec)
+        self.key = f"{self.id}#{next(_RUN_NUMBERS)}"
+        """The simulator's name for this run: unique even when the same battle is played twice at once."""
         self.names = player_names(p1.spec, p2.spec)
-        self.trackers = {side: SideTracker(self.id, side, self.names[side], format_id) for side in SIDES}
+        self.trackers = {side: SideTracker(self.key, side, self.names[side], format_id) for side in SIDES}
         self.rngs = {side: random.Random(derive_int(seed, f"policy:{side}")) for side in SIDES}
         self.log: list[str] = []
         self.inputlog: list[str] = []
@@ -129,7 +133,6 @@ class BattleRun:
         self.turn = 0
         self.winner: str | None = None
         self.ended = False
-        self.tie = False
         self.pending_requests: dict[str, dict[str, Any]] = {}
         self.errors: dict[str, list[str]] = {side: [] for side in SIDES}
         self.events_since_point: list[str] = []
@@ -161,8 +164,6 @@ class BattleRun:
                         self.turn = int(parts[2])
                     elif parts[1:2] == ["win"]:
                         self.winner = next((s for s in SIDES if self.names[s] == parts[2]), None)
-                    elif parts[1:2] == ["tie"]:
-                        self.tie = True
             elif chunk.kind == "request" and chunk.side and chunk.request is not None:
                 self.trackers[chunk.side].feed_request(chunk.request)
                 self.pending_requests[chunk.side] = chunk.request
@@ -299,7 +300,7 @@ async def stream_battle(
     reason, error = "win", None
     try:
         run.sent = start_lines(format_id, seed, run.names)
-        reply = await process.call("start", battle=run.id, lines=run.sent)
+        reply = await process.call("start", battle=run.key, lines=run.sent)
         run.absorb(reply["out"])
         while not run.ended:
             if stop is not None and stop.is_set():
@@ -320,7 +321,7 @@ async def stream_battle(
     except PolicyFailure as exc:  # the failing side forfeits; everything played so far is kept
         reason, error = "forfeit", str(exc)
         try:
-            reply = await process.call("write", battle=run.id, lines=[f">forcelose {exc.side}"])
+            reply = await process.call("write", battle=run.key, lines=[f">forcelose {exc.side}"])
             run.absorb(reply["out"])
             run.inputlog = reply.get("inputlog", [])
         except SimulatorError as sim_exc:
@@ -330,7 +331,7 @@ async def stream_battle(
     finally:
         if not run.ended:
             try:
-                reply = await process.call("close", battle=run.id)
+                reply = await process.call("close", battle=run.key)
                 run.inputlog = reply.get("inputlog", [])
             except SimulatorError:
                 run.inputlog = run.sent  # the simulator is gone: what we fed it still re-simulates the battle
@@ -373,7 +374,7 @@ async def decide_point(run: BattleRun, record: _Pending, deciding: list[str], pr
         for side in SIDES:
             run.errors[side].clear()
         run.sent.extend(lines)
-        reply = await process.call("write", battle=run.id, lines=lines)
+        reply = await process.call("write", battle=run.key, lines=lines)
         run.absorb(reply["out"])
         if reply.get("ended"):
             run.inputlog = reply.get("inputlog", [])
