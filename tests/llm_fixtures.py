@@ -1,0 +1,221 @@
+"""A tiny Qwen3-architecture checkpoint, built from nothing in well under a second, for the LLM tests.
+
+``build_tiny_checkpoint(root)`` writes:
+
+- ``root/``: a 2-layer Qwen3 model (hidden 64) with random weights and a byte-level BPE tokenizer trained on a few
+  hundred battle-flavoured strings, with a ChatML chat template (rendering like Qwen3-4B-Instruct-2507's for a
+  system + user conversation: no thinking block);
+- ``root/adapters/a``: a LoRA adapter (r=4, all seven linear projections) whose config names ``root`` as its base;
+- ``root/adapters/b``: another LoRA adapter whose ``base_model_name_or_path`` is null (the base must be named).
+
+``lora_B`` is randomised (peft starts it at zero), so each adapter really changes the model's outputs.
+
+Run ``python tests/llm_fixtures.py /tmp/tiny`` to write one for trying the CLI:
+``python -m wolfeclick record --p1 llm:/tmp/tiny --p2 heuristic --seed 1 --out /tmp/x``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import random
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from wolfeclick.battle.tracker import SideTracker  # noqa: E402
+from wolfeclick.game.actions import legal_actions  # noqa: E402
+from wolfeclick.llm.specs import PRESET_BASE, PRESET_REPO  # noqa: E402
+from wolfeclick.policies.base import Observation  # noqa: E402
+
+CHAT_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' -}}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
+)
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+_MOVES = ["thunderbolt", "icebeam", "earthquake", "surf", "closecombat", "machpunch", "stealthrock", "roost",
+          "uturn", "toxic", "psychic", "fireblast", "slackoff", "crunch", "protect", "suckerpunch", "flamethrower",
+          "hiddenpowerice", "swordsdance", "stoneedge", "dragonclaw", "willowisp", "airslash", "thunderwave"]
+_SPECIES = ["hitmonchan", "garchomp", "rapidash", "palkia", "vigoroth", "sandslash", "dugtrio", "slowking",
+            "raticate", "manectric", "togekiss", "hooh", "sharpedo", "azumarill", "nidoqueen", "farfetchd",
+            "Pikachu", "Garchomp", "Slowking", "Raticate", "Togekiss", "Ho-Oh"]
+
+
+def _corpus() -> list[str]:
+    lines = [
+        "You are a competitive Pokemon battler. Analyse the battle state below and choose exactly one action.",
+        "You MUST output ONLY a single JSON object — no explanation, no markdown fences, just the raw JSON.",
+        '{"action": "move" | "switch", "choice": "Exact Name of Move or Pokemon"}',
+        "## Part A: Active Field\n### Active Self\n- Name: hitmonchan\n- HP: 100.0%\n- Status: Healthy",
+        "## Part B: Full Self Roster\n## Part C: Opponent History\n- Revealed item: unknown_item",
+        "You must choose exactly one action and output pure JSON with this schema:",
+        "Valid options for this state:",
+        "- Ability: ironfist\n- Item: leftovers\n- Stat Modifiers: None\n- Speed Range: 220-372",
+    ]
+    for i, move in enumerate(_MOVES):
+        lines.append(json.dumps({"action": "move", "choice": move}))
+        lines.append(f"- action: 'move', choice: '{move}'")
+        lines.append(f"  Moves: {move}(E90) | {_MOVES[(i + 3) % len(_MOVES)]}(N0)")
+    for i, mon in enumerate(_SPECIES):
+        lines.append(json.dumps({"action": "switch", "choice": mon}))
+        lines.append(f"- action: 'switch', choice: '{mon}'")
+        lines.append(f"- {mon} HP:{(i * 7) % 100}% OK Item:leftovers")
+        lines.append(f"- {mon} | Last HP: {(i * 13) % 100}.0% | Status: Healthy")
+    return lines * 3
+
+
+def build_tokenizer(path: Path):
+    """A byte-level BPE tokenizer (about 700 tokens) with ChatML special tokens and chat template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.BPE())
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=700, special_tokens=SPECIAL_TOKENS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    core.train_from_iterator(_corpus(), trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                        chat_template=CHAT_TEMPLATE)
+    tokenizer.save_pretrained(path)
+    return tokenizer
+
+
+def build_tiny_checkpoint(root: str | Path, *, seed: int = 0) -> Path:
+    """Write the tiny base model + tokenizer to ``root`` and two LoRA adapters under ``root/adapters``."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tokenizer(root)
+    torch.manual_seed(seed)
+    config = Qwen3Config(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=4096,
+        tie_word_embeddings=False, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+    )
+    model = Qwen3ForCausalLM(config).eval()
+    with torch.no_grad():  # a livelier random model: spread the next-token distribution
+        model.get_input_embeddings().weight.normal_(0.0, 0.2)
+        model.get_output_embeddings().weight.normal_(0.0, 0.15)
+    model.save_pretrained(root)
+    modules = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    for index, (name, base_name) in enumerate((("a", str(root)), ("b", None))):
+        torch.manual_seed(seed + 1 + index)
+        peft_model = get_peft_model(Qwen3ForCausalLM(config),
+                                    LoraConfig(r=4, lora_alpha=8, target_modules=modules, lora_dropout=0.0))
+        with torch.no_grad():
+            for param_name, param in peft_model.named_parameters():
+                if "lora_B" in param_name:
+                    param.normal_(0.0, 0.3)
+        target = root / "adapters" / name
+        peft_model.save_pretrained(target)
+        config_path = target / "adapter_config.json"
+        adapter_config = json.loads(config_path.read_text())
+        adapter_config["base_model_name_or_path"] = base_name
+        config_path.write_text(json.dumps(adapter_config, indent=2))
+    return root
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory) -> Path:
+    """The tiny checkpoint folder (base + tokenizer), adapters in ``adapters/a`` and ``adapters/b``."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-llm"))
+
+
+# ------------------------------------------------------------------------------------------- a warm Hub cache
+
+SHAS = {"base": "1" * 40, "grpo-qwen3-4b-run1": "a" * 40, "grpo-qwen3-4b-run3": "c" * 40}
+
+
+def fake_hub_cache(root: Path, tiny: Path) -> Path:
+    """A Hugging Face cache holding the preset repos, filled with the tiny checkpoint (so presets load offline)."""
+    def snapshot(repo: str, ref: str, sha: str, source: Path) -> None:
+        folder = root / f"models--{repo.replace('/', '--')}"
+        (folder / "refs").mkdir(parents=True, exist_ok=True)
+        (folder / "refs" / ref).write_text(sha)
+        target = folder / "snapshots" / sha
+        target.mkdir(parents=True, exist_ok=True)
+        for item in source.iterdir():
+            if item.is_file():
+                shutil.copy(item, target / item.name)
+
+    snapshot(PRESET_BASE, "main", SHAS["base"], tiny)
+    snapshot(PRESET_REPO, "grpo-qwen3-4b-run1", SHAS["grpo-qwen3-4b-run1"], tiny / "adapters" / "a")
+    snapshot(PRESET_REPO, "grpo-qwen3-4b-run3", SHAS["grpo-qwen3-4b-run3"], tiny / "adapters" / "b")
+    return root
+
+
+@pytest.fixture()
+def hub_cache(tmp_path, tiny_checkpoint, monkeypatch):  # noqa: F811
+    """``HF_HUB_CACHE`` pointed at a fake warm cache of the preset repos, offline."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(fake_hub_cache(tmp_path / "hub", tiny_checkpoint)))
+    return tmp_path / "hub"
+
+
+# ------------------------------------------------------------------------------------------- battle states
+
+GOLDEN = Path(__file__).parent / "data" / "llm_v1_golden.json.gz"
+"""Six real gen4 random battles (p1 streams) with the reference formatter's user message per decision point."""
+
+
+def golden_battles() -> list[dict]:
+    """``[{seed, p1: [stream chunks], expected: [user message per decision point]}]``."""
+    with gzip.open(GOLDEN, "rt") as handle:
+        return json.load(handle)["battles"]
+
+
+NOTEBOOK_TEAM = [  # species, level, hp, item, ability, moves (the notebook's first turn)
+    ("Hitmonchan", 88, 251, "leftovers", "ironfist", ["closecombat", "rapidspin", "icepunch", "machpunch"]),
+    ("Garchomp", 76, 262, "leftovers", "roughskin", ["earthquake", "substitute", "dragonclaw", "swordsdance"]),
+    ("Rapidash", 86, 246, "leftovers", "flashfire", ["flareblitz", "morningsun", "willowisp", "megahorn"]),
+    ("Palkia", 73, 258, "lustrousorb", "pressure", ["thunderwave", "spacialrend", "fireblast", "hydropump"]),
+    ("Vigoroth", 86, 282, "leftovers", "vitalspirit", ["nightslash", "slackoff", "suckerpunch", "return"]),
+    ("Sandslash", 86, 254, "leftovers", "sandveil", ["earthquake", "substitute", "swordsdance", "stoneedge"]),
+]
+
+
+def observation(tracker: SideTracker, request: dict) -> Observation:
+    """The observation p1 would get from this tracker and request (empty project state, seeded rng)."""
+    return Observation("p1", tracker.battle.turn, "gen4randombattle", tracker.battle, request,
+                       legal_actions(request), "", random.Random(0))
+
+
+def notebook_state() -> tuple[SideTracker, dict]:
+    """The first turn of the rollout prompt trainer.ipynb printed: hitmonchan (and team) vs dugtrio."""
+    tracker = SideTracker("nb", "p1", "Alice", "gen4randombattle")
+    request = {
+        "active": [{"moves": [{"move": m, "id": m, "pp": 16, "maxpp": 16, "target": "normal", "disabled": False}
+                              for m in NOTEBOOK_TEAM[0][5]]}],
+        "side": {"name": "Alice", "id": "p1", "pokemon": [
+            {"ident": f"p1: {s}", "details": f"{s}, L{lv}, M", "condition": f"{hp}/{hp}", "active": i == 0,
+             "stats": {"atk": 200, "def": 200, "spa": 200, "spd": 200, "spe": 200}, "moves": moves,
+             "baseAbility": ability, "item": item, "pokeball": "pokeball"}
+            for i, (s, lv, hp, item, ability, moves) in enumerate(NOTEBOOK_TEAM)]},
+        "rqid": 1,
+    }
+    tracker.feed(["|player|p1|Alice||", "|player|p2|Bob||", "|gen|4", "|start",
+                  "|switch|p1a: Hitmonchan|Hitmonchan, L88, M|251/251", "|switch|p2a: Dugtrio|Dugtrio, L86, M|100/100",
+                  "|turn|1"])
+    tracker.feed_request(request)
+    return tracker, request
+
+
+if __name__ == "__main__":
+    out = build_tiny_checkpoint(sys.argv[1] if len(sys.argv) > 1 else "/tmp/tiny")
+    print(out)
