@@ -19,6 +19,7 @@ import platform
 import random
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any, AsyncIterator
@@ -48,6 +49,9 @@ from wolfeclick.sim.protocol import SIDES, derive_int, is_timestamp, parse_chunk
 DEFAULT_FORMAT = "gen4randombattle"
 DEFAULT_MAX_TURNS = 300
 _RUN_NUMBERS = itertools.count(1)
+_POLICY_THREADS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="wolfeclick-policy")
+"""Blocking (model) decisions wait here, one thread per battle in flight, so a batcher can gather them all:
+asyncio's default pool has only cores + 4 threads, which would cap a batch at 6 on a 2-core machine."""
 MAX_REJECTIONS = 3
 """After this many refused choices at one decision point the side sends ``default``."""
 
@@ -229,7 +233,8 @@ class BattleRun:
         started = time.perf_counter()
         try:
             if policy.blocking:
-                decision = await asyncio.to_thread(policy.decide, observation)
+                decision = await asyncio.get_running_loop().run_in_executor(_POLICY_THREADS, policy.decide,
+                                                                            observation)
             else:
                 decision = policy.decide(observation)
         except Exception as exc:
