@@ -55,6 +55,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="print the recording JSON Schema")
     schema.add_argument("--out", type=Path, default=None)
+
+    bench = commands.add_parser("bench", help="run a tournament: seat-swapped battle pairs, results and ratings",
+                                description="Play a round robin over --players (or every player against every --vs "
+                                            "policy); each pair is one seed played twice with seats swapped. Writes "
+                                            "OUT/<tournament id>/ (tournament.json, progress.jsonl, results.jsonl, "
+                                            "summary.json, recordings/) and prints the table.")
+    bench.add_argument("--players", required=True, help="comma-separated policy specs, e.g. random,maxdamage,heuristic")
+    bench.add_argument("--vs", default=None, help="comma-separated opponents: play each player against each of these "
+                                                  "instead of a round robin")
+    bench.add_argument("--pairs", type=int, required=True, help="battle pairs per pairing (2 battles each)")
+    bench.add_argument("--format", default=DEFAULT_FORMAT, help=f"Showdown format (default {DEFAULT_FORMAT})")
+    bench.add_argument("--seed", type=int, default=0, help="tournament seed; every battle seed derives from it")
+    bench.add_argument("--out", type=Path, default=Path("results"), help="results directory (default results)")
+    bench.add_argument("--concurrency", type=int, default=1, help="battles in flight at once")
+    bench.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help="stop a battle after this turn (a tie)")
+    bench.add_argument("--resume", action="store_true", help="finish an interrupted run of the same command")
+    bench.add_argument("--sprt", default=None, metavar="ELO0,ELO1",
+                       help="stop early once an SPRT decides whether the first policy is at least ELO1 (vs at most "
+                            "ELO0) Elo stronger than the second; needs exactly two policies")
+    bench.add_argument("--no-recordings", dest="recordings", action="store_false",
+                       help="do not keep a recording of each battle")
+    _add_llm_options(bench)
     return parser
 
 
@@ -126,7 +148,57 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema}
+def cmd_bench(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from wolfeclick.arena.schedule import TournamentConfig, parse_specs
+    from wolfeclick.arena.tournament import format_table, run_tournament, tournament_dir
+
+    sprt = None
+    if args.sprt is not None:
+        try:
+            elo0, elo1 = (float(part) for part in args.sprt.split(","))
+        except ValueError:
+            print("error: --sprt takes two numbers, ELO0,ELO1 (e.g. 0,50)", file=sys.stderr)
+            return 2
+        sprt = (elo0, elo1)
+    config = TournamentConfig(players=parse_specs(args.players), vs=parse_specs(args.vs), pairs=args.pairs,
+                              format=args.format, seed=args.seed, max_turns=args.max_turns, sprt=sprt)
+    bars: list[tqdm] = []
+
+    def started(done: int, total: int) -> None:
+        bars.append(tqdm(total=total, initial=done, unit="battle", file=sys.stderr))
+
+    def finished(row: dict, done: int, total: int) -> None:
+        bars[0].update(1)
+        if row["reason"] == "aborted":
+            tqdm.write(f"warning: {row['recording']} aborted: {row['error']}", file=sys.stderr)
+
+    try:
+        summary = asyncio.run(run_tournament(config, args.out, concurrency=args.concurrency, resume=args.resume,
+                                             keep_recordings=args.recordings, llm_options=_llm_options(args),
+                                             on_start=started, on_result=finished))
+    except KeyboardInterrupt:
+        for bar in bars:
+            bar.close()
+        print("interrupted: finished battles are kept; run the same command with --resume to finish",
+              file=sys.stderr)
+        return 130
+    finally:
+        for bar in bars:
+            bar.close()
+    directory = tournament_dir(args.out, config)
+    print(format_table(summary))
+    if summary.sprt_message:
+        print(summary.sprt_message)
+    if summary.aborted:
+        print(f"warning: {summary.aborted} aborted battles are left out of the statistics", file=sys.stderr)
+    print(directory / "results.jsonl" if summary.complete else f"{directory} (incomplete)")
+    return 1 if summary.aborted or not summary.complete else 0
+
+
+COMMANDS = {"record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema,
+            "bench": cmd_bench}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,416 @@
+"""Tournament results: one JSON row per finished battle, and everything derived from rows. Pure; no I/O.
+
+A *row* is a plain dict (one line of ``progress.jsonl`` / ``results.jsonl``)::
+
+    {"tournament": id, "index": 7, "pairing": 1, "pair": 2, "game": 1, "seed": 123, "p1": "heuristic",
+     "p2": "random", "winner": "heuristic" | null, "winner_side": "p1" | null, "reason": "win", "turns": 31,
+     "rewards": {"p1": {"shaped", "outcome", "total"}, "p2": {…}}, "decisions": {"p1": 40, "p2": 38},
+     "illegal": {"p1": 0, "p2": 0}, "recording": recording id, "error": null}
+
+Rows hold no timestamps or latencies, and are written with sorted keys, so the same battle always gives the same
+bytes. Aborted battles (simulator trouble) are kept as rows but left out of every statistic; a battle stopped at the
+turn cap, or a tie, counts half a win to each side.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from wolfeclick.arena.ratings import bootstrap_ratings
+from wolfeclick.arena.schedule import ScheduledBattle, TournamentConfig, build_schedule
+from wolfeclick.arena.sprt import SprtResult, sprt
+from wolfeclick.arena.stats import (
+    GameResult,
+    PairedSummary,
+    PairingSummary,
+    paired_summary,
+    pair_scores,
+    score_for,
+    summarize_pairings,
+    wilson_interval,
+)
+from wolfeclick.battle.schema import Recording
+
+__all__ = [
+    "ROW_KEYS",
+    "BOOTSTRAP_ROUNDS",
+    "BOOTSTRAP_SEED",
+    "result_row",
+    "row_line",
+    "parse_rows",
+    "check_rows",
+    "canonical_rows",
+    "game_results",
+    "sprt_status",
+    "PolicyRow",
+    "PairingRow",
+    "TournamentSummary",
+    "summary_from_rows",
+    "format_table",
+    "charts_from_rows",
+]
+
+ROW_KEYS = frozenset({
+    "tournament", "index", "pairing", "pair", "game", "seed", "p1", "p2", "winner", "winner_side", "reason",
+    "turns", "rewards", "decisions", "illegal", "recording", "error",
+})
+
+BOOTSTRAP_ROUNDS = 1000
+"""Bootstrap refits for the rating intervals (about 0.15 s for three policies)."""
+BOOTSTRAP_SEED = 0
+"""Fixed, so the same rows always give the same intervals."""
+RATING_BASE = 1000.0
+"""The anchor policy's rating (``random`` when it plays); otherwise the field's mean rating."""
+
+_SIDES = ("p1", "p2")
+
+
+def result_row(tournament_id: str, battle: ScheduledBattle, recording: Recording) -> dict[str, Any]:
+    """The row of a finished battle."""
+    side = recording.result.winner
+    return {
+        "tournament": tournament_id,
+        "index": battle.index,
+        "pairing": battle.pairing,
+        "pair": battle.pair,
+        "game": battle.game,
+        "seed": battle.seed,
+        "p1": battle.p1,
+        "p2": battle.p2,
+        "winner": {"p1": battle.p1, "p2": battle.p2}[side] if side else None,
+        "winner_side": side,
+        "reason": recording.result.reason,
+        "turns": recording.result.turns,
+        "rewards": recording.reward_totals(),
+        "decisions": {s: sum(1 for t in recording.turns if s in t.decisions) for s in _SIDES},
+        "illegal": {s: sum(1 for t in recording.turns if s in t.decisions and t.decisions[s].illegal)
+                    for s in _SIDES},
+        "recording": recording.id,
+        "error": recording.result.error,
+    }
+
+
+def row_line(row: Mapping[str, Any]) -> str:
+    """A row as one canonical JSON line (sorted keys, no spaces), newline included."""
+    return json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def parse_rows(text: str) -> tuple[list[dict[str, Any]], bool]:
+    """Rows of a JSON-lines file, and whether a torn last line (a crash mid-write) was dropped.
+
+    Only the last line may be torn; a bad line anywhere else raises ValueError (one line, with its number).
+    """
+    lines = text.split("\n")
+    rows: list[dict[str, Any]] = []
+    torn = False
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict) or not ROW_KEYS <= row.keys():
+                raise ValueError("not a result row")
+        except ValueError as exc:
+            if number == len(lines) and not text.endswith("\n"):
+                torn = True
+                break
+            raise ValueError(f"line {number} is not a result row: {str(exc).splitlines()[0]}") from None
+        rows.append(row)
+    return rows, torn
+
+
+def check_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig) -> None:
+    """Raise ValueError unless every row is a battle of ``config``'s schedule (same id, index, seed and seats)."""
+    schedule = build_schedule(config)
+    for row in rows:
+        index = row.get("index")
+        if row.get("tournament") != config.id:
+            raise ValueError(f"a result row belongs to tournament {row.get('tournament')!r}, not {config.id!r}")
+        if not isinstance(index, int) or not 0 <= index < len(schedule):
+            raise ValueError(f"result row index {index!r} is outside this tournament's {len(schedule)} battles")
+        battle = schedule[index]
+        if (row.get("seed"), row.get("p1"), row.get("p2"), row.get("pair"), row.get("game")) != (
+                battle.seed, battle.p1, battle.p2, battle.pair, battle.game):
+            raise ValueError(f"result row {index} does not match the schedule (seed or seats differ)")
+
+
+def game_results(rows: Iterable[Mapping[str, Any]]) -> list[GameResult]:
+    """Rows → `GameResult`s for the statistics (aborted battles left out; `pair_index` is the pair number)."""
+    return [
+        GameResult(a=row["p1"], b=row["p2"], pair_index=row["pair"], winner=row["winner"])
+        for row in rows
+        if row["reason"] != "aborted"
+    ]
+
+
+def _scored_pairs(rows: Iterable[Mapping[str, Any]], a: str, b: str) -> list[tuple[int, float]]:
+    """(pair number, A's pair score) for the leading run of pairs whose two games both finished.
+
+    A pair with an aborted game is skipped but does not end the run; the first pair with a game still
+    missing does, because a live test must take pairs in order.
+    """
+    games: dict[int, dict[int, Mapping[str, Any]]] = defaultdict(dict)
+    for row in rows:
+        if {row["p1"], row["p2"]} == {a, b}:
+            games[row["pair"]][row["game"]] = row
+    out: list[tuple[int, float]] = []
+    k = 0
+    while len(games.get(k, {})) == 2:
+        pair = games[k]
+        if all(g["reason"] != "aborted" for g in pair.values()):
+            out.append((k, sum(score_for(GameResult(g["p1"], g["p2"], k, g["winner"]), a)
+                               for g in pair.values())))
+        k += 1
+    return out
+
+
+def sprt_status(rows: Iterable[Mapping[str, Any]], config: TournamentConfig) -> tuple[SprtResult, int | None] | None:
+    """The SPRT over the pairs played so far, and the pair number it stopped at (None while undecided).
+
+    None when the config has no SPRT. Pairs are taken in pair-number order, so the stopping point does not
+    depend on which battles happened to finish first.
+    """
+    if config.sprt is None or config.sprt_policies is None:
+        return None
+    a, b = config.sprt_policies
+    scored = _scored_pairs(rows, a, b)
+    result = sprt([score for _, score in scored], *config.sprt)
+    stop = scored[result.pairs - 1][0] if result.decision is not None else None
+    return result, stop
+
+
+def canonical_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig | None = None) -> list[dict[str, Any]]:
+    """Rows sorted by battle index, one per index; after an SPRT stop, only the pairs up to the stopping one.
+
+    This is what ``results.jsonl`` holds: a function of the schedule alone, never of completion order.
+    """
+    by_index = {row["index"]: dict(row) for row in rows}
+    ordered = [by_index[i] for i in sorted(by_index)]
+    if config is not None:
+        status = sprt_status(ordered, config)
+        if status is not None and status[1] is not None:
+            ordered = [row for row in ordered if row["pair"] <= status[1]]
+    return ordered
+
+
+@dataclass(frozen=True)
+class PolicyRow:
+    """One line of the final table. Win rate counts ties half; its interval is Wilson's over games.
+
+    Ratings are Bradley–Terry on the Elo scale with a percentile-bootstrap 95 % interval, centred so the
+    policies' mean rating is 1000 (see ``summary_from_rows`` for why not "random = 1000").
+    """
+
+    policy: str
+    battles: int
+    wins: int
+    losses: int
+    ties: int
+    win_rate: float
+    ci_low: float
+    ci_high: float
+    rating: float
+    rating_low: float
+    rating_high: float
+    illegal: int
+
+
+@dataclass(frozen=True)
+class PairingRow:
+    """One pairing, per game (Wilson) and per pair (pentanomial), from the first-sorted policy ``a``'s view."""
+
+    games: PairingSummary
+    pairs: PairedSummary
+
+
+@dataclass(frozen=True)
+class TournamentSummary:
+    """Everything the table, ``summary.json`` and the charts need.
+
+    ``scheduled`` is the number of battles in the schedule (None without a config); ``complete`` is True once
+    every scheduled battle has a row or the SPRT has stopped the tournament. ``table`` is sorted strongest first.
+    """
+
+    tournament: str | None
+    scheduled: int | None
+    battles: int
+    aborted: int
+    complete: bool
+    table: list[PolicyRow]
+    pairings: list[PairingRow]
+    ratings: dict[str, tuple[float, float, float]]
+    sprt: SprtResult | None
+    sprt_policies: tuple[str, str] | None
+    rating_anchor: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data, floats rounded (4 places; ratings 2) so files stay readable and stable."""
+
+        def r4(x: float) -> float:
+            return round(float(x), 4)
+
+        return {
+            "tournament": self.tournament,
+            "scheduled": self.scheduled,
+            "battles": self.battles,
+            "aborted": self.aborted,
+            "complete": self.complete,
+            "rating_scale": (f"Bradley-Terry Elo, {self.rating_anchor} = {RATING_BASE:g}; intervals relative to "
+                             "the field" if self.rating_anchor else f"Bradley-Terry Elo, mean = {RATING_BASE:g}"),
+            "table": [
+                {**asdict(row), "win_rate": r4(row.win_rate), "ci_low": r4(row.ci_low), "ci_high": r4(row.ci_high),
+                 "rating": round(row.rating, 2), "rating_low": round(row.rating_low, 2),
+                 "rating_high": round(row.rating_high, 2)}
+                for row in self.table
+            ],
+            "pairings": [
+                {"a": p.games.a, "b": p.games.b, "games": p.games.games, "wins_a": p.games.wins_a,
+                 "wins_b": p.games.wins_b, "ties": p.games.ties, "win_rate_a": r4(p.games.win_rate_a),
+                 "ci_low": r4(p.games.ci_low), "ci_high": r4(p.games.ci_high),
+                 "pairs": p.pairs.pairs, "pair_counts": list(p.pairs.counts), "pair_mean_a": r4(p.pairs.mean),
+                 "pair_ci_low": r4(p.pairs.ci_low), "pair_ci_high": r4(p.pairs.ci_high)}
+                for p in self.pairings
+            ],
+            "sprt": None if self.sprt is None else {
+                "a": self.sprt_policies[0] if self.sprt_policies else None,
+                "b": self.sprt_policies[1] if self.sprt_policies else None,
+                "decision": self.sprt.decision, "llr": r4(self.sprt.llr), "lower": r4(self.sprt.lower),
+                "upper": r4(self.sprt.upper), "pairs": self.sprt.pairs, "message": self.sprt_message,
+            },
+        }
+
+    def to_json(self) -> str:
+        """``summary.json`` text: sorted keys, two-space indent, trailing newline."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    @property
+    def sprt_message(self) -> str | None:
+        """The SPRT's verdict with A and B named, e.g. ``"A = heuristic, B = random. Stopped after 9 pairs: …"``."""
+        if self.sprt is None:
+            return None
+        a, b = self.sprt_policies or ("A", "B")
+        return f"SPRT with A = {a}, B = {b}. {self.sprt.message}"
+
+
+def _per_policy(games: Sequence[GameResult], rows: Sequence[Mapping[str, Any]],
+                ratings: Mapping[str, tuple[float, float, float]]) -> list[PolicyRow]:
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for g in games:
+        for player in (g.a, g.b):
+            score = score_for(g, player)
+            tally[player][0 if score == 1.0 else 1 if score == 0.0 else 2] += 1
+    illegal: dict[str, int] = defaultdict(int)
+    for row in rows:
+        for side in _SIDES:
+            illegal[row[side]] += int(row["illegal"][side])
+    out: list[PolicyRow] = []
+    for policy, (wins, losses, ties) in tally.items():
+        n = wins + losses + ties
+        lo, hi = wilson_interval(wins + 0.5 * ties, n)
+        rating, r_lo, r_hi = ratings[policy]
+        out.append(PolicyRow(policy, n, wins, losses, ties, (wins + 0.5 * ties) / n, lo, hi, rating, r_lo, r_hi,
+                             illegal[policy]))
+    return sorted(out, key=lambda r: (-round(r.rating, 6), r.policy))
+
+
+def shift_to_anchor(ratings: dict[str, tuple[float, float, float]],
+                    anchor: str | None) -> dict[str, tuple[float, float, float]]:
+    """Shift (rating, low, high) triples so ``anchor``'s rating is ``RATING_BASE``; unchanged if it did not play."""
+    if anchor is None or anchor not in ratings:
+        return ratings
+    offset = RATING_BASE - ratings[anchor][0]
+    return {name: (r + offset, low + offset, high + offset) for name, (r, low, high) in ratings.items()}
+
+
+def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig | None = None,
+                      *, anchor: str | None = "random", bootstrap_rounds: int = BOOTSTRAP_ROUNDS) -> TournamentSummary:
+    """Summarise rows (in any order; duplicates by index collapse). With ``config``: the SPRT verdict, the
+    scheduled count and the SPRT cut-off are applied, exactly as for ``results.jsonl``.
+
+    Ratings: fitted and bootstrapped centred on the field's mean, then the whole scale is shifted so that the
+    ``anchor`` policy's point rating is 1000 when it played (``random`` by default; ``None`` keeps mean 1000).
+    The intervals are the mean-centred ones, shifted alike: each says how well a policy is placed relative to the
+    field. Pinning the anchor inside every bootstrap round instead would give it a zero-width interval and load
+    every other interval with the whole uncertainty of its gap to ``random``, which almost never wins.
+    """
+    ordered = canonical_rows(rows, config)
+    games = game_results(ordered)
+    ratings = bootstrap_ratings(games, rounds=bootstrap_rounds, seed=BOOTSTRAP_SEED, anchor=None,
+                                base=RATING_BASE) if games else {}
+    ratings = shift_to_anchor(ratings, anchor)
+    scores = pair_scores(games)
+    pairing_rows = [PairingRow(s, paired_summary(scores.get((s.a, s.b), []))) for s in summarize_pairings(games)]
+    status = sprt_status(ordered, config) if config is not None else None
+    scheduled = len(build_schedule(config)) if config is not None else None
+    complete = scheduled is not None and (len(ordered) == scheduled or (status is not None and status[1] is not None))
+    return TournamentSummary(
+        tournament=config.id if config is not None else (ordered[0]["tournament"] if ordered else None),
+        scheduled=scheduled,
+        battles=len(ordered),
+        aborted=sum(1 for row in ordered if row["reason"] == "aborted"),
+        complete=complete,
+        table=_per_policy(games, ordered, ratings),
+        pairings=pairing_rows,
+        ratings=dict(sorted(ratings.items())),
+        rating_anchor=anchor if anchor is not None and anchor in ratings else None,
+        sprt=status[0] if status is not None else None,
+        sprt_policies=config.sprt_policies if config is not None else None,
+    )
+
+
+def format_table(summary: TournamentSummary) -> str:
+    """The final table as fixed-width text: policy, battles, W-L-T, win rate [95 %], rating [95 %]."""
+    head = ("policy", "battles", "W-L-T", "win rate [95% CI]", "rating [95% CI]")
+    body = [
+        (row.policy, str(row.battles), f"{row.wins}-{row.losses}-{row.ties}",
+         f"{row.win_rate:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]",
+         f"{row.rating:.0f} [{row.rating_low:.0f}, {row.rating_high:.0f}]")
+        for row in summary.table
+    ]
+    widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
+    lines = []
+    for line in [head, *body]:
+        cells = [line[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(line[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def charts_from_rows(rows: Iterable[Mapping[str, Any]], summary: TournamentSummary | None = None,
+                     config: TournamentConfig | None = None, *, anchor: str | None = None) -> dict[str, Any]:
+    """Plotly figures for the Compare tab, keyed ``win_rate``, ``heatmap``, ``ratings``, ``length``, ``illegal``.
+
+    Pass the ``summary`` already computed for these rows to skip a second bootstrap. Battle lengths and illegal
+    counts are listed under both policies of a battle; titles give the true battle count.
+    """
+    from wolfeclick.arena.charts import (
+        battle_length_chart,
+        illegal_actions_chart,
+        ratings_chart,
+        win_heatmap,
+        win_rate_chart,
+    )
+
+    ordered = [row for row in canonical_rows(rows, config) if row["reason"] != "aborted"]
+    if summary is None:
+        summary = summary_from_rows(ordered, config, anchor=anchor)
+    n = len(ordered)
+    lengths: dict[str, list[int]] = defaultdict(list)
+    illegal: dict[str, list[int]] = defaultdict(list)
+    for row in ordered:
+        for side in _SIDES:
+            lengths[row[side]].append(int(row["turns"]))
+            illegal[row[side]].append(int(row["illegal"][side]))
+    games = [p.games for p in summary.pairings]
+    players = [row.policy for row in summary.table]
+    return {
+        "win_rate": win_rate_chart(games, n),
+        "heatmap": win_heatmap(games, players, n),
+        "ratings": ratings_chart(summary.ratings, n),
+        "length": battle_length_chart(dict(lengths), n),
+        "illegal": illegal_actions_chart(dict(illegal), n),
+    }

@@ -1,0 +1,267 @@
+"""Run tournaments: schedule → battles (``battle.batch.run_jobs``) → one result line per battle → summary.
+
+Layout of one tournament, ``<out>/<tournament id>/``:
+
+* ``tournament.json`` — the config and its id (written first; no timestamps);
+* ``progress.jsonl`` — one row per finished battle, appended and flushed (fsync) as each ends, in completion
+  order: the crash-safe record that ``resume`` reads;
+* ``results.jsonl`` — the same rows sorted by battle index, written when the tournament completes; byte-identical
+  for the same config, whatever the concurrency or how often the run was interrupted;
+* ``summary.json`` — the table, pairings, ratings and SPRT verdict, written beside ``results.jsonl``;
+* ``recordings/<recording id>.json`` — every battle's recording (unless turned off).
+
+For a UI: ``run_tournament`` plays (or resumes) one, ``load_results`` reads one back from disk, and
+``summary_from_rows`` / ``charts_from_rows`` turn rows into the table and Plotly figures, ``find_tournaments``
+lists the tournaments under a results directory and ``glicko2_over`` rates policies across several of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from wolfeclick.arena.ratings import Glicko2Rating, glicko2_run
+from wolfeclick.arena.results import (
+    TournamentSummary,
+    canonical_rows,
+    charts_from_rows,
+    check_rows,
+    format_table,
+    game_results,
+    parse_rows,
+    result_row,
+    row_line,
+    sprt_status,
+    summary_from_rows,
+)
+from wolfeclick.arena.schedule import TournamentConfig, build_schedule
+from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.store import save_recording, write_atomic
+from wolfeclick.policies.base import Policy
+
+__all__ = [
+    "CONFIG_FILE",
+    "PROGRESS_FILE",
+    "RESULTS_FILE",
+    "SUMMARY_FILE",
+    "RECORDINGS_DIR",
+    "TournamentConfig",
+    "TournamentSummary",
+    "tournament_dir",
+    "run_tournament",
+    "load_config",
+    "load_results",
+    "find_tournaments",
+    "glicko2_over",
+    "summary_from_rows",
+    "charts_from_rows",
+    "format_table",
+]
+
+CONFIG_FILE = "tournament.json"
+PROGRESS_FILE = "progress.jsonl"
+RESULTS_FILE = "results.jsonl"
+SUMMARY_FILE = "summary.json"
+RECORDINGS_DIR = "recordings"
+
+ResultCallback = Callable[[dict[str, Any], int, int], None]
+StartCallback = Callable[[int, int], None]
+
+
+def tournament_dir(out_dir: Path | str, config: TournamentConfig) -> Path:
+    """Where ``config``'s tournament lives under ``out_dir``."""
+    return Path(out_dir) / config.id
+
+
+def _config_text(config: TournamentConfig) -> str:
+    return json.dumps({"id": config.id, **config.to_dict()}, indent=2, sort_keys=True) + "\n"
+
+
+def load_config(directory: Path | str) -> TournamentConfig:
+    """The config stored in a tournament directory (ValueError, one line, if missing or not a config)."""
+    path = Path(directory) / CONFIG_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{directory} is not a tournament directory (no {CONFIG_FILE})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a tournament config")
+    return TournamentConfig.from_dict(data)
+
+
+def _read_progress(directory: Path, config: TournamentConfig) -> list[dict[str, Any]]:
+    """Rows already in ``progress.jsonl``; a torn last line (killed mid-write) is cut off the file."""
+    path = directory / PROGRESS_FILE
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8")
+    rows, torn = parse_rows(text)
+    if torn or (text and not text.endswith("\n")):  # so the next row starts on a line of its own
+        write_atomic(path, "".join(row_line(row) for row in rows))
+    check_rows(rows, config)
+    return rows
+
+
+def load_results(directory: Path | str) -> tuple[TournamentConfig, list[dict[str, Any]]]:
+    """Read a tournament directory: its config and its rows in battle order.
+
+    A finished tournament gives ``results.jsonl``; one still running (or interrupted) gives the rows of
+    ``progress.jsonl`` so far, sorted the same way. Read-only: a torn last line is skipped, not repaired.
+    """
+    directory = Path(directory)
+    config = load_config(directory)
+    for name in (RESULTS_FILE, PROGRESS_FILE):
+        path = directory / name
+        if path.exists():
+            rows, _ = parse_rows(path.read_text(encoding="utf-8"))
+            check_rows(rows, config)
+            return config, canonical_rows(rows, config)
+    return config, []
+
+
+def find_tournaments(out_dir: Path | str) -> list[Path]:
+    """Tournament directories directly under ``out_dir`` (those holding a ``tournament.json``), sorted by name."""
+    root = Path(out_dir)
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if (p / CONFIG_FILE).is_file())
+
+
+def _persist(progress: Path, row: dict[str, Any], recording: Recording, recordings: Path | None) -> None:
+    """Save the recording (if kept), then append the row and fsync it: a row on disk implies its recording is."""
+    if recordings is not None:
+        save_recording(recording, recordings)
+    with open(progress, "a", encoding="utf-8") as handle:
+        handle.write(row_line(row))
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def glicko2_over(directories: Sequence[Path | str]) -> dict[str, Glicko2Rating]:
+    """Glicko-2 ratings after one rating period per tournament directory, taken in the order given.
+
+    Where Bradley–Terry rates one tournament, this follows policies (e.g. successive checkpoints) across many.
+    """
+    return glicko2_run([game_results(load_results(d)[1]) for d in directories])
+
+
+async def _next_or_stop(stream: Any, stop: asyncio.Event | None) -> Any:
+    """The stream's next item, or None if ``stop`` is set first (the pending step is then cancelled).
+
+    Raises StopAsyncIteration at the end of the stream.
+    """
+    step = asyncio.ensure_future(stream.__anext__())
+    if stop is None:
+        return await step
+    waiter = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({step, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    if step.done():
+        return step.result()
+    step.cancel()
+    await asyncio.gather(step, return_exceptions=True)
+    return None
+
+
+async def run_tournament(
+    config: TournamentConfig,
+    out_dir: Path | str,
+    *,
+    concurrency: int = 1,
+    resume: bool = False,
+    keep_recordings: bool = True,
+    policies: Mapping[str, Policy] | None = None,
+    llm_options: Mapping[str, Any] | None = None,
+    on_start: StartCallback | None = None,
+    on_result: ResultCallback | None = None,
+    stop: asyncio.Event | None = None,
+) -> TournamentSummary:
+    """Play ``config``'s tournament under ``out_dir/<id>/`` and return its summary.
+
+    * A new tournament needs a fresh directory; an existing one is continued only with ``resume=True``, which
+      skips every battle already in ``progress.jsonl`` and plays the rest (a finished one just rewrites its
+      results, byte-identical).
+    * ``policies`` maps specs to ready policies (e.g. a model the UI has loaded); other specs are built with
+      ``make_policy(spec, **llm_options)``.
+    * ``on_start(done, total)`` is called once before play, ``on_result(row, done, total)`` after each battle
+      (``done`` counts rows so far, resumed ones included; ``total`` is the scheduled number of battles).
+    * With an SPRT in the config, pairs are checked in order after each battle; once it decides, no further
+      battles start and those in flight are cancelled.
+    * Setting ``stop`` cancels the battles in flight and returns early with ``complete=False``; ``resume``
+      later finishes the job.
+
+    ``results.jsonl`` and ``summary.json`` are written only when the tournament is complete.
+    """
+    directory = tournament_dir(out_dir, config)
+    config_path = directory / CONFIG_FILE
+    exists = config_path.exists()
+    if exists:
+        if not resume:
+            raise ValueError(f"{directory} already holds this tournament; pass --resume to finish it, "
+                             "or remove the directory")
+        if load_config(directory) != config:
+            raise ValueError(f"{config_path} holds a different config than this tournament")
+
+    schedule = build_schedule(config)
+    rows = _read_progress(directory, config) if exists else []
+    done = {row["index"] for row in rows}
+    status = sprt_status(rows, config)
+    decided = status is not None and status[1] is not None
+    pending = [] if decided else [b for b in schedule if b.index not in done]
+
+    built: dict[str, Policy] = dict(policies or {})
+    if pending:  # before anything is written, so a bad spec leaves no directory behind
+        from wolfeclick.battle.specs import make_policy
+
+        for spec in sorted({s for b in pending for s in (b.p1, b.p2)}):
+            if spec not in built:
+                built[spec] = make_policy(spec, **dict(llm_options or {}))
+    if not exists:
+        write_atomic(config_path, _config_text(config))
+    if on_start is not None:
+        on_start(len(done), len(schedule))
+
+    if pending:
+        from wolfeclick.battle.batch import BattleJob, run_jobs
+
+        jobs = [BattleJob(built[b.p1], built[b.p2], config.format, b.seed, config.max_turns, b.battle_id)
+                for b in pending]
+        recordings = directory / RECORDINGS_DIR if keep_recordings else None
+        stream = run_jobs(jobs, concurrency=concurrency)
+        async with contextlib.aclosing(stream):
+            while True:
+                try:
+                    item = await _next_or_stop(stream, stop)
+                except StopAsyncIteration:
+                    break
+                if item is None:  # stopped by the caller
+                    break
+                position, recording = item
+                battle = pending[position]
+                row = result_row(config.id, battle, recording)
+                # File work (two fsyncs) runs in a thread: the battles still in flight go on meanwhile.
+                await asyncio.to_thread(_persist, directory / PROGRESS_FILE, row, recording, recordings)
+                rows.append(row)
+                done.add(battle.index)
+                if on_result is not None:
+                    on_result(row, len(done), len(schedule))
+                if config.sprt is not None:
+                    status = sprt_status(rows, config)
+                    if status is not None and status[1] is not None:
+                        break
+
+    summary = summary_from_rows(rows, config)
+    if summary.complete:
+        final = canonical_rows(rows, config)
+        write_atomic(directory / RESULTS_FILE, "".join(row_line(row) for row in final))
+        write_atomic(directory / SUMMARY_FILE, summary.to_json())
+    return summary
