@@ -1,0 +1,249 @@
+"""The pure layer of the app: narration, the battle view, the Showdown replay file, the recordings library."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import plotly.graph_objects as go
+import pytest
+
+from test_ui_support import HOSTILE_ID, XSS, hostile_bytes, hostile_data, sample_data, sample_path
+from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, load_recording
+from wolfeclick.ui.library import Library, upload_id
+from wolfeclick.ui.narrate import Narrator, narrate
+from wolfeclick.ui.replay_html import replay_file, safe_log_lines
+from wolfeclick.ui.view import BattleMeta, BattleView, render_turn, sprite_url, step_for_turn
+
+
+@pytest.fixture(scope="module")
+def recording() -> Recording:
+    return load_recording(sample_path())
+
+
+def test_narration_is_plain_sentences():
+    names = {"p1": "heuristic", "p2": "random"}
+    lines = [
+        "|switch|p1a: Frosmoth|Frosmoth, L82, F|100/100",
+        "|switch|p2a: Porygon-Z|Porygon-Z, L83|100/100",
+        "|turn|1",
+        "|move|p2a: Porygon-Z|Tera Blast|p1a: Frosmoth",
+        "|-damage|p1a: Frosmoth|61/100",
+        "|-damage|p2a: Porygon-Z|91/100|[from] item: Life Orb",
+        "|-supereffective|p1a: Frosmoth",
+        "|-status|p1a: Frosmoth|par",
+        "|cant|p1a: Frosmoth|par",
+        "|-boost|p2a: Porygon-Z|spa|2",
+        "|-sidestart|p2: random|move: Stealth Rock",
+        "|-weather|SunnyDay|[from] ability: Drought|[of] p1a: Groudon",
+        "|-heal|p1a: Frosmoth|70/100|[from] item: Leftovers",
+        "|faint|p2a: Porygon-Z",
+        "|upkeep",
+        "|t:|1700000000",
+        "|win|heuristic",
+    ]
+    text = [s.text for s in narrate(lines, names)]
+    assert text == [
+        "heuristic sent out Frosmoth (L82, 100% HP).",
+        "random sent out Porygon-Z (L83, 100% HP).",
+        "Turn 1",
+        "random's Porygon-Z used Tera Blast on heuristic's Frosmoth.",
+        "heuristic's Frosmoth lost 39% of its HP (61% left).",
+        "random's Porygon-Z lost 9% of its HP from Life Orb (91% left).",
+        "It's super effective!",
+        "heuristic's Frosmoth was paralyzed.",
+        "heuristic's Frosmoth is paralyzed and can't move.",
+        "random's Porygon-Z's Sp. Atk sharply rose (+2).",
+        "Stealth Rock was set up on random's side.",
+        "The sunlight turned harsh (Drought).",
+        "heuristic's Frosmoth restored 9% HP from Leftovers (now 70%).",
+        "random's Porygon-Z fainted!",
+        "heuristic won the battle!",
+    ]
+    assert not any("|" in t for t in text)
+
+
+def test_narration_survives_garbage():
+    narrator = Narrator(names={"p1": "a", "p2": "b"})
+    junk = ["", "|", "||||", "|move|", "|-damage|p1a: X|abc/def", "no pipe", "|switch|", "|-boost|p1a: X|atk|x",
+            None, 42, "|turn|"]
+    assert all(s.text for s in narrator.feed(junk))  # no exception, nothing empty
+
+
+def test_every_recorded_protocol_line_narrates_or_is_skipped(recording):
+    # no raw protocol ever leaks into the narration
+    for sentence in Narrator(names={"p1": "heuristic", "p2": "random"}).feed(recording.log):
+        assert not sentence.text.startswith("|"), sentence
+
+
+def test_render_turn_shows_the_turn(recording):
+    index = 3
+    html, hp, reward = render_turn(recording, None, index)
+    turn = recording.turns[index]
+    assert f'data-step="{index}"' in html and f"Turn {turn.turn}" in html
+    for side in turn.deciding:
+        assert f"{side} · {recording.players[side].name} decided" in html
+    assert "wc-hpbar" in html and "Reward for this decision" in html and "State it saw" in html
+    assert "legal" in html and "latency" in html
+    # opponents not yet revealed are shown as unknown; fainted ones greyed
+    assert "wc-unknown" in html and "wc-fainted" in html
+    # both figures are valid Plotly, with the current turn marked
+    for figure in (hp, reward):
+        fig = go.Figure(figure)
+        assert fig.layout.shapes[0].x0 == turn.turn
+        assert {t.name for t in fig.data if t.showlegend is not False} == {"p1 · heuristic", "p2 · random"}
+    assert go.Figure(hp).data[1].y[-1] == 0.0  # the loser ends at 0% team HP
+
+
+def test_live_and_replay_render_identically(recording):
+    """The live tab grows a BattleView turn by turn; after finish() it is the replay view, byte for byte."""
+    live = BattleView(BattleMeta.of(recording))
+    for turn in recording.turns:
+        live.add(turn)
+    live.finish(recording)
+    replay = BattleView.of(recording)
+    for index in (0, 5, len(recording.turns) - 1):
+        assert live.render(index) == replay.render(index)
+
+
+def test_perspective_hides_the_other_side(recording):
+    html_p1 = BattleView.of(recording).html(0, "p1")
+    html_p2 = BattleView.of(recording).html(0, "p2")
+    p2_team = {m.species for m in recording.turns[0].snapshot["p2"].team if not m.revealed}
+    assert not any(f">{name}<" in html_p1 for name in p2_team)
+    assert all(f">{name}<" in html_p2 for name in p2_team)
+
+
+def test_sprites_are_showdown_urls_with_safe_ids():
+    assert sprite_url("Porygon-Z").endswith("/gen5/porygonz.png")
+    assert sprite_url("Rotom-Wash").endswith("/gen5/rotom-wash.png")
+    assert sprite_url("Urshifu-Rapid-Strike").endswith("/gen5/urshifu-rapidstrike.png")
+    assert sprite_url('"><script>x</script>') is None and sprite_url("Pikachu<img>") is None  # unknown: no sprite
+
+
+def test_sprites_can_be_turned_off(recording, monkeypatch):
+    monkeypatch.setenv("WOLFECLICK_SPRITES", "0")
+    html, _, _ = render_turn(recording, None, 0)
+    assert "<img" not in html and "Frosmoth" in html
+
+
+def test_hostile_strings_are_inert():
+    recording = Recording.model_validate(hostile_data())
+    view = BattleView.of(recording)
+    for index in range(len(view)):
+        html, hp, reward = view.render(index)
+        assert "<script" not in html.lower()
+        assert 'id="pwned"' not in html and "<img src=x" not in html
+        assert "&lt;script&gt;" in html
+        json.dumps(hp), json.dumps(reward)
+    html = view.render(0, "p2")[0]
+    assert "<script" not in html.lower()
+
+
+def test_replay_file_is_showdowns_format(recording):
+    text = replay_file(recording)
+    assert text.startswith("<!DOCTYPE html>\n<meta charset=\"utf-8\" />\n<!-- version 1 -->\n")
+    assert '<input type="hidden" name="replayid" value="gen9randombattle-s1-heuristic-vs-random" />' in text
+    assert '<div class="battle"></div><div class="battle-log"></div><div class="replay-controls"></div>' in text
+    assert "replay-embed.js" in text
+    block = re.search(r'<script type="text/plain" class="battle-log-data">(.*?)</script>', text, re.S).group(1)
+    lines = block.replace("\\/", "/").split("\n")
+    assert lines == recording.log
+    assert "/" not in block.replace("\\/", "")  # every slash escaped, so nothing can close the script block
+
+
+def test_replay_file_drops_html_lines():
+    recording = Recording.model_validate(hostile_data())
+    text = replay_file(recording)
+    block = re.search(r'<script type="text/plain" class="battle-log-data">(.*?)</script>', text, re.S).group(1)
+    assert "<" not in block and "|html|" not in block and "|raw|" not in block
+    head, _, _ = text.partition('<script type="text/plain"')
+    assert "<script>window" not in head and "&lt;script&gt;" in head
+    assert safe_log_lines(["|html|<b>x</b>", "|move|p1a: A|Tackle|p2a: B", "|c|x|<img>", "|-message|a<b"]) == [
+        "|move|p1a: A|Tackle|p2a: B"]
+
+
+def test_step_for_turn(recording):
+    turns = recording.turns
+    assert step_for_turn(turns, 0) == 0
+    assert turns[step_for_turn(turns, 3)].turn == 3
+    assert step_for_turn(turns, 10**6) == len(turns) - 1
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The library: ids, uploads, hostile input
+# --------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", ["../../etc/passwd", "%2e%2e/", "../recordings/x", "/etc/passwd", "..", ".hidden",
+                                 "a/b", "a\\b", "", " ", "x" * 200, "C:\\Windows\\win.ini", "\x00", "ok\x00.json",
+                                 "~root", "..%2f..%2fetc%2fpasswd"])
+def test_hostile_ids_never_reach_the_filesystem(tmp_path, bad):
+    lib = Library(tmp_path)
+    with pytest.raises(RecordingError):
+        lib.view(bad)
+    with pytest.raises(RecordingError):
+        lib.export_html(bad)
+
+
+def test_upload_good_and_bad(tmp_path):
+    lib = Library(tmp_path)
+    good = sample_path().read_bytes()
+    recording, created = lib.upload(good)
+    assert created and recording.id == upload_id(good) and re.fullmatch(r"upload-[0-9a-f]{16}", recording.id)
+    assert (tmp_path / f"{recording.id}.json").exists()
+    assert lib.get(recording.id).turns == load_recording(sample_path()).turns
+    assert lib.upload(good) == (recording, False)  # idempotent: same bytes, same id, nothing rewritten
+    before = sorted(p.name for p in tmp_path.iterdir())
+    bad_inputs = {
+        "junk": b"\x8f\x00junk" * (10 * 1024 * 1024 // 6),
+        "junk text": b"{" + b"a" * (10 * 1024 * 1024),
+        "nested": b"[" * 10_000 + b"]" * 10_000,
+        "nested objects": b'{"a":' * 10_000 + b"1" + b"}" * 10_000,
+        "not an object": b"[1, 2, 3]",
+        "wrong schema": json.dumps({"schema": "other/9"}).encode(),
+        "missing fields": json.dumps({"schema": "wolfeclick.recording/1"}).encode(),
+        "too big": b" " * (MAX_RECORDING_BYTES + 1),
+        "empty": b"",
+    }
+    for name, data in bad_inputs.items():
+        started = time.perf_counter()
+        with pytest.raises(RecordingError) as info:
+            lib.upload(data)
+        message = str(info.value)
+        assert message and "\n" not in message and len(message) < 300, (name, message)
+        assert time.perf_counter() - started < 5, name
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_hostile_recording_uploads_and_lists_escaped(tmp_path):
+    lib = Library(tmp_path)
+    recording, _ = lib.upload(hostile_bytes())
+    info = lib.list()[0]
+    assert info.id == recording.id and XSS in info.p1  # stored as text; the Dataframe shows it as text
+    html = lib.view(recording.id).html(0)
+    assert "<script" not in html.lower()
+    clean = replay_file(load_recording(sample_path())).count("<script")  # the data block and the loader's own
+    assert lib.export_html(recording.id).read_text().count("<script") == clean
+
+
+def test_library_lists_newest_first_and_skips_invalid(tmp_path):
+    lib = Library(tmp_path)
+    (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / f"{HOSTILE_ID}.json").write_bytes(hostile_bytes())
+    data = sample_data()
+    (tmp_path / f"{data['id']}.json").write_text(json.dumps(data))
+    ids = [info.id for info in lib.list()]
+    assert set(ids) == {HOSTILE_ID, data["id"]}
+
+
+def test_hardware_report_says_what_cuda_means_for_4b():
+    from wolfeclick.ui.live import hardware_report
+
+    gpu = hardware_report({"torch": "2.13.0", "cuda": True, "gpu": "NVIDIA H200", "gpu_gb": 139.8, "ram_gb": 128})
+    assert gpu.startswith("**CUDA available**") and "NVIDIA H200" in gpu and "4B checkpoint" in gpu and "nf4" in gpu
+    small = hardware_report({"torch": "2.13.0", "cuda": True, "gpu": "tiny", "gpu_gb": 2.0, "ram_gb": 16})
+    assert "too little GPU memory" in small
+    cpu = hardware_report({"torch": "2.13.0", "cuda": False, "ram_gb": 8})
+    assert cpu.startswith("**No CUDA**") and "4B checkpoint" in cpu and "16 GB" in cpu
+    assert "baselines only" in hardware_report({"torch": None, "cuda": False, "error": "No module named 'torch'"})

@@ -1,0 +1,276 @@
+"""Small tournaments for the Compare tab: an adapter over ``wolfeclick.arena.tournament``. No Gradio.
+
+When the tournament module is importable, a comparison is a ``TournamentConfig`` run by ``run_tournament``
+(results as JSON lines under ``results/<tournament id>/``, resumable, with Wilson intervals and Bradley–Terry
+ratings); each finished battle is passed back as it arrives so the page can redraw. Without it, battles are played
+straight through ``battle.batch.run_jobs`` and summarised as a plain win count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Sequence
+
+from wolfeclick.battle.schema import is_valid_id
+from wolfeclick.ui.live import POLICIES, LiveError, PolicyCache, check_format, one_line
+
+__all__ = ["CompareUpdate", "results_dir", "run_compare", "load_compare", "list_compares", "TABLE_HEADERS"]
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+TABLE_HEADERS = ["policy", "battles", "wins", "losses", "ties", "win rate", "95% CI", "rating", "rating 95% CI"]
+MAX_POLICIES = 8
+MAX_BATTLES_PER_PAIRING = 200
+LIVE_BOOTSTRAP_ROUNDS = 100
+"""Bootstrap refits while results stream in (the final summary uses the tournament module's full count)."""
+
+
+def results_dir() -> Path:
+    """``$WOLFECLICK_RESULTS`` or ``results/`` at the project root."""
+    return Path(os.environ.get("WOLFECLICK_RESULTS") or PROJECT_ROOT / "results").resolve()
+
+
+@dataclass
+class CompareUpdate:
+    done: int
+    total: int
+    message: str
+    table: list[list[Any]] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)
+    finished: bool = False
+    tournament: str | None = None
+
+
+def _tournament_module():
+    try:
+        from wolfeclick.arena import tournament
+
+        return tournament
+    except ImportError:
+        return None
+
+
+def check_specs(specs: Sequence[str]) -> list[str]:
+    cleaned: list[str] = []
+    for spec in specs:
+        spec = (spec or "").strip()
+        if spec and spec not in cleaned:
+            if len(spec) > 300:
+                raise LiveError("a policy spec is too long")
+            cleaned.append(spec)
+    if len(cleaned) < 2:
+        raise LiveError("choose at least two different policies to compare")
+    if len(cleaned) > MAX_POLICIES:
+        raise LiveError(f"compare at most {MAX_POLICIES} policies at once")
+    return cleaned
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _table_from_summary(summary: Any) -> list[list[Any]]:
+    rows = []
+    for row in summary.table:
+        rows.append([row.policy, row.battles, row.wins, row.losses, row.ties, _pct(row.win_rate),
+                     f"{_pct(row.ci_low)}–{_pct(row.ci_high)}", f"{row.rating:.0f}",
+                     f"{row.rating_low:.0f}–{row.rating_high:.0f}"])
+    return rows
+
+
+def _figures(rows: list[dict[str, Any]], summary: Any, config: Any) -> dict[str, Any]:
+    from wolfeclick.arena.results import charts_from_rows
+
+    charts = charts_from_rows(rows, summary, config)
+    return {key: charts.get(key) for key in ("win_rate", "heatmap", "ratings")}
+
+
+async def run_compare(
+    specs: Sequence[str],
+    battles_per_pairing: int,
+    format_id: str,
+    seed: int,
+    *,
+    mode: str = "score",
+    concurrency: int | None = None,
+    stop: asyncio.Event | None = None,
+    cache: PolicyCache | None = None,
+    out_dir: Path | None = None,
+) -> AsyncIterator[CompareUpdate]:
+    """Play every pairing of ``specs``; yield an update after each battle (and one at the start)."""
+    specs = check_specs(specs)
+    format_id = check_format(format_id)
+    battles_per_pairing = int(battles_per_pairing)
+    if not 1 <= battles_per_pairing <= MAX_BATTLES_PER_PAIRING:
+        raise LiveError(f"battles per pairing must be between 1 and {MAX_BATTLES_PER_PAIRING}")
+    cache = cache or POLICIES
+    concurrency = concurrency or max(1, min(4, os.cpu_count() or 1))
+    # checkpoints come from the shared cache (loaded once for Live and Compare alike)
+    policies = {}
+    for spec in specs:
+        if not cache.loaded(spec, mode) and spec.startswith(("llm:", "preset:")):
+            yield CompareUpdate(0, 0, f"Loading {spec}…")
+        policies[spec] = await asyncio.to_thread(cache.build, spec, mode)
+    module = _tournament_module()
+    if module is None:
+        async for update in _run_plain(specs, battles_per_pairing, format_id, seed, policies, concurrency, stop):
+            yield update
+        return
+    async for update in _run_tournament(module, specs, battles_per_pairing, format_id, seed, policies, mode,
+                                        concurrency, stop, out_dir or results_dir()):
+        yield update
+
+
+async def _run_tournament(module: Any, specs: list[str], battles: int, format_id: str, seed: int,
+                          policies: dict[str, Any], mode: str, concurrency: int, stop: asyncio.Event | None,
+                          out_dir: Path) -> AsyncIterator[CompareUpdate]:
+    from wolfeclick.arena.results import summary_from_rows
+
+    try:
+        config = module.TournamentConfig(players=tuple(specs), pairs=max(1, (battles + 1) // 2),
+                                         format=format_id, seed=seed)
+    except ValueError as exc:
+        raise LiveError(one_line(exc)) from None
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    totals = {"done": 0, "total": 0}
+
+    def on_start(done: int, total: int) -> None:
+        totals.update(done=done, total=total)
+
+    def on_result(row: dict[str, Any], done: int, total: int) -> None:
+        totals.update(done=done, total=total)
+        queue.put_nowait(("row", row))
+
+    async def play() -> None:
+        try:
+            summary = await module.run_tournament(
+                config, out_dir, concurrency=concurrency, resume=True, policies=policies,
+                llm_options={"mode": mode}, on_start=on_start, on_result=on_result, stop=stop)
+            await queue.put(("end", summary))
+        except Exception as exc:
+            await queue.put(("error", exc))
+
+    task = asyncio.create_task(play())
+    rows: list[dict[str, Any]] = []
+    try:
+        # earlier rows of a resumed tournament
+        _, previous = module.load_results(module.tournament_dir(out_dir, config)) \
+            if (module.tournament_dir(out_dir, config) / module.CONFIG_FILE).exists() else (None, [])
+        rows.extend(previous)
+        yield CompareUpdate(len(rows), len(_schedule(config)), f"Tournament {config.id}: starting…",
+                            tournament=config.id)
+        while True:
+            kind, item = await queue.get()
+            if kind == "row":
+                rows = [r for r in rows if r["index"] != item["index"]] + [item]
+                summary = summary_from_rows(rows, config, bootstrap_rounds=LIVE_BOOTSTRAP_ROUNDS)
+                yield CompareUpdate(totals["done"], totals["total"],
+                                    f"{totals['done']} of {totals['total']} battles played",
+                                    _table_from_summary(summary), _figures(rows, summary, config),
+                                    tournament=config.id)
+            elif kind == "end":
+                _, rows = module.load_results(module.tournament_dir(out_dir, config))
+                summary = item
+                state = "complete" if summary.complete else "stopped early (run it again to resume)"
+                yield CompareUpdate(summary.battles, totals["total"] or summary.battles,
+                                    f"Tournament {config.id}: {summary.battles} battles, {state}. "
+                                    f"Results in results/{config.id}/",
+                                    _table_from_summary(summary), _figures(rows, summary, config),
+                                    finished=True, tournament=config.id)
+                return
+            else:
+                raise LiveError(f"the tournament stopped: {one_line(item)}")
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+def _schedule(config: Any) -> list[Any]:
+    from wolfeclick.arena.schedule import build_schedule
+
+    return build_schedule(config)
+
+
+async def _run_plain(specs: list[str], battles: int, format_id: str, seed: int, policies: dict[str, Any],
+                     concurrency: int, stop: asyncio.Event | None) -> AsyncIterator[CompareUpdate]:
+    """Without the tournament module: seats alternate, seeds count up, and the table is a win count."""
+    from wolfeclick.arena.charts import win_heatmap, win_rate_chart
+    from wolfeclick.arena.stats import GameResult, summarize_pairings
+    from wolfeclick.battle.batch import BattleJob, run_jobs
+
+    jobs, seats = [], []
+    for i, a in enumerate(specs):
+        for b in specs[i + 1:]:
+            for k in range(battles):
+                p1, p2 = (a, b) if k % 2 == 0 else (b, a)
+                jobs.append(BattleJob(policies[p1], policies[p2], format_id, seed + k // 2))
+                seats.append((p1, p2, k // 2))
+    games: list[GameResult] = []
+    yield CompareUpdate(0, len(jobs), "starting…")
+    async for index, recording in run_jobs(jobs, concurrency=concurrency):
+        p1, p2, pair = seats[index]
+        winner = {"p1": p1, "p2": p2}.get(recording.result.winner or "")
+        if recording.result.reason != "aborted":
+            games.append(GameResult(p1, p2, pair, winner))
+        wins: dict[str, list[int]] = {s: [0, 0, 0] for s in specs}
+        for g in games:
+            for name in (g.a, g.b):
+                slot = 2 if g.winner is None else 0 if g.winner == name else 1
+                wins[name][slot] += 1
+        table = [[s, sum(w), w[0], w[1], w[2], _pct((w[0] + w[2] / 2) / sum(w)) if sum(w) else "–", "", "", ""]
+                 for s, w in sorted(wins.items(), key=lambda kv: -kv[1][0])]
+        summaries = summarize_pairings(games)
+        figures = {"win_rate": win_rate_chart(summaries), "heatmap": win_heatmap(summaries), "ratings": None}
+        yield CompareUpdate(len(games), len(jobs), f"{len(games)} of {len(jobs)} battles played", table, figures,
+                            finished=len(games) == len(jobs))
+        if stop is not None and stop.is_set():
+            yield CompareUpdate(len(games), len(jobs), "stopped", table, figures, finished=True)
+            return
+
+
+def list_compares(out_dir: Path | None = None) -> list[tuple[str, str]]:
+    """(label, tournament id) of earlier comparisons, newest first."""
+    module = _tournament_module()
+    root = out_dir or results_dir()
+    if module is None or not root.is_dir():
+        return []
+    found = []
+    for directory in module.find_tournaments(root):
+        if not is_valid_id(directory.name):
+            continue
+        try:
+            config = module.load_config(directory)
+        except ValueError:
+            continue
+        label = f"{directory.name} — {', '.join(config.players + config.vs)} ({config.format})"
+        found.append((directory.stat().st_mtime, label, directory.name))
+    found.sort(reverse=True)
+    return [(label, name) for _, label, name in found]
+
+
+def load_compare(tournament_id: str, out_dir: Path | None = None) -> CompareUpdate:
+    """An earlier comparison's table and charts. The id is checked like a replay id and resolved inside results/."""
+    module = _tournament_module()
+    if module is None:
+        raise LiveError("loading earlier results needs wolfeclick.arena.tournament")
+    root = (out_dir or results_dir()).resolve()
+    if not isinstance(tournament_id, str) or not is_valid_id(tournament_id.strip()):
+        raise LiveError("invalid tournament id")
+    directory = root / tournament_id.strip()
+    if directory.resolve().parent != root or not (directory / module.CONFIG_FILE).is_file():
+        raise LiveError("no such tournament")
+    from wolfeclick.arena.results import summary_from_rows
+
+    try:
+        config, rows = module.load_results(directory)
+    except ValueError as exc:
+        raise LiveError(one_line(exc)) from None
+    summary = summary_from_rows(rows, config)
+    state = "complete" if summary.complete else "incomplete (run it again to resume)"
+    return CompareUpdate(summary.battles, summary.scheduled or summary.battles,
+                         f"Tournament {config.id}: {summary.battles} battles, {state}.",
+                         _table_from_summary(summary), _figures(rows, summary, config), finished=True,
+                         tournament=config.id)
