@@ -19,6 +19,7 @@ import platform
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,18 +43,24 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-async def bench_wolfeclick(n: int, concurrency: int, format_id: str) -> tuple[float, int]:
+async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: str) -> tuple[float, int]:
     heuristic, random_ = make_policy("heuristic"), make_policy("random")
     jobs = [BattleJob(heuristic, random_, format_id, 50_000 + i) for i in range(n)]
     turns = 0
-    # Like the stock server, the simulator processes are started (not warmed) before the clock starts.
-    async with SimPool(min(concurrency, os.cpu_count() or 1)) as pool:
-        with tempfile.TemporaryDirectory() as out:
-            started = time.perf_counter()
-            async for _, recording in run_jobs(jobs, concurrency=concurrency, pool=pool):
-                save_recording(recording, Path(out))
-                turns += recording.result.turns
-            return time.perf_counter() - started, turns
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        async for _, recording in run_jobs(jobs, concurrency=concurrency, pool=pool):
+            save_recording(recording, Path(out))
+            turns += recording.result.turns
+        return time.perf_counter() - started, turns
+
+
+async def bench_wolfeclick_cells(n: int, cells: list[int], format_id: str, warmup: int) -> list[tuple[float, int]]:
+    """One long-lived pool for every cell, warmed up first, as a long-running server is."""
+    async with SimPool() as pool:
+        if warmup:
+            await bench_wolfeclick(pool, warmup, max(cells), format_id)
+        return [await bench_wolfeclick(pool, n, k, format_id) for k in cells]
 
 
 class StockServer:
@@ -94,37 +101,39 @@ class StockServer:
                 os.killpg(self.proc.pid, 9)
 
 
-def bench_stock(server: StockServer, n: int, concurrency: int, format_id: str) -> tuple[float, int]:
+def stock_players(server: StockServer, concurrency: int, format_id: str):  # type: ignore[no-untyped-def]
     from poke_env import AccountConfiguration, ServerConfiguration
     from poke_env.player import RandomPlayer, SimpleHeuristicsPlayer
 
     config = ServerConfiguration(f"ws://127.0.0.1:{server.port}/showdown/websocket", None)
-    tag = f"{concurrency}{int(time.time()) % 10000}"
-    heuristic = SimpleHeuristicsPlayer(AccountConfiguration(f"benchheur{tag}", None), server_configuration=config,
-                                       battle_format=format_id, max_concurrent_battles=concurrency, log_level=40)
-    random_ = RandomPlayer(AccountConfiguration(f"benchrand{tag}", None), server_configuration=config,
-                           battle_format=format_id, max_concurrent_battles=concurrency, log_level=40)
+    tag = f"{concurrency}{int(time.time() * 1000) % 100000}"
+    heuristic = SimpleHeuristicsPlayer(AccountConfiguration(f"bh{tag}", None), server_configuration=config,
+                                       battle_format=format_id, max_concurrent_battles=concurrency, log_level=50)
+    random_ = RandomPlayer(AccountConfiguration(f"br{tag}", None), server_configuration=config,
+                           battle_format=format_id, max_concurrent_battles=concurrency, log_level=50)
+    return heuristic, random_
 
-    async def go() -> None:
-        await heuristic.battle_against(random_, n_battles=n)
 
+def bench_stock(server: StockServer, n: int, concurrency: int, format_id: str) -> tuple[float, int]:
     from poke_env.concurrency import POKE_LOOP
 
+    heuristic, random_ = stock_players(server, concurrency, format_id)
     started = time.perf_counter()
-    asyncio.run_coroutine_threadsafe(go(), POKE_LOOP).result()
+    asyncio.run_coroutine_threadsafe(heuristic.battle_against(random_, n_battles=n), POKE_LOOP).result()
     elapsed = time.perf_counter() - started
     turns = sum(b.turn for b in heuristic.battles.values())
     return elapsed, turns
 
 
-def markdown(rows: list[dict], n: int, format_id: str, command: str) -> str:
+def markdown(rows: list[dict], n: int, repeats: int, format_id: str, command: str) -> str:
     lines = [
         "## Battle core: embedded runner vs poke-env on a stock server",
         "",
-        f"Heuristic vs random, {format_id}, {n} battles per cell, on this machine "
+        f"Heuristic vs random, {format_id}, {n} battles per run, median of {repeats} runs per cell, on this machine "
         f"({os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python {platform.python_version()}).",
         "WolfeClick records every battle to JSON; the stock path is poke-env's own players over websockets to "
-        "`pokemon-showdown start --no-security` on 127.0.0.1.",
+        "`pokemon-showdown start --no-security` on 127.0.0.1. Both paths are warmed up first (a long-running server "
+        "has its data loaded); WolfeClick runs one simulator process per core but one (`SimPool` default).",
         "",
         "| in flight | WolfeClick battles/s | WolfeClick turns/s | stock battles/s | stock turns/s | speed-up |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -148,24 +157,34 @@ def main() -> int:
     parser.add_argument("--battles", type=int, default=100)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--format", default="gen9randombattle")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per cell; the median run is reported")
+    parser.add_argument("--warmup", type=int, default=20, help="battles played on each path before timing")
     parser.add_argument("--out", type=Path, default=None, help="rewrite the Battle core section of this file")
     args = parser.parse_args()
     if shutil.which("node") is None:
         print("error: node not found", file=sys.stderr)
         return 2
     rows = []
+    samples: dict[int, dict[str, list[tuple[float, int]]]] = {k: {"ours": [], "stock": []} for k in args.concurrency}
     with StockServer() as server:
-        for k in args.concurrency:
-            ours, ours_turns = asyncio.run(bench_wolfeclick(args.battles, k, args.format))
-            stock, stock_turns = bench_stock(server, args.battles, k, args.format)
-            row = {"k": k, "ours": args.battles / ours, "ours_t": ours_turns / ours,
-                   "stock": args.battles / stock, "stock_t": stock_turns / stock}
-            rows.append(row)
-            print(f"in flight {k}: wolfeclick {row['ours']:.1f} battles/s, stock {row['stock']:.1f} battles/s, "
-                  f"×{row['ours'] / row['stock']:.2f}", flush=True)
-    command = "make setup && .venv/bin/python scripts/bench_battles.py --battles {} --concurrency {} --out " \
-              "docs/benchmarks.md".format(args.battles, " ".join(map(str, args.concurrency)))
-    body = markdown(rows, args.battles, args.format, command)
+        if args.warmup:
+            bench_stock(server, args.warmup, max(args.concurrency), args.format)
+        for _ in range(args.repeats):  # alternate the two paths so drifting machine load hits both alike
+            ours = asyncio.run(bench_wolfeclick_cells(args.battles, args.concurrency, args.format, args.warmup))
+            for k, result in zip(args.concurrency, ours):
+                samples[k]["ours"].append(result)
+                samples[k]["stock"].append(bench_stock(server, args.battles, k, args.format))
+    for k in args.concurrency:
+        ours_s, ours_turns = statistics.median_low(samples[k]["ours"])
+        stock, stock_turns = statistics.median_low(samples[k]["stock"])
+        row = {"k": k, "ours": args.battles / ours_s, "ours_t": ours_turns / ours_s,
+               "stock": args.battles / stock, "stock_t": stock_turns / stock}
+        rows.append(row)
+        print(f"in flight {k}: wolfeclick {row['ours']:.1f} battles/s, stock {row['stock']:.1f} battles/s, "
+              f"×{row['ours'] / row['stock']:.2f}", flush=True)
+    command = "make setup && .venv/bin/python scripts/bench_battles.py --battles {} --repeats {} --concurrency {} " \
+              "--out docs/benchmarks.md".format(args.battles, args.repeats, " ".join(map(str, args.concurrency)))
+    body = markdown(rows, args.battles, args.repeats, args.format, command)
     print(body)
     if args.out:
         replace_section(args.out, "## Battle core: embedded runner vs poke-env on a stock server", body)

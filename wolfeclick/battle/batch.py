@@ -6,14 +6,13 @@ Placement and timing never change a battle (see the runner), so concurrency only
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Sequence
 
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, play_battle
 from wolfeclick.battle.schema import Recording
 from wolfeclick.policies.base import Policy
-from wolfeclick.sim.process import SimPool
+from wolfeclick.sim.process import SimPool, default_processes
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ async def run_jobs(
     concurrency = max(1, concurrency)
     own_pool = pool is None
     if pool is None:
-        pool = SimPool(processes or min(concurrency, os.cpu_count() or 1))
+        pool = SimPool(processes or min(concurrency, default_processes()))
         await pool.start()
     queue: asyncio.Queue[tuple[int, Recording | BaseException]] = asyncio.Queue()
     slots = asyncio.Semaphore(concurrency)

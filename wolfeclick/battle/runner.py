@@ -26,13 +26,9 @@ from typing import Any, AsyncIterator
 
 import wolfeclick
 from wolfeclick.battle.schema import (
-    ActionRecord,
     PlayerInfo,
     Recording,
     Result,
-    RewardRecord,
-    SideDecision,
-    SideSnapshot,
     TurnRecord,
     Versions,
     is_valid_id,
@@ -107,11 +103,11 @@ class _Pending:
     awaiting_reward: set[str] = field(default_factory=set)
 
     def to_record(self) -> TurnRecord:
-        return TurnRecord(
-            index=self.index, turn=self.turn, deciding=self.deciding, events=self.events,
-            snapshot={side: SideSnapshot(**snap) for side, snap in self.snapshot.items()},
-            decisions={side: SideDecision(**d) for side, d in self.decisions.items()},
-        )
+        """One validation of plain data (much cheaper than building each nested model on the way)."""
+        return TurnRecord.model_validate({
+            "index": self.index, "turn": self.turn, "deciding": self.deciding, "events": self.events,
+            "snapshot": self.snapshot, "decisions": self.decisions,
+        })
 
 
 class BattleRun:
@@ -193,7 +189,7 @@ class BattleRun:
             self.last_view[side], current, self.events_since_decision[side], side,
             bool(decision["illegal"]), self.budgets[side],
         )
-        decision["reward"] = RewardRecord(total=total(components), components=components, outcome=outcome)
+        decision["reward"] = {"total": total(components), "components": components, "outcome": outcome}
         record.awaiting_reward.discard(side)
 
     def flush(self) -> list[TurnRecord]:
@@ -255,7 +251,7 @@ class BattleRun:
             "illegal_reason": decision.illegal_reason or (previous["illegal_reason"] if previous else None),
             "rejected": list(rejected),
             "latency_ms": round(latency_ms + (previous["latency_ms"] if previous else 0.0), 3),
-            "reward": RewardRecord(total=0.0, components={}),
+            "reward": {"total": 0.0, "components": {}},
             "policy_info": decision.info,
         }
         if previous is None:
@@ -269,8 +265,9 @@ def legal_or_default(request: dict[str, Any]) -> bool:
     return bool(request.get("active") or request.get("forceSwitch") or request.get("teamPreview"))
 
 
-def action_record(action: LegalAction) -> ActionRecord:
-    return ActionRecord(action=action.kind, choice=action.name)
+def action_record(action: LegalAction) -> dict[str, str]:
+    """An action as recorded (``ActionRecord``'s fields)."""
+    return {"action": action.kind, "choice": action.name}
 
 
 def versions(showdown: str) -> Versions:
@@ -368,7 +365,10 @@ async def decide_point(run: BattleRun, record: _Pending, deciding: list[str], pr
     rejected: dict[str, tuple[str, ...]] = {side: () for side in deciding}
     asking = list(deciding)
     while asking:
-        results = await asyncio.gather(*(run.decide(side, rejected[side]) for side in asking))
+        if any(run.policies[side].blocking for side in asking):
+            results = await asyncio.gather(*(run.decide(side, rejected[side]) for side in asking))
+        else:  # quick policies: no tasks to schedule, same order
+            results = [await run.decide(side, rejected[side]) for side in asking]
         lines = []
         for side, (observation, decision, latency) in zip(asking, results):
             if len(rejected[side]) >= MAX_REJECTIONS:

@@ -29,10 +29,19 @@ _UNKNOWN_ITEM = GenData.UNKNOWN_ITEM
 def display_name(mon: Any) -> str:
     """The Pokédex name (``Pikachu``), not poke-env's id (``pikachu``) nor a nickname."""
     species = getattr(mon, "species", "") or ""
-    try:
-        return str(GenData.from_gen(mon.gen).pokedex[species]["name"])
-    except (KeyError, AttributeError, ValueError):
-        return species or "?"
+    key = (getattr(mon, "gen", 0), species)
+    name = _DISPLAY_NAMES.get(key)
+    if name is None:
+        try:
+            name = str(GenData.from_gen(mon.gen).pokedex[species]["name"])
+        except (KeyError, AttributeError, ValueError):
+            name = species or "?"
+        _DISPLAY_NAMES[key] = name
+    return name
+
+
+_DISPLAY_NAMES: dict[tuple[int, str], str] = {}
+"""Pokédex names are fixed per generation; looking them up is a hot path of every state and snapshot."""
 
 
 def status_name(mon: Any) -> str | None:
