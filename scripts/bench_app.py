@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import shutil
 import signal
 import socket
@@ -30,10 +29,12 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchdoc import DOC, write_section  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-DOC = ROOT / "docs" / "benchmarks.md"
 HEADING = "## App"
 BASE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
 LONG_ID = "bench-300-turns"
@@ -211,18 +212,6 @@ def section(starts: list[float], torch_loaded: bool, steps: dict[str, float], rt
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    """Replace this script's section of docs/benchmarks.md (up to the next ``## `` heading), or append it."""
-    current = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(current):
-        updated = pattern.sub(lambda _: text + "\n", current, count=1)
-    else:
-        updated = current.rstrip("\n") + "\n\n" + text + "\n"
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(updated, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--starts", type=int, default=3, help="cold starts to time")
@@ -258,7 +247,7 @@ def main() -> int:
     if args.no_write:
         print(text)
     else:
-        write_section(text)
+        write_section(HEADING, text)
         print(f"wrote the {HEADING!r} section of {DOC.relative_to(ROOT)}")
     return 0
 

@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import os
 import platform
-import re
 import shutil
 import socket
 import statistics
@@ -34,6 +33,9 @@ from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.battle.store import save_recording  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchdoc import write_section  # noqa: E402
+
 SHOWDOWN = ROOT / "node_modules" / "pokemon-showdown"
 
 
@@ -50,7 +52,7 @@ async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: s
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
         async for _, recording in run_jobs(jobs, concurrency=concurrency, pool=pool):
-            save_recording(recording, Path(out))
+            await asyncio.to_thread(save_recording, recording, Path(out))  # as the CLI does
             turns += recording.result.turns
         return time.perf_counter() - started, turns
 
@@ -145,13 +147,6 @@ def markdown(rows: list[dict], n: int, repeats: int, format_id: str, command: st
     return "\n".join(lines)
 
 
-def replace_section(path: Path, heading: str, body: str) -> None:
-    text = path.read_text() if path.exists() else "# Benchmarks\n\nMeasured by the scripts in `scripts/`.\n\n"
-    pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.S | re.M)
-    text = pattern.sub(body, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + body
-    path.write_text(text)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--battles", type=int, default=100)
@@ -187,7 +182,7 @@ def main() -> int:
     body = markdown(rows, args.battles, args.repeats, args.format, command)
     print(body)
     if args.out:
-        replace_section(args.out, "## Battle core: embedded runner vs poke-env on a stock server", body)
+        write_section("## Battle core: embedded runner vs poke-env on a stock server", body, args.out)
     return 0
 
 

@@ -17,12 +17,14 @@ import asyncio
 import datetime
 import os
 import platform
-import re
 import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchdoc import DOC, write_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -33,7 +35,6 @@ from wolfeclick.arena.tournament import run_tournament  # noqa: E402
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 
-DOC = ROOT / "docs" / "benchmarks.md"
 HEADING = "## Tournaments"
 
 
@@ -127,18 +128,6 @@ def section(config: TournamentConfig, battles: int, repeats: int,
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    """Replace this script's section of docs/benchmarks.md (up to the next ``## `` heading), or append it."""
-    current = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(rf"^{re.escape(HEADING)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(current):
-        updated = pattern.sub(lambda _: text + "\n", current, count=1)
-    else:
-        updated = current.rstrip("\n") + "\n\n" + text
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(updated.rstrip("\n") + "\n", encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=int, default=20, help="pairs per pairing (default 20: 120 battles)")
@@ -169,7 +158,7 @@ def main() -> int:
     if args.no_write:
         print(text)
     else:
-        write_section(text)
+        write_section(HEADING, text)
         print(f"wrote {DOC.relative_to(ROOT)}")
     return 0
 

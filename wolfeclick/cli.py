@@ -99,7 +99,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         nonlocal failures
         with tqdm(total=len(jobs), unit="battle", file=sys.stderr, disable=len(jobs) < 2) as bar:
             async for _, recording in run_jobs(jobs, concurrency=args.concurrency):
-                path = save_recording(recording, args.out)
+                path = await asyncio.to_thread(save_recording, recording, args.out)  # fsync off the event loop
                 print(path, flush=True)
                 if recording.result.reason == "aborted":
                     failures += 1
