@@ -286,3 +286,29 @@ def test_cli_bad_spec_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
     assert "unknown policy spec 'nonsense'" in done.stderr
+
+
+def test_checkpoints_hand_out_the_battle_so_far(tmp_path: Path) -> None:
+    saved: list[Recording] = []
+
+    async def checkpoint(partial: Recording) -> None:
+        saved.append(partial)
+        save_recording(partial, tmp_path)
+
+    async def go() -> Recording:
+        final = None
+        async for item in stream_battle(make_policy("heuristic"), make_policy("random"), format_id="gen9randombattle",
+                                        seed=21, checkpoint=checkpoint, checkpoint_every=5):
+            if isinstance(item, Recording):
+                final = item
+        assert final is not None
+        return final
+
+    final = asyncio.run(go())
+    assert len(saved) >= 2
+    assert [len(p.turns) for p in saved] == sorted(len(p.turns) for p in saved)
+    for partial in saved:
+        assert partial.result.reason == "aborted" and partial.result.error.startswith("interrupted")
+        assert partial.turns == final.turns[: len(partial.turns)]
+        parse_recording(partial.to_json())
+    assert load_recording(tmp_path / f"{final.id}.json").result.reason == "aborted"  # until the final save

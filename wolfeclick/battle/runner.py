@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.metadata import version
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import wolfeclick
 from wolfeclick.battle.schema import (
@@ -48,6 +48,7 @@ _RUN_NUMBERS = itertools.count(1)
 _POLICY_THREADS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="wolfeclick-policy")
 """Blocking (model) decisions wait here, one thread per battle in flight, so a batcher can gather them all:
 asyncio's default pool has only cores + 4 threads, which would cap a batch at 6 on a 2-core machine."""
+INTERRUPTED = "interrupted: saved while the battle was still being played"
 MAX_REJECTIONS = 3
 """After this many refused choices at one decision point the side sends ``default``."""
 
@@ -144,6 +145,24 @@ class BattleRun:
         self.last_record: dict[str, _Pending] = {}
         self.finished: list[TurnRecord] = []
         self.index = 0
+
+    # --- the recording ---------------------------------------------------------------------------------------
+    def recording(self, reason: str, error: str | None, winner: str | None, sim_info: dict[str, Any]) -> Recording:
+        """The recording of everything finished so far, ended with ``reason``."""
+        return Recording(
+            schema="wolfeclick.recording/1",
+            id=self.id,
+            created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            format=self.format,
+            seed=self.seed,
+            players={side: PlayerInfo(name=self.names[side], policy=self.policies[side].spec,
+                                      metadata=self.policies[side].metadata()) for side in SIDES},
+            result=Result(winner=winner, reason=reason, turns=self.turn, error=error),
+            versions=versions(str(sim_info.get("showdown", "unknown"))),
+            log=list(self.log),
+            inputlog=list(self.inputlog or self.sent),
+            turns=list(self.finished),
+        )
 
     # --- reading the simulator -------------------------------------------------------------------------------
     def absorb(self, chunks: list[str]) -> None:
@@ -286,11 +305,15 @@ async def stream_battle(
     pool: SimPool | None = None,
     process: SimProcess | None = None,
     stop: asyncio.Event | None = None,
+    checkpoint: Callable[[Recording], Awaitable[None]] | None = None,
+    checkpoint_every: int = 10,
 ) -> AsyncIterator[TurnRecord | Recording]:
     """Play a battle, yielding each finished ``TurnRecord`` and finally the ``Recording``.
 
     Whatever goes wrong (a dead simulator, a policy that raises, ``stop`` being set), the recording of everything
-    played so far is still yielded, with ``result.reason`` saying how it ended and ``result.error`` why.
+    played so far is still yielded, with ``result.reason`` saying how it ended and ``result.error`` why. With
+    ``checkpoint``, a recording of the battle so far (marked ``aborted``: what a crash would leave) is handed to it
+    every ``checkpoint_every`` turn records, so even a process that dies mid-battle leaves the turns it played.
     """
     run = BattleRun(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, battle_id=battle_id)
     own_pool = None
@@ -300,6 +323,7 @@ async def stream_battle(
             await pool.start()
         process = pool.pick()
     reason, error = "win", None
+    checkpointed = 0
     try:
         run.sent = start_lines(format_id, seed, run.names)
         reply = await process.call("start", battle=run.key, lines=run.sent)
@@ -317,6 +341,9 @@ async def stream_battle(
             record = run.open_point(deciding)
             for done in run.flush():
                 yield done
+            if checkpoint is not None and len(run.finished) >= checkpointed + checkpoint_every:
+                checkpointed = len(run.finished)
+                await checkpoint(run.recording("aborted", INTERRUPTED, None, process.info))
             await decide_point(run, record, deciding, process)
         if run.ended:
             reason = "win" if run.winner else "tie"
@@ -344,20 +371,7 @@ async def stream_battle(
         run.settle_reward(side, outcome_reward(run.winner, side) if decided else 0.0)
     for done in run.flush():
         yield done
-    yield Recording(
-        schema="wolfeclick.recording/1",
-        id=run.id,
-        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        format=format_id,
-        seed=seed,
-        players={side: PlayerInfo(name=run.names[side], policy=run.policies[side].spec,
-                                  metadata=run.policies[side].metadata()) for side in SIDES},
-        result=Result(winner=run.winner if decided else None, reason=reason, turns=run.turn, error=error),
-        versions=versions(str(process.info.get("showdown", "unknown"))),
-        log=run.log,
-        inputlog=run.inputlog,
-        turns=run.finished,
-    )
+    yield run.recording(reason, error, run.winner if decided else None, process.info)
 
 
 async def decide_point(run: BattleRun, record: _Pending, deciding: list[str], process: SimProcess) -> None:

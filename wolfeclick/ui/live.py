@@ -249,7 +249,10 @@ async def run_live(
     library: Library | None = None,
     cache: PolicyCache | None = None,
 ) -> AsyncIterator[LiveEvent]:
-    """Play one battle, yielding an event per finished turn record; the recording is saved at the end."""
+    """Play one battle, yielding an event per finished turn record.
+
+    The recording is saved as it goes (every few turns, marked as interrupted until it ends) and finally whole.
+    """
     cache = cache or POLICIES
     stop = stop or asyncio.Event()
     policies: list[Policy] = []
@@ -274,7 +277,12 @@ async def run_live(
 
     recording: Recording | None = None
     try:
-        async for item in stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, stop=stop):
+        async def checkpoint(partial: Recording) -> None:
+            if library is not None:  # what a crash would leave; the finished recording overwrites it
+                await asyncio.to_thread(library.save, partial)
+
+        async for item in stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, stop=stop,
+                                        checkpoint=checkpoint):
             if isinstance(item, Recording):
                 recording = item
                 break
