@@ -267,6 +267,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workdir", default=None, help="where to write the random checkpoint (default: a temp dir)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="also write the report as JSON here")
+    parser.add_argument("--doc", action="store_true", help="also rewrite this shape's section of docs/benchmarks.md")
     return parser.parse_args(argv)
 
 
@@ -278,7 +279,37 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n")
+    if args.doc:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from benchdoc import write_section
+
+        heading, body = markdown_section(report, argv if argv is not None else sys.argv[1:])
+        write_section(heading, body)
     return 0
+
+
+def markdown_section(report: dict[str, Any], argv: list[str]) -> tuple[str, str]:
+    """The report as a docs/benchmarks.md section (one per shape and device)."""
+    heading = f"## LLM decisions: {report['shape']} shape on {report['device']}"
+    machine = report.get("gpu") or f"{os.cpu_count()} CPU cores, {report['torch_threads']} torch thread(s)"
+    lines = [
+        heading, "",
+        f"`scripts/bench_llm.py` on {machine}; {report['quant']} weights ({report['dtype']}), LoRA r={report['lora_r']} "
+        f"active; prompts: {report['prompts']} (median {report['prompt_tokens']['median']:.0f} tokens, median "
+        f"{report['candidates_per_decision']['median']:.0f} legal actions).", "",
+        "| decoding | ms per decision (median) | p90 |", "| --- | --- | --- |",
+    ]
+    for name, row in report["results"].items():
+        if "median" in row:
+            lines.append(f"| {name} | {row['median']:.1f} | {row['p90']:.1f} |")
+        else:
+            lines.append(f"| {name} (amortised, mean batch {row['mean_batch']}) | {row['amortised_ms']:.1f} | – |")
+    lines += ["", f"`score` not slower than `generate`: {report['score_not_slower_than_generate']}; shared-prefill "
+              f"scores match separate scoring within {report['score_check_max_abs_diff']:.1e}."]
+    if "goals" in report:
+        lines.append(f"Goals: {report['goals']}.")
+    lines += ["", "Reproduce: `.venv/bin/python scripts/bench_llm.py " + " ".join(argv) + "`", ""]
+    return heading, "\n".join(lines)
 
 
 if __name__ == "__main__":
