@@ -312,3 +312,17 @@ def test_checkpoints_hand_out_the_battle_so_far(tmp_path: Path) -> None:
         assert partial.turns == final.turns[: len(partial.turns)]
         parse_recording(partial.to_json())
     assert load_recording(tmp_path / f"{final.id}.json").result.reason == "aborted"  # until the final save
+
+
+@pytest.mark.parametrize(("format_id", "expected"), [
+    ("gen9foo", "unknown format 'gen9foo'"),
+    ("gen9ou", "'gen9ou' has no generated teams"),
+    ("gen9randomdoublesbattle", "only singles is supported"),
+])
+def test_formats_the_simulator_would_fake_are_refused_before_anything_is_written(
+        tmp_path: Path, format_id: str, expected: str) -> None:
+    done = run_cli("record", "--p1", "random", "--p2", "random", "--format", format_id, "--out", str(tmp_path))
+    assert done.returncode == 2
+    line = done.stderr.strip()
+    assert "\n" not in line and line.startswith("error: ") and expected in line
+    assert not list(tmp_path.glob("*.json"))

@@ -53,6 +53,10 @@ MAX_REJECTIONS = 3
 """After this many refused choices at one decision point the side sends ``default``."""
 
 
+class BattleNotStarted(ValueError):
+    """The simulator refused to start the battle (an unknown format, say): nothing was played, nothing recorded."""
+
+
 class PolicyFailure(RuntimeError):
     """A policy raised while deciding; its side forfeits the battle."""
 
@@ -326,7 +330,11 @@ async def stream_battle(
     checkpointed = 0
     try:
         run.sent = start_lines(format_id, seed, run.names)
-        reply = await process.call("start", battle=run.key, lines=run.sent)
+        try:
+            reply = await process.call("start", battle=run.key, format=format_id, lines=run.sent)
+        except SimulatorError as exc:
+            run.ended = True  # nothing to close
+            raise BattleNotStarted(str(exc).replace("simulator refused start: ", "")) from None
         run.absorb(reply["out"])
         while not run.ended:
             if stop is not None and stop.is_set():

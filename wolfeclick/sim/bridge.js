@@ -7,7 +7,7 @@ const path = require('path');
 const readline = require('readline');
 
 const showdownRoot = process.env.WOLFECLICK_SHOWDOWN || path.join(__dirname, '..', '..', 'node_modules', 'pokemon-showdown');
-const {BattleStream} = require(showdownRoot);
+const {BattleStream, Dex} = require(showdownRoot);
 const showdownVersion = require(path.join(showdownRoot, 'package.json')).version;
 
 const battles = new Map();
@@ -29,12 +29,26 @@ function openStream() {
   };
 }
 
+// Showdown would quietly play an unknown format id as a custom game; refuse anything but a random-team singles format.
+function checkFormat(id) {
+  const format = Dex.formats.get(id);
+  if (!format.exists || format.effectType !== 'Format') throw new Error(`unknown format '${id}'`);
+  if (format.team !== 'random') {
+    throw new Error(`'${id}' has no generated teams; use a random-battle format (gen1randombattle ... gen9randombattle)`);
+  }
+  if (format.gameType !== 'singles') throw new Error(`'${id}' is a ${format.gameType} format; only singles is supported`);
+  return {id: format.id, name: format.name};
+}
+
 function handle(req) {
   switch (req.op) {
     case 'hello':
       return {showdown: showdownVersion, node: process.version, pid: process.pid};
+    case 'format':
+      return checkFormat(req.format);
     case 'start': {
       if (battles.has(req.battle)) throw new Error(`battle ${req.battle} already exists`);
+      checkFormat(req.format);
       const host = openStream();
       battles.set(req.battle, host);
       return answer(req.battle, host, host.feed(req.lines));
