@@ -298,14 +298,20 @@ def test_compare_runs_a_small_tournament(client):
     job = client.submit(["random", "maxdamage"], "", 2, "gen4randombattle", "7", "score", api_name="/compare_run")
     updates = outputs_of(job)
     assert len(updates) >= 3  # start, each battle, the end
-    status, table, win, heat, ratings, select = updates[-1]
+    status, table, win, heat, ratings, select, games = updates[-1]
     assert "2 battles" in status and "complete" in status
     policies = {row[0] for row in table["data"]}
     assert policies == {"random", "maxdamage"}
+    # every battle is one click from its replay, and the replay is in the Replays library
+    links = [row[-1] for row in games["data"]]
+    assert len(links) == 2 and all(link.startswith("[open](?replay=") for link in links)
+    listed = {r["id"] for r in client.predict(api_name="/list_replays")}
+    assert {link[len("[open](?replay="):-1] for link in links} <= listed
     tournament = select["value"]
     earlier = client.predict(api_name="/compare_list")
     assert tournament in {e["id"] for e in earlier}
-    status, table, *_ = client.predict(tournament, api_name="/compare_load")
+    status, table, *_, loaded_games = client.predict(tournament, api_name="/compare_load")
     assert "complete" in status and {row[0] for row in table["data"]} == policies
+    assert loaded_games["data"] == games["data"]
     status, *_ = client.predict("../../etc", api_name="/compare_load")
     assert status.startswith("⚠")

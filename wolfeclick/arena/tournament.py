@@ -179,6 +179,7 @@ async def run_tournament(
     concurrency: int = 1,
     resume: bool = False,
     keep_recordings: bool = True,
+    recordings_dir: Path | None = None,
     policies: Mapping[str, Policy] | None = None,
     llm_options: Mapping[str, Any] | None = None,
     on_start: StartCallback | None = None,
@@ -190,6 +191,7 @@ async def run_tournament(
     * A new tournament needs a fresh directory; an existing one is continued only with ``resume=True``, which
       skips every battle already in ``progress.jsonl`` and plays the rest (a finished one just rewrites its
       results, byte-identical).
+    * Recordings go to ``recordings_dir`` if given (the app passes its replay library), else ``<id>/recordings/``.
     * ``policies`` maps specs to ready policies (e.g. a model the UI has loaded); other specs are built with
       ``make_policy(spec, **llm_options)``.
     * ``on_start(done, total)`` is called once before play, ``on_result(row, done, total)`` after each battle
@@ -235,7 +237,7 @@ async def run_tournament(
 
         jobs = [BattleJob(built[b.p1], built[b.p2], config.format, b.seed, config.max_turns, b.battle_id)
                 for b in pending]
-        recordings = directory / RECORDINGS_DIR if keep_recordings else None
+        recordings = (Path(recordings_dir) if recordings_dir else directory / RECORDINGS_DIR) if keep_recordings else None
         stream = run_jobs(jobs, concurrency=concurrency)
         async with contextlib.aclosing(stream):
             while True:

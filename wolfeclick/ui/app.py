@@ -408,9 +408,9 @@ def build_app(library: Library | None = None) -> gr.Blocks:
                 figures = [update.figures.get(k) for k in ("win_rate", "heatmap", "ratings")]
                 yield [update.message, update.table or skip, *[f if f is not None else skip for f in figures],
                        gr.Dropdown(choices=compare_mod.list_compares(), value=update.tournament)
-                       if update.finished else skip]
+                       if update.finished else skip, update.battles or skip]
         except LiveError as exc:
-            yield [f"⚠ {exc}", skip, skip, skip, skip, skip]
+            yield [f"⚠ {exc}", skip, skip, skip, skip, skip, skip]
 
     async def compare_stop(request: gr.Request = None) -> str:
         stop = compare_stops.get(getattr(request, "session_hash", None) or "anonymous")
@@ -424,9 +424,9 @@ def build_app(library: Library | None = None) -> gr.Blocks:
         try:
             update = compare_mod.load_compare(tournament_id or "")
         except LiveError as exc:
-            return [f"⚠ {exc}", gr.skip(), gr.skip(), gr.skip(), gr.skip()]
+            return [f"⚠ {exc}", gr.skip(), gr.skip(), gr.skip(), gr.skip(), gr.skip()]
         return [update.message, update.table, update.figures.get("win_rate"), update.figures.get("heatmap"),
-                update.figures.get("ratings")]
+                update.figures.get("ratings"), update.battles]
 
     def compare_list() -> list[dict]:
         """API: earlier comparisons as [{"id", "label"}]."""
@@ -527,6 +527,9 @@ def build_app(library: Library | None = None) -> gr.Blocks:
                             cp_win = gr.Plot(show_label=False)
                             cp_heat = gr.Plot(show_label=False)
                         cp_ratings = gr.Plot(show_label=False)
+                        cp_games = gr.Dataframe(headers=compare_mod.BATTLE_HEADERS, label="Battles (open any replay)",
+                                                datatype=["number", "str", "str", "str", "str", "number", "markdown"],
+                                                interactive=False, max_height=320)
 
         view_out = [rp_html, rp_hp, rp_reward, rp_slider, rp_link, rp_step]
         open_out = [*view_out, rp_select, rp_json, rp_export, rp_msg]
@@ -572,10 +575,10 @@ def build_app(library: Library | None = None) -> gr.Blocks:
 
         # ------------------------------------------------------------ events: compare
         cp_run.click(compare_run, [cp_specs, cp_extra, cp_battles, cp_format, cp_seed, cp_mode],
-                     [cp_status, cp_table, cp_win, cp_heat, cp_ratings, cp_select], api_name="compare_run",
+                     [cp_status, cp_table, cp_win, cp_heat, cp_ratings, cp_select, cp_games], api_name="compare_run",
                      concurrency_limit=2, concurrency_id="compare")
         cp_stop.click(compare_stop, None, cp_status, api_name="compare_stop", concurrency_limit=None)
-        cp_load.click(compare_load, cp_select, [cp_status, cp_table, cp_win, cp_heat, cp_ratings],
+        cp_load.click(compare_load, cp_select, [cp_status, cp_table, cp_win, cp_heat, cp_ratings, cp_games],
                       api_name="compare_load")
 
         # ------------------------------------------------------------ API-only endpoints

@@ -1,9 +1,9 @@
 """Small tournaments for the Compare tab: an adapter over ``wolfeclick.arena.tournament``. No Gradio.
 
-When the tournament module is importable, a comparison is a ``TournamentConfig`` run by ``run_tournament``
-(results as JSON lines under ``results/<tournament id>/``, resumable, with Wilson intervals and Bradley–Terry
-ratings); each finished battle is passed back as it arrives so the page can redraw. Without it, battles are played
-straight through ``battle.batch.run_jobs`` and summarised as a plain win count.
+A comparison is a ``TournamentConfig`` run by ``run_tournament`` (results as JSON lines under
+``results/<tournament id>/``, resumable, with Wilson intervals and Bradley–Terry ratings); each finished battle is
+passed back as it arrives so the page can redraw. Its recordings go to the replay library, so every battle in the
+battles table is one click from the Replays tab.
 """
 
 from __future__ import annotations
@@ -14,13 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
 
+from wolfeclick.arena import tournament as tournaments
+from wolfeclick.arena.results import charts_from_rows, summary_from_rows
+from wolfeclick.arena.schedule import build_schedule
 from wolfeclick.battle.schema import is_valid_id
+from wolfeclick.ui.library import recordings_dir
 from wolfeclick.ui.live import POLICIES, LiveError, PolicyCache, check_format, one_line
 
-__all__ = ["CompareUpdate", "results_dir", "run_compare", "load_compare", "list_compares", "TABLE_HEADERS"]
+__all__ = ["CompareUpdate", "results_dir", "run_compare", "load_compare", "list_compares", "TABLE_HEADERS",
+           "BATTLE_HEADERS"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TABLE_HEADERS = ["policy", "battles", "wins", "losses", "ties", "win rate", "95% CI", "rating", "rating 95% CI"]
+BATTLE_HEADERS = ["#", "p1", "p2", "winner", "ended", "turns", "replay"]
 MAX_POLICIES = 8
 MAX_BATTLES_PER_PAIRING = 200
 LIVE_BOOTSTRAP_ROUNDS = 100
@@ -41,15 +47,8 @@ class CompareUpdate:
     figures: dict[str, Any] = field(default_factory=dict)
     finished: bool = False
     tournament: str | None = None
-
-
-def _tournament_module():
-    try:
-        from wolfeclick.arena import tournament
-
-        return tournament
-    except ImportError:
-        return None
+    battles: list[list[Any]] = field(default_factory=list)
+    """One row per finished battle (``BATTLE_HEADERS``), the last cell a link that opens its replay."""
 
 
 def check_specs(specs: Sequence[str]) -> list[str]:
@@ -80,9 +79,16 @@ def _table_from_summary(summary: Any) -> list[list[Any]]:
     return rows
 
 
-def _figures(rows: list[dict[str, Any]], summary: Any, config: Any) -> dict[str, Any]:
-    from wolfeclick.arena.results import charts_from_rows
+def _battle_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
+    """Finished battles in schedule order; recording ids are safe names, so the link needs no escaping."""
+    table = []
+    for row in sorted(rows, key=lambda r: r["index"]):
+        link = f"[open](?replay={row['recording']})" if is_valid_id(str(row.get("recording", ""))) else ""
+        table.append([row["index"], row["p1"], row["p2"], row["winner"] or "–", row["reason"], row["turns"], link])
+    return table
 
+
+def _figures(rows: list[dict[str, Any]], summary: Any, config: Any) -> dict[str, Any]:
     charts = charts_from_rows(rows, summary, config)
     return {key: charts.get(key) for key in ("win_rate", "heatmap", "ratings")}
 
@@ -113,23 +119,16 @@ async def run_compare(
         if not cache.loaded(spec, mode) and spec.startswith(("llm:", "preset:")):
             yield CompareUpdate(0, 0, f"Loading {spec}…")
         policies[spec] = await asyncio.to_thread(cache.build, spec, mode)
-    module = _tournament_module()
-    if module is None:
-        async for update in _run_plain(specs, battles_per_pairing, format_id, seed, policies, concurrency, stop):
-            yield update
-        return
-    async for update in _run_tournament(module, specs, battles_per_pairing, format_id, seed, policies, mode,
-                                        concurrency, stop, out_dir or results_dir()):
+    async for update in _run_tournament(specs, battles_per_pairing, format_id, seed, policies, mode, concurrency,
+                                        stop, out_dir or results_dir()):
         yield update
 
 
-async def _run_tournament(module: Any, specs: list[str], battles: int, format_id: str, seed: int,
-                          policies: dict[str, Any], mode: str, concurrency: int, stop: asyncio.Event | None,
+async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: int, policies: dict[str, Any],
+                          mode: str, concurrency: int, stop: asyncio.Event | None,
                           out_dir: Path) -> AsyncIterator[CompareUpdate]:
-    from wolfeclick.arena.results import summary_from_rows
-
     try:
-        config = module.TournamentConfig(players=tuple(specs), pairs=max(1, (battles + 1) // 2),
+        config = tournaments.TournamentConfig(players=tuple(specs), pairs=max(1, (battles + 1) // 2),
                                          format=format_id, seed=seed)
     except ValueError as exc:
         raise LiveError(one_line(exc)) from None
@@ -145,8 +144,9 @@ async def _run_tournament(module: Any, specs: list[str], battles: int, format_id
 
     async def play() -> None:
         try:
-            summary = await module.run_tournament(
-                config, out_dir, concurrency=concurrency, resume=True, policies=policies,
+            summary = await tournaments.run_tournament(
+                config, out_dir, concurrency=concurrency, resume=True, recordings_dir=recordings_dir(),
+                policies=policies,
                 llm_options={"mode": mode}, on_start=on_start, on_result=on_result, stop=stop)
             await queue.put(("end", summary))
         except Exception as exc:
@@ -156,11 +156,11 @@ async def _run_tournament(module: Any, specs: list[str], battles: int, format_id
     rows: list[dict[str, Any]] = []
     try:
         # earlier rows of a resumed tournament
-        _, previous = module.load_results(module.tournament_dir(out_dir, config)) \
-            if (module.tournament_dir(out_dir, config) / module.CONFIG_FILE).exists() else (None, [])
+        _, previous = tournaments.load_results(tournaments.tournament_dir(out_dir, config)) \
+            if (tournaments.tournament_dir(out_dir, config) / tournaments.CONFIG_FILE).exists() else (None, [])
         rows.extend(previous)
-        yield CompareUpdate(len(rows), len(_schedule(config)), f"Tournament {config.id}: starting…",
-                            tournament=config.id)
+        yield CompareUpdate(len(rows), len(build_schedule(config)), f"Tournament {config.id}: starting…",
+                            tournament=config.id, battles=_battle_rows(rows))
         while True:
             kind, item = await queue.get()
             if kind == "row":
@@ -169,16 +169,16 @@ async def _run_tournament(module: Any, specs: list[str], battles: int, format_id
                 yield CompareUpdate(totals["done"], totals["total"],
                                     f"{totals['done']} of {totals['total']} battles played",
                                     _table_from_summary(summary), _figures(rows, summary, config),
-                                    tournament=config.id)
+                                    tournament=config.id, battles=_battle_rows(rows))
             elif kind == "end":
-                _, rows = module.load_results(module.tournament_dir(out_dir, config))
+                _, rows = tournaments.load_results(tournaments.tournament_dir(out_dir, config))
                 summary = item
                 state = "complete" if summary.complete else "stopped early (run it again to resume)"
                 yield CompareUpdate(summary.battles, totals["total"] or summary.battles,
                                     f"Tournament {config.id}: {summary.battles} battles, {state}. "
                                     f"Results in results/{config.id}/",
                                     _table_from_summary(summary), _figures(rows, summary, config),
-                                    finished=True, tournament=config.id)
+                                    finished=True, tournament=config.id, battles=_battle_rows(rows))
                 return
             else:
                 raise LiveError(f"the tournament stopped: {one_line(item)}")
@@ -188,61 +188,17 @@ async def _run_tournament(module: Any, specs: list[str], battles: int, format_id
             await asyncio.gather(task, return_exceptions=True)
 
 
-def _schedule(config: Any) -> list[Any]:
-    from wolfeclick.arena.schedule import build_schedule
-
-    return build_schedule(config)
-
-
-async def _run_plain(specs: list[str], battles: int, format_id: str, seed: int, policies: dict[str, Any],
-                     concurrency: int, stop: asyncio.Event | None) -> AsyncIterator[CompareUpdate]:
-    """Without the tournament module: seats alternate, seeds count up, and the table is a win count."""
-    from wolfeclick.arena.charts import win_heatmap, win_rate_chart
-    from wolfeclick.arena.stats import GameResult, summarize_pairings
-    from wolfeclick.battle.batch import BattleJob, run_jobs
-
-    jobs, seats = [], []
-    for i, a in enumerate(specs):
-        for b in specs[i + 1:]:
-            for k in range(battles):
-                p1, p2 = (a, b) if k % 2 == 0 else (b, a)
-                jobs.append(BattleJob(policies[p1], policies[p2], format_id, seed + k // 2))
-                seats.append((p1, p2, k // 2))
-    games: list[GameResult] = []
-    yield CompareUpdate(0, len(jobs), "starting…")
-    async for index, recording in run_jobs(jobs, concurrency=concurrency):
-        p1, p2, pair = seats[index]
-        winner = {"p1": p1, "p2": p2}.get(recording.result.winner or "")
-        if recording.result.reason != "aborted":
-            games.append(GameResult(p1, p2, pair, winner))
-        wins: dict[str, list[int]] = {s: [0, 0, 0] for s in specs}
-        for g in games:
-            for name in (g.a, g.b):
-                slot = 2 if g.winner is None else 0 if g.winner == name else 1
-                wins[name][slot] += 1
-        table = [[s, sum(w), w[0], w[1], w[2], _pct((w[0] + w[2] / 2) / sum(w)) if sum(w) else "–", "", "", ""]
-                 for s, w in sorted(wins.items(), key=lambda kv: -kv[1][0])]
-        summaries = summarize_pairings(games)
-        figures = {"win_rate": win_rate_chart(summaries), "heatmap": win_heatmap(summaries), "ratings": None}
-        yield CompareUpdate(len(games), len(jobs), f"{len(games)} of {len(jobs)} battles played", table, figures,
-                            finished=len(games) == len(jobs))
-        if stop is not None and stop.is_set():
-            yield CompareUpdate(len(games), len(jobs), "stopped", table, figures, finished=True)
-            return
-
-
 def list_compares(out_dir: Path | None = None) -> list[tuple[str, str]]:
     """(label, tournament id) of earlier comparisons, newest first."""
-    module = _tournament_module()
     root = out_dir or results_dir()
-    if module is None or not root.is_dir():
+    if not root.is_dir():
         return []
     found = []
-    for directory in module.find_tournaments(root):
+    for directory in tournaments.find_tournaments(root):
         if not is_valid_id(directory.name):
             continue
         try:
-            config = module.load_config(directory)
+            config = tournaments.load_config(directory)
         except ValueError:
             continue
         label = f"{directory.name} — {', '.join(config.players + config.vs)} ({config.format})"
@@ -253,19 +209,14 @@ def list_compares(out_dir: Path | None = None) -> list[tuple[str, str]]:
 
 def load_compare(tournament_id: str, out_dir: Path | None = None) -> CompareUpdate:
     """An earlier comparison's table and charts. The id is checked like a replay id and resolved inside results/."""
-    module = _tournament_module()
-    if module is None:
-        raise LiveError("loading earlier results needs wolfeclick.arena.tournament")
     root = (out_dir or results_dir()).resolve()
     if not isinstance(tournament_id, str) or not is_valid_id(tournament_id.strip()):
         raise LiveError("invalid tournament id")
     directory = root / tournament_id.strip()
-    if directory.resolve().parent != root or not (directory / module.CONFIG_FILE).is_file():
+    if directory.resolve().parent != root or not (directory / tournaments.CONFIG_FILE).is_file():
         raise LiveError("no such tournament")
-    from wolfeclick.arena.results import summary_from_rows
-
     try:
-        config, rows = module.load_results(directory)
+        config, rows = tournaments.load_results(directory)
     except ValueError as exc:
         raise LiveError(one_line(exc)) from None
     summary = summary_from_rows(rows, config)
@@ -273,4 +224,4 @@ def load_compare(tournament_id: str, out_dir: Path | None = None) -> CompareUpda
     return CompareUpdate(summary.battles, summary.scheduled or summary.battles,
                          f"Tournament {config.id}: {summary.battles} battles, {state}.",
                          _table_from_summary(summary), _figures(rows, summary, config), finished=True,
-                         tournament=config.id)
+                         tournament=config.id, battles=_battle_rows(rows))
