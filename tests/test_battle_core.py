@@ -326,3 +326,29 @@ def test_formats_the_simulator_would_fake_are_refused_before_anything_is_written
     line = done.stderr.strip()
     assert "\n" not in line and line.startswith("error: ") and expected in line
     assert not list(tmp_path.glob("*.json"))
+
+
+class SwitchHappy:
+    """Always switches when it may: walks into the simulator's '[Unavailable choice] … trapped' refusals."""
+
+    spec = "switch-happy"
+    blocking = False
+
+    def metadata(self) -> dict:
+        return {"kind": "test"}
+
+    def decide(self, observation: Observation) -> Decision:
+        switches = [a for a in observation.legal_actions if a.kind == "switch"]
+        return Decision(action=(switches or observation.legal_actions)[0])
+
+
+def test_a_trapped_switch_is_refused_and_the_side_chooses_from_the_new_request() -> None:
+    # gen4 seed 11: p2 brings a trapper, so switch requests are refused as [Unavailable choice]
+    recording = asyncio.run(play_battle(SwitchHappy(), make_policy("random"), format_id="gen4randombattle", seed=11))
+    refused = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions and t.decisions["p1"].rejected]
+    assert refused
+    for decision in refused:
+        assert all(command.startswith("switch") for command in decision.rejected)
+        assert decision.action is not None and decision.action.action == "move"
+    parse_recording(recording.to_json())
+    assert asyncio.run(resimulate(recording)).ok
