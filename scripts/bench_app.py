@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -72,10 +73,9 @@ def long_recording(base_path: Path, turns: int = 300) -> dict:
     return data
 
 
-def cold_start(recordings: Path, results: Path) -> tuple[float, bool]:
-    """Seconds from spawning `python app.py` to `GET /config` answering; and whether libtorch got mapped."""
-    import httpx
-
+@contextlib.contextmanager
+def running_app(recordings: Path, results: Path):  # type: ignore[no-untyped-def]
+    """``python app.py`` on a free loopback port: yields (process, port, spawn time); Ctrl-C at the end."""
     port = free_port()
     env = dict(os.environ, GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port),
                WOLFECLICK_RECORDINGS=str(recordings), WOLFECLICK_RESULTS=str(results), GRADIO_ANALYTICS_ENABLED="False")
@@ -83,24 +83,37 @@ def cold_start(recordings: Path, results: Path) -> tuple[float, bool]:
     proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError("app.py exited before serving")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/config", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.02)
-        elapsed = time.perf_counter() - started
-        maps = Path(f"/proc/{proc.pid}/maps")
-        torch_loaded = "libtorch" in maps.read_text() if maps.exists() else False
-        return elapsed, torch_loaded
+        yield proc, port, started
     finally:
         proc.send_signal(signal.SIGINT)  # Ctrl-C: the app closes cleanly
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def wait_until_serving(proc: subprocess.Popen, port: int) -> None:
+    """Poll ``GET /config`` until the app answers (it exiting first is an error)."""
+    import httpx
+
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError("app.py exited before serving")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/config", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.02)
+
+
+def cold_start(recordings: Path, results: Path) -> tuple[float, bool]:
+    """Seconds from spawning `python app.py` to `GET /config` answering; and whether libtorch got mapped."""
+    with running_app(recordings, results) as (proc, port, started):
+        wait_until_serving(proc, port)
+        elapsed = time.perf_counter() - started
+        maps = Path(f"/proc/{proc.pid}/maps")
+        torch_loaded = "libtorch" in maps.read_text() if maps.exists() else False
+        return elapsed, torch_loaded
 
 
 def step_times(recordings: Path, steps: int) -> dict[str, float]:
@@ -150,21 +163,10 @@ def step_times(recordings: Path, steps: int) -> dict[str, float]:
 
 def round_trip(recordings: Path, results: Path, steps: int) -> float:
     """Median ms of a replay_next call from gradio_client to the running app on the same machine."""
-    import httpx
     from gradio_client import Client
 
-    port = free_port()
-    env = dict(os.environ, GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port),
-               WOLFECLICK_RECORDINGS=str(recordings), WOLFECLICK_RESULTS=str(results), GRADIO_ANALYTICS_ENABLED="False")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        for _ in range(600):
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/config", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.05)
+    with running_app(recordings, results) as (proc, port, _):
+        wait_until_serving(proc, port)
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
         client.predict(LONG_ID, "p1", api_name="/replay_open")
         times = []
@@ -173,12 +175,6 @@ def round_trip(recordings: Path, results: Path, steps: int) -> float:
             client.predict(LONG_ID, k, "p1", api_name="/replay_next")
             times.append((time.perf_counter() - t) * 1000)
         return statistics.median(times)
-    finally:
-        proc.send_signal(signal.SIGINT)  # Ctrl-C: the app closes cleanly
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def section(starts: list[float], torch_loaded: bool, steps: dict[str, float], rt_ms: float, n_steps: int) -> str:

@@ -78,11 +78,15 @@ def _first_error(exc: ValidationError) -> str:
     return f"field '{where}': {error['msg']}{more}"
 
 
+def _check_size(size: int) -> None:
+    if size > MAX_RECORDING_BYTES:
+        raise RecordingError(f"file is {size / 1e6:.1f} MB; recordings are limited to "
+                             f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
+
+
 def parse_recording(data: bytes | str) -> Recording:
     """Validate recording text; raise RecordingError with one line saying what is wrong."""
-    if len(data) > MAX_RECORDING_BYTES:
-        raise RecordingError(f"file is {len(data) / 1e6:.1f} MB; recordings are limited to "
-                             f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
+    _check_size(len(data))
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
@@ -113,9 +117,7 @@ def load_recording(path: Path) -> Recording:
         size = path.stat().st_size
     except OSError as exc:
         raise RecordingError(f"cannot read {path.name}: {exc.strerror}") from None
-    if size > MAX_RECORDING_BYTES:
-        raise RecordingError(f"file is {size / 1e6:.1f} MB; recordings are limited to "
-                             f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
+    _check_size(size)
     return parse_recording(path.read_bytes())
 
 

@@ -286,12 +286,8 @@ def build_app(library: Library | None = None) -> gr.Blocks:
         except LiveError as exc:
             yield [f"⚠ {exc}", skip, skip, skip, "", None, gr.Button(visible=False), None]
             return
-        session = getattr(request, "session_hash", None) or "anonymous"
-        previous = live_stops.get(session)
-        if previous is not None:
-            previous.set()
-        stop = asyncio.Event()
-        live_stops[session] = stop
+        session = _session_key(request)
+        stop = _session_stop(live_stops, request)
         title = f"**{p1}** vs **{p2}** · {format_id} · seed {seed_value}"
         try:
             pace_value = max(0.0, min(5.0, float(pace if pace is not None else default_pace())))
@@ -334,11 +330,7 @@ def build_app(library: Library | None = None) -> gr.Blocks:
 
     async def live_stop(request: gr.Request = None) -> str:
         """Stop this session's live battle (what was played is still recorded)."""
-        stop = live_stops.get(getattr(request, "session_hash", None) or "anonymous")
-        if stop is None:
-            return "No live battle is running in this session."
-        stop.set()
-        return "■ Stopping…"
+        return _request_stop(live_stops, request, "No live battle is running in this session.", "■ Stopping…")
 
     async def battle_stream(p1: str, p2: str, format_id: str = DEFAULT_FORMAT, seed: int = 0,
                             max_turns: int = DEFAULT_MAX_TURNS) -> AsyncIterator[dict]:
@@ -413,11 +405,8 @@ def build_app(library: Library | None = None) -> gr.Blocks:
             yield [f"⚠ {exc}", skip, skip, skip, skip, skip, skip]
 
     async def compare_stop(request: gr.Request = None) -> str:
-        stop = compare_stops.get(getattr(request, "session_hash", None) or "anonymous")
-        if stop is None:
-            return "No comparison is running in this session."
-        stop.set()
-        return "■ Stopping after the battles in flight…"
+        return _request_stop(compare_stops, request, "No comparison is running in this session.",
+                             "■ Stopping after the battles in flight…")
 
     def compare_load(tournament_id: str):
         """Load an earlier comparison's table and charts by tournament id."""
@@ -594,8 +583,21 @@ def build_app(library: Library | None = None) -> gr.Blocks:
     return demo
 
 
+def _session_key(request: gr.Request | None) -> str:
+    return getattr(request, "session_hash", None) or "anonymous"
+
+
+def _request_stop(registry: dict[str, asyncio.Event], request: gr.Request | None, idle: str, stopping: str) -> str:
+    """Set this session's stop event, if it has work running; the message says which."""
+    stop = registry.get(_session_key(request))
+    if stop is None:
+        return idle
+    stop.set()
+    return stopping
+
+
 def _session_stop(registry: dict[str, asyncio.Event], request: gr.Request | None) -> asyncio.Event:
-    session = getattr(request, "session_hash", None) or "anonymous"
+    session = _session_key(request)
     previous = registry.get(session)
     if previous is not None:
         previous.set()
