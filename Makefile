@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup run test browser bench clean
+.PHONY: setup run test lint browser bench clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -25,7 +25,10 @@ browser:
 run: setup
 	$(PY) app.py
 
-test: setup browser
+lint: setup
+	$(VENV)/bin/ruff check wolfeclick tests scripts app.py
+
+test: setup browser lint
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 
 clean:

@@ -29,8 +29,8 @@ from benchdoc import DOC, write_section  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from wolfeclick.arena.schedule import TournamentConfig, build_schedule  # noqa: E402
 from wolfeclick.arena import tournament as _tournament  # noqa: E402
+from wolfeclick.arena.schedule import TournamentConfig, build_schedule  # noqa: E402
 from wolfeclick.arena.tournament import run_tournament  # noqa: E402
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402

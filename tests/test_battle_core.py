@@ -79,7 +79,7 @@ def test_turn_records_hold_state_actions_and_rewards() -> None:
     assert recording.result.reason == "win"
     for turn in recording.turns:
         assert turn.deciding and set(turn.decisions) == set(turn.deciding)
-        for side, decision in turn.decisions.items():
+        for decision in turn.decisions.values():
             assert "## Part A: Active Field" in decision.state
             assert decision.legal_actions, "a deciding side always has something to do"
             assert decision.action in decision.legal_actions

@@ -89,7 +89,7 @@ def test_local_checkpoints(tiny_checkpoint, tmp_path) -> None:  # noqa: F811
         resolve_checkpoint(parse_spec(f"llm:{tiny_checkpoint}/adapters/a+{tiny_checkpoint}/adapters/b"))
 
 
-def test_preset_resolves_offline_from_warm_cache(hub_cache) -> None:
+def test_preset_resolves_offline_from_warm_cache(hub_cache) -> None:  # noqa: F811
     resolved = resolve_checkpoint(parse_spec("preset:run3"))
     assert resolved.base.sha == SHAS["base"] and resolved.adapter.sha == SHAS["grpo-qwen3-4b-run3"]
     assert resolved.adapter.describe() == {"repo": PRESET_REPO, "revision": "grpo-qwen3-4b-run3",

@@ -14,8 +14,8 @@ import gradio as gr
 import httpx
 import pytest
 from gradio_client import Client, handle_file
-
 from test_ui_support import HOSTILE_ID, SAMPLE_ID, sample_path, server  # noqa: F401 (fixture)
+
 from wolfeclick.ui.app import build_app
 from wolfeclick.ui.library import Library
 

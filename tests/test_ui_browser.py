@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from test_ui_support import CHROMIUM, HOSTILE_ID, SAMPLE_ID, Browser, server  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")

@@ -8,10 +8,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import traceback
 from pathlib import Path
 from typing import Sequence
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
+from wolfeclick.errors import WolfeClickError
 
 
 def _add_llm_options(parser: argparse.ArgumentParser) -> None:
@@ -208,6 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, OSError, RuntimeError) as exc:  # one clear line, never a traceback
-        print(f"error: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}", file=sys.stderr)
-        return 2
+    except WolfeClickError as exc:  # what the user asked for could not be done: one clear line
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except Exception:  # anything else is ours to fix: show where it broke
+        traceback.print_exc()
+        print("error: this is a bug in WolfeClick Arena, please report it with the traceback above", file=sys.stderr)
+        return 3

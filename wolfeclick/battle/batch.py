@@ -16,7 +16,6 @@ from wolfeclick.battle.schema import Recording
 from wolfeclick.policies.base import Policy
 from wolfeclick.sim.process import SimPool, default_processes
 
-
 _GC_BATCH_THRESHOLD = (50_000, 50, 100)
 _gc_depth = 0
 _gc_saved = gc.get_threshold()

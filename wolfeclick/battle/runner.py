@@ -34,6 +34,7 @@ from wolfeclick.battle.schema import (
     is_valid_id,
 )
 from wolfeclick.battle.tracker import SideTracker, generation
+from wolfeclick.errors import WolfeClickError
 from wolfeclick.game.actions import LegalAction, legal_actions
 from wolfeclick.game.reward import RewardBudget, outcome_reward, reward_view, shaped_reward, total
 from wolfeclick.game.snapshot import side_snapshot
@@ -53,7 +54,7 @@ MAX_REJECTIONS = 3
 """After this many refused choices at one decision point the side sends ``default``."""
 
 
-class BattleNotStarted(ValueError):
+class BattleNotStarted(WolfeClickError, ValueError):
     """The simulator refused to start the battle (an unknown format, say): nothing was played, nothing recorded."""
 
 

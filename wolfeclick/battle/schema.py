@@ -114,6 +114,18 @@ class Versions(_Model):
     python: str
 
 
+SourceKind = Literal["played", "tournament", "training", "branch", "imported", "ladder"]
+
+
+class SourceInfo(_Model):
+    """Where a recording came from, so the library can say it and filter by it; ``played`` when absent."""
+
+    kind: SourceKind = "played"
+    detail: str | None = Field(None, description="E.g. the tournament id, the importer's format name, the server.")
+    parent: str | None = Field(None, description="For a branch: the id of the recording it was branched from.")
+    branch_step: int | None = Field(None, ge=0, description="For a branch: the decision index it took over at.")
+
+
 class Recording(_Model):
     schema_: Literal["wolfeclick.recording/1"] = Field(SCHEMA_VERSION, alias="schema")
     id: str = Field(pattern=ID_PATTERN)
@@ -126,6 +138,7 @@ class Recording(_Model):
     log: list[str] = Field(description="Spectator protocol lines, as Showdown's replay viewer takes them.")
     inputlog: list[str] = Field(description="Every line the simulator was fed; enough to re-simulate the battle.")
     turns: list[TurnRecord]
+    source: SourceInfo = Field(default_factory=SourceInfo, description="Where the recording came from.")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
 from wolfeclick.policies.baselines import BASELINES, BaselinePolicy
 
@@ -12,7 +13,7 @@ SPEC_HELP = (
 )
 
 
-class PolicySpecError(ValueError):
+class PolicySpecError(WolfeClickError, ValueError):
     """A spec that names no policy; the message is one line."""
 
 

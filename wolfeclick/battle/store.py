@@ -10,13 +10,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from wolfeclick.battle.schema import SCHEMA_VERSION, Recording, is_valid_id
+from wolfeclick.errors import WolfeClickError
 
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
 """Larger files are refused unread: a 300-turn battle with full LLM prompts is a few MB."""
 MAX_JSON_DEPTH = 64
 
 
-class RecordingError(ValueError):
+class RecordingError(WolfeClickError, ValueError):
     """A file that is not a valid recording; the message is one line, fit to show a user."""
 
 

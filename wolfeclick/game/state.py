@@ -9,7 +9,6 @@ battle always gives the same text.
 
 from __future__ import annotations
 
-
 import math
 from typing import Any
 

@@ -152,7 +152,6 @@ class BaseEntry:
 
 
 def _load_base(base: ResolvedModel, device: str, quant: str) -> BaseEntry:
-    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     label = base.ref.label()

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+from wolfeclick.errors import WolfeClickError
+
 PRESET_REPO = "Atharva2099/openenv-smogon-rl"
 PRESET_BASE = "Qwen/Qwen3-4B-Instruct-2507"
 PRESET_FORMAT = "gen4randombattle"
@@ -41,7 +43,7 @@ OPTION_KEYS = {
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 
 
-class CheckpointError(ValueError):
+class CheckpointError(WolfeClickError, ValueError):
     """A checkpoint that cannot be named, found or loaded. ``str()`` is always a single line."""
 
     def __init__(self, message: str) -> None:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from importlib.metadata import version
 from typing import Any
 
-from importlib.metadata import version
-
+from poke_env.player import MaxBasePowerPlayer, RandomPlayer, SimpleHeuristicsPlayer
 from poke_env.player import baselines as _pe_baselines
 from poke_env.player import player as _pe_player
-from poke_env.player import MaxBasePowerPlayer, RandomPlayer, SimpleHeuristicsPlayer
 
 from wolfeclick.game.actions import find_by_command
 from wolfeclick.policies.base import Decision, Observation

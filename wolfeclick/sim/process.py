@@ -10,12 +10,14 @@ import asyncio
 import fcntl
 import itertools
 import json
-
-import orjson
 import os
 import shutil
 from pathlib import Path
 from typing import Any
+
+import orjson
+
+from wolfeclick.errors import WolfeClickError
 
 BRIDGE = Path(__file__).with_name("bridge.js")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +25,7 @@ SHOWDOWN_DIR = Path(os.environ.get("WOLFECLICK_SHOWDOWN", PROJECT_ROOT / "node_m
 _LINE_LIMIT = 64 * 1024 * 1024
 
 
-class SimulatorError(RuntimeError):
+class SimulatorError(WolfeClickError, RuntimeError):
     """The simulator could not be reached or refused a request; the message is one line."""
 
 

@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS, player_names, recording_id
 from wolfeclick.battle.schema import Recording, TurnRecord
 from wolfeclick.battle.specs import SPEC_HELP, PolicySpecError, is_baseline, make_policy
+from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
 from wolfeclick.ui.library import Library
 from wolfeclick.ui.view import BattleMeta, BattleView
@@ -48,7 +49,7 @@ _FORMAT_RE = re.compile(r"^gen[1-9][a-z0-9]{2,60}$")
 MAX_SEED = 2**31 - 1
 
 
-class LiveError(ValueError):
+class LiveError(WolfeClickError, ValueError):
     """A choice the live tab cannot start with; the message is one line fit for the page."""
 
 

@@ -1,0 +1,26 @@
+"""The project's one error family.
+
+``WolfeClickError`` is for what a user did wrong or what the outside world refused (a malformed recording, an
+unknown checkpoint, a dead simulator, a full disk while saving): its message is one line fit to show a person, and
+the CLI and the app show exactly that line. Anything else that escapes is a bug and is shown with its traceback.
+Every layer may import this module; it imports nothing of the project.
+"""
+
+from __future__ import annotations
+
+
+class WolfeClickError(Exception):
+    """Base of every user-facing error; ``str(error)`` is one line."""
+
+    exit_code = 2
+    """What the CLI exits with when this error ends a command (2: the request itself was wrong)."""
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return text.splitlines()[0] if text else self.__class__.__name__
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an exception's message (or its class name), for one-line reports."""
+    text = str(exc)
+    return text.splitlines()[0] if text.strip() else exc.__class__.__name__
