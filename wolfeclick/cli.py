@@ -10,9 +10,10 @@ import asyncio
 import sys
 import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
+from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS
 from wolfeclick.errors import WolfeClickError
 
 
@@ -30,6 +31,32 @@ def _llm_options(args: argparse.Namespace) -> dict:
     return {"mode": args.mode, "quant": args.quant, "profile": args.profile, "temperature": args.temperature}
 
 
+MAX_BATTLES = 1_000_000
+"""At most this many battles (or pairs) per command."""
+
+
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a plain integer in [low, high], refused in one usage line otherwise (no silent clamping)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is out of range; expected {low} to {high}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+SEED = bounded_int(0, MAX_SEED - MAX_BATTLES)
+COUNT = bounded_int(1, MAX_BATTLES)
+CONCURRENCY = bounded_int(1, 256)
+TURNS = bounded_int(1, MAX_TURNS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m wolfeclick", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -39,16 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--p1", required=True, help="policy spec for side p1 (random, maxdamage, heuristic, llm:…)")
     record.add_argument("--p2", required=True, help="policy spec for side p2")
     record.add_argument("--format", default=DEFAULT_FORMAT, help=f"Showdown format (default {DEFAULT_FORMAT})")
-    record.add_argument("--seed", type=int, default=0, help="battle seed; battle i uses seed+i")
-    record.add_argument("--n", type=int, default=1, help="number of battles")
-    record.add_argument("--concurrency", type=int, default=1, help="battles in flight at once")
-    record.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help="stop a battle after this turn")
+    record.add_argument("--seed", type=SEED, default=0, help="battle seed; battle i uses seed+i")
+    record.add_argument("--n", type=COUNT, default=1, help="number of battles")
+    record.add_argument("--concurrency", type=CONCURRENCY, default=1, help="battles in flight at once")
+    record.add_argument("--max-turns", type=TURNS, default=DEFAULT_MAX_TURNS, help="stop a battle after this turn")
     record.add_argument("--out", type=Path, default=Path("recordings"), help="directory for the recordings")
     _add_llm_options(record)
 
     validate = commands.add_parser("validate", help="check recording files against the schema",
                                    description="Exit 0 if every file is a valid recording; else one line per bad file.")
-    validate.add_argument("files", nargs="+", type=Path)
+    validate.add_argument("files", nargs="+", type=Path, help="recording files, or folders of them")
 
     resim = commands.add_parser("resim", help="re-simulate a recording and compare the protocol log",
                                 description="Feed the recording's input log to the simulator; exit 1 at the first "
@@ -66,12 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--players", required=True, help="comma-separated policy specs, e.g. random,maxdamage,heuristic")
     bench.add_argument("--vs", default=None, help="comma-separated opponents: play each player against each of these "
                                                   "instead of a round robin")
-    bench.add_argument("--pairs", type=int, required=True, help="battle pairs per pairing (2 battles each)")
+    bench.add_argument("--pairs", type=COUNT, required=True, help="battle pairs per pairing (2 battles each)")
     bench.add_argument("--format", default=DEFAULT_FORMAT, help=f"Showdown format (default {DEFAULT_FORMAT})")
-    bench.add_argument("--seed", type=int, default=0, help="tournament seed; every battle seed derives from it")
+    bench.add_argument("--seed", type=SEED, default=0, help="tournament seed; every battle seed derives from it")
     bench.add_argument("--out", type=Path, default=Path("results"), help="results directory (default results)")
-    bench.add_argument("--concurrency", type=int, default=1, help="battles in flight at once")
-    bench.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help="stop a battle after this turn (a tie)")
+    bench.add_argument("--concurrency", type=CONCURRENCY, default=1, help="battles in flight at once")
+    bench.add_argument("--max-turns", type=TURNS, default=DEFAULT_MAX_TURNS, help="stop a battle after this turn (a tie)")
     bench.add_argument("--resume", action="store_true", help="finish an interrupted run of the same command")
     bench.add_argument("--sprt", default=None, metavar="ELO0,ELO1",
                        help="stop early once an SPRT decides whether the first policy is at least ELO1 (vs at most "
@@ -112,11 +139,22 @@ def cmd_record(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def expand_paths(paths: Sequence[Path]) -> list[Path]:
+    """Files as given; a directory stands for the ``*.json`` files directly inside it (symbolic links skipped)."""
+    expanded: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            expanded.extend(p for p in sorted(path.glob("*.json")) if not p.is_symlink())
+        else:
+            expanded.append(path)
+    return expanded
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from wolfeclick.battle.store import RecordingError, load_recording
 
     bad = 0
-    for path in args.files:
+    for path in expand_paths(args.files):
         try:
             recording = load_recording(path)
         except RecordingError as exc:

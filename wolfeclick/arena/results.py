@@ -34,6 +34,7 @@ from wolfeclick.arena.stats import (
     wilson_interval,
 )
 from wolfeclick.battle.schema import Recording
+from wolfeclick.errors import InputError
 
 __all__ = [
     "ROW_KEYS",
@@ -113,12 +114,12 @@ def parse_rows(text: str) -> tuple[list[dict[str, Any]], bool]:
         try:
             row = json.loads(line)
             if not isinstance(row, dict) or not ROW_KEYS <= row.keys():
-                raise ValueError("not a result row")
+                raise InputError("not a result row")
         except ValueError as exc:
             if number == len(lines) and not text.endswith("\n"):
                 torn = True
                 break
-            raise ValueError(f"line {number} is not a result row: {str(exc).splitlines()[0]}") from None
+            raise InputError(f"line {number} is not a result row: {str(exc).splitlines()[0]}") from None
         rows.append(row)
     return rows, torn
 
@@ -129,13 +130,13 @@ def check_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig) -> N
     for row in rows:
         index = row.get("index")
         if row.get("tournament") != config.id:
-            raise ValueError(f"a result row belongs to tournament {row.get('tournament')!r}, not {config.id!r}")
+            raise InputError(f"a result row belongs to tournament {row.get('tournament')!r}, not {config.id!r}")
         if not isinstance(index, int) or not 0 <= index < len(schedule):
-            raise ValueError(f"result row index {index!r} is outside this tournament's {len(schedule)} battles")
+            raise InputError(f"result row index {index!r} is outside this tournament's {len(schedule)} battles")
         battle = schedule[index]
         if (row.get("seed"), row.get("p1"), row.get("p2"), row.get("pair"), row.get("game")) != (
                 battle.seed, battle.p1, battle.p2, battle.pair, battle.game):
-            raise ValueError(f"result row {index} does not match the schedule (seed or seats differ)")
+            raise InputError(f"result row {index} does not match the schedule (seed or seats differ)")
 
 
 def game_results(rows: Iterable[Mapping[str, Any]]) -> list[GameResult]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, recording_id, slug
+from wolfeclick.errors import InputError
 from wolfeclick.sim.protocol import derive_int
 
 __all__ = [
@@ -70,31 +71,31 @@ class TournamentConfig:
             object.__setattr__(self, "sprt", (float(self.sprt[0]), float(self.sprt[1])))
         for name, specs in (("players", self.players), ("vs", self.vs)):
             if any(not s for s in specs):
-                raise ValueError(f"empty policy spec in {name}")
+                raise InputError(f"empty policy spec in {name}")
             if len(set(specs)) != len(specs):
-                raise ValueError(f"a policy is listed twice in {name}: {', '.join(specs)}")
+                raise InputError(f"a policy is listed twice in {name}: {', '.join(specs)}")
         if self.pairs < 1:
-            raise ValueError("pairs must be at least 1")
+            raise InputError("pairs must be at least 1")
         if self.seed < 0:
-            raise ValueError("seed must be non-negative")
+            raise InputError("seed must be non-negative")
         if self.max_turns < 1:
-            raise ValueError("max_turns must be at least 1")
+            raise InputError("max_turns must be at least 1")
         if not self.format:
-            raise ValueError("format is empty")
+            raise InputError("format is empty")
         found = pairings(self)
         if not found:
-            raise ValueError("no pairings: list at least two players, or players and --vs opponents")
+            raise InputError("no pairings: list at least two players, or players and --vs opponents")
         slugs: dict[str, str] = {}
         for spec in {s for pairing in found for s in pairing}:
             other = slugs.setdefault(slug(spec), spec)
             if other != spec:
-                raise ValueError(f"policy specs {other!r} and {spec!r} would share recording file names")
+                raise InputError(f"policy specs {other!r} and {spec!r} would share recording file names")
         if self.sprt is not None:
             elo0, elo1 = self.sprt
             if not elo0 < elo1:
-                raise ValueError(f"SPRT needs elo0 < elo1, got {elo0:g} and {elo1:g}")
+                raise InputError(f"SPRT needs elo0 < elo1, got {elo0:g} and {elo1:g}")
             if len(found) != 1:
-                raise ValueError(f"SPRT needs exactly one pairing (two policies), this tournament has {len(found)}")
+                raise InputError(f"SPRT needs exactly one pairing (two policies), this tournament has {len(found)}")
 
     @property
     def id(self) -> str:
@@ -129,7 +130,7 @@ class TournamentConfig:
                 sprt=(float(sprt[0]), float(sprt[1])) if sprt else None,
             )
         except (KeyError, TypeError, IndexError) as exc:
-            raise ValueError(f"not a tournament config: {exc.__class__.__name__}: {exc}") from None
+            raise InputError(f"not a tournament config: {exc.__class__.__name__}: {exc}") from None
 
     @property
     def sprt_policies(self) -> tuple[str, str] | None:

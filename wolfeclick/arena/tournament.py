@@ -42,6 +42,7 @@ from wolfeclick.arena.results import (
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import save_recording, write_atomic
+from wolfeclick.errors import InputError
 from wolfeclick.policies.base import Policy
 
 __all__ = [
@@ -88,11 +89,11 @@ def load_config(directory: Path | str) -> TournamentConfig:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"{directory} is not a tournament directory (no {CONFIG_FILE})") from None
+        raise InputError(f"{directory} is not a tournament directory (no {CONFIG_FILE})") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc.msg}") from None
+        raise InputError(f"{path} is not valid JSON: {exc.msg}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path} is not a tournament config")
+        raise InputError(f"{path} is not a tournament config")
     return TournamentConfig.from_dict(data)
 
 
@@ -132,6 +133,12 @@ def find_tournaments(out_dir: Path | str) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if (p / CONFIG_FILE).is_file())
+
+
+def _has_progress(directory: Path) -> bool:
+    """Whether any battle of the tournament in ``directory`` has finished (a row in progress.jsonl)."""
+    progress = directory / PROGRESS_FILE
+    return progress.exists() and progress.stat().st_size > 0
 
 
 def _persist(progress: Path, row: dict[str, Any], recording: Recording, recordings: Path | None) -> None:
@@ -206,12 +213,14 @@ async def run_tournament(
     directory = tournament_dir(out_dir, config)
     config_path = directory / CONFIG_FILE
     exists = config_path.exists()
+    if exists and not resume and not _has_progress(directory):
+        exists = False  # an earlier run stopped before any battle finished: nothing to keep, start afresh
     if exists:
         if not resume:
-            raise ValueError(f"{directory} already holds this tournament; pass --resume to finish it, "
+            raise InputError(f"{directory} already holds this tournament; pass --resume to finish it, "
                              "or remove the directory")
         if load_config(directory) != config:
-            raise ValueError(f"{config_path} holds a different config than this tournament")
+            raise InputError(f"{config_path} holds a different config than this tournament")
 
     schedule = build_schedule(config)
     rows = _read_progress(directory, config) if exists else []

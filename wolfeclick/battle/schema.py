@@ -23,13 +23,25 @@ Side = Literal["p1", "p2"]
 EndReason = Literal["win", "tie", "turn_limit", "aborted", "forfeit"]
 
 
+MAX_SEED = 2**63 - 1
+"""Seeds are kept to 63 bits, so every integer in a recording survives any JSON reader (orjson, browsers' doubles
+aside: seeds are shown, not computed on, in the page)."""
+MAX_TURNS = 1_000_000
+"""Bound on turn numbers, decision indices and counts: far beyond any real battle, small enough for every reader."""
+MAX_TEXT = 1_000_000
+"""Bound on any one string (a state, a log line, a raw output); the file's own size limit bounds the rest."""
+
+
 def is_valid_id(value: str) -> bool:
-    """True when ``value`` is a safe recording id (and so a safe file stem)."""
-    return isinstance(value, str) and bool(_ID_RE.match(value)) and ".." not in value
+    """True when ``value`` is a safe recording id (and so a safe file stem); a trailing newline is not safe."""
+    return isinstance(value, str) and bool(_ID_RE.fullmatch(value)) and ".." not in value
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Strict: no coercion ("1" is not a seed, true is not a count), finite floats only, bounded strings, so whatever
+    validates can be served back by every reader the app uses."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, str_max_length=MAX_TEXT)
 
 
 class ActionRecord(_Model):
@@ -79,15 +91,15 @@ class SideSnapshot(_Model):
     active_hp: float | None
     active_status: str | None
     team_hp: float = Field(ge=0, le=100, description="Mean HP percent over all six slots.")
-    fainted: int
+    fainted: int = Field(ge=0, le=24)
     team: list[PokemonSnapshot]
 
 
 class TurnRecord(_Model):
     """One decision point. ``events`` are the spectator protocol lines since the previous decision point."""
 
-    index: int = Field(ge=0)
-    turn: int = Field(ge=0)
+    index: int = Field(ge=0, le=MAX_TURNS)
+    turn: int = Field(ge=0, le=MAX_TURNS)
     deciding: list[Side]
     decisions: dict[Side, SideDecision]
     events: list[str]
@@ -95,15 +107,15 @@ class TurnRecord(_Model):
 
 
 class PlayerInfo(_Model):
-    name: str
-    policy: str = Field(description="The policy spec string, e.g. 'heuristic' or 'preset:run3'.")
+    name: str = Field(max_length=200)
+    policy: str = Field(max_length=2000, description="The policy spec string, e.g. 'heuristic' or 'preset:run3'.")
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class Result(_Model):
     winner: Side | None
     reason: EndReason
-    turns: int = Field(ge=0)
+    turns: int = Field(ge=0, le=MAX_TURNS)
     error: str | None = Field(None, description="One line on why the battle was aborted, if it was.")
 
 
@@ -123,7 +135,7 @@ class SourceInfo(_Model):
     kind: SourceKind = "played"
     detail: str | None = Field(None, description="E.g. the tournament id, the importer's format name, the server.")
     parent: str | None = Field(None, description="For a branch: the id of the recording it was branched from.")
-    branch_step: int | None = Field(None, ge=0, description="For a branch: the decision index it took over at.")
+    branch_step: int | None = Field(None, ge=0, le=MAX_TURNS, description="For a branch: the decision index it took over at.")
 
 
 class Recording(_Model):
@@ -131,8 +143,8 @@ class Recording(_Model):
     id: str = Field(pattern=ID_PATTERN)
     created: str = Field(description="ISO 8601 UTC time the recording was written (not part of its identity).")
     format: str
-    seed: int = Field(ge=0)
-    players: dict[Side, PlayerInfo]
+    seed: int = Field(ge=0, le=MAX_SEED)
+    players: dict[Side, PlayerInfo] = Field(description="Both sides, p1 and p2.")
     result: Result
     versions: Versions
     log: list[str] = Field(description="Spectator protocol lines, as Showdown's replay viewer takes them.")
@@ -140,7 +152,16 @@ class Recording(_Model):
     turns: list[TurnRecord]
     source: SourceInfo = Field(default_factory=SourceInfo, description="Where the recording came from.")
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True, allow_inf_nan=False,
+                              str_max_length=MAX_TEXT)
+
+    @field_validator("players")
+    @classmethod
+    def _both_players(cls, value: dict[str, PlayerInfo]) -> dict[str, PlayerInfo]:
+        missing = [side for side in ("p1", "p2") if side not in value]
+        if missing:
+            raise ValueError(f"players must name both p1 and p2 (missing {', '.join(missing)})")
+        return value
 
     @field_validator("id")
     @classmethod

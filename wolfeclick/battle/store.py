@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
+from typing import Iterator
 
+import orjson
 from pydantic import ValidationError
 
 from wolfeclick.battle.schema import SCHEMA_VERSION, Recording, is_valid_id
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.errors import StorageError, WolfeClickError
 
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
 """Larger files are refused unread: a 300-turn battle with full LLM prompts is a few MB."""
@@ -21,27 +22,163 @@ class RecordingError(WolfeClickError, ValueError):
     """A file that is not a valid recording; the message is one line, fit to show a user."""
 
 
-def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` via a temporary file and a rename, so a reader never sees half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+TEMP_SUFFIX = ".tmp"
+
+
+def _temp_name(path: Path) -> Path:
+    """``.<name>.<pid>.<random>.tmp`` beside ``path``: hidden, and naming the process that writes it."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+
+
+def _alive(pid: int) -> bool:
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; recordings are meant to be read by the app's user too
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory: Path) -> int:
+    """Delete temporary files left in ``directory`` by writers that were killed mid-write; return how many.
+
+    A writer's own process id is in its temporary file's name, so files of live writers are never touched.
+    """
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+            continue
+        parts = name[: -len(TEMP_SUFFIX)].rsplit(".", 2)
+        if len(parts) != 3 or not parts[1].isdigit() or _alive(int(parts[1])):
+            continue
+        try:
+            os.unlink(entry.path)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _write_new(path: Path, data: bytes, *, replace: bool) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then move it into place (``replace``) or link it there
+    (no replace: fails with FileExistsError if the name is taken, atomically, even across processes)."""
+    temp = _temp_name(path)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        try:
+            _write_all(fd, data)
+            os.fchmod(fd, 0o644)  # recordings are meant to be read by the app's user too, whatever the umask
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if replace:
+            os.replace(temp, path)
+        else:
+            os.link(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def write_atomic(path: Path, text: str | bytes, *, replace: bool = True) -> Path:
+    """Write ``text`` to ``path`` atomically; an OSError (full disk, read-only folder) becomes one StorageError line."""
+    path = Path(path)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot save {path}: {exc.strerror or exc.__class__.__name__}") from None
+    remove_stale_temporaries(path.parent)
+    try:
+        _write_new(path, data, replace=replace)
+    except FileExistsError:
+        if replace:
+            raise StorageError(f"cannot save {path}: File exists") from None
+        raise  # the no-replace claim lost: the caller picks another name
+    except OSError as exc:
+        raise StorageError(f"cannot save {path}: {exc.strerror or exc.__class__.__name__}") from None
     return path
 
 
+def _identity(recording: Recording) -> dict:
+    """What makes two recordings the same battle record: everything but the write time and measured latencies."""
+    data = recording.model_dump(mode="json", by_alias=True, exclude={"created"})
+    for turn in data["turns"]:
+        for decision in turn["decisions"].values():
+            decision.pop("latency_ms", None)
+    return data
+
+
+def same_battle(a: Recording, b: Recording) -> bool:
+    """True when ``a`` and ``b`` record the same battle the same way (a replay of one seeded battle, say)."""
+    return _identity(a) == _identity(b)
+
+
+def _candidate_ids(base: str) -> Iterator[str]:
+    yield base
+    stem = base[:110]
+    for number in range(2, 100_000):
+        yield f"{stem}-{number}"
+    raise StorageError(f"no free recording id left for {base}")
+
+
+class RecordingSaver:
+    """Saves one battle run — its periodic checkpoints and its final recording — under one id no other battle has.
+
+    Ids derive from format, seed and policies, so a rerun of a seed, a stopped Live battle or a one-turn API battle
+    would otherwise replace a different, complete recording. The first save claims the recording's id if it is
+    free (or already holds this very battle), else ``<id>-2``, ``<id>-3``…; the claim is an atomic no-replace link,
+    so two runs — even in two processes — never get one id. Later saves of the same run replace their own file.
+    """
+
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory)
+        self.id: str | None = None
+
+    @property
+    def path(self) -> Path | None:
+        return self.directory / f"{self.id}.json" if self.id else None
+
+    def save(self, recording: Recording) -> Path:
+        """Write ``recording`` (under the claimed id, which may differ from ``recording.id``); return its path."""
+        if self.id is not None:
+            return write_atomic(self.directory / f"{self.id}.json", _with_id(recording, self.id).to_json())
+        for candidate in _candidate_ids(recording.id):
+            path = self.directory / f"{candidate}.json"
+            copy = _with_id(recording, candidate)
+            try:
+                write_atomic(path, copy.to_json(), replace=False)
+            except FileExistsError:
+                try:
+                    existing = load_recording(path)
+                except RecordingError:
+                    continue  # something unreadable holds the name: leave it alone, take the next
+                if not same_battle(existing, copy):
+                    continue
+                write_atomic(path, copy.to_json())  # the same battle again: refresh it in place
+            self.id = candidate
+            return path
+        raise AssertionError("unreachable")
+
+
+def _with_id(recording: Recording, recording_id: str) -> Recording:
+    return recording if recording.id == recording_id else recording.model_copy(update={"id": recording_id})
+
+
 def save_recording(recording: Recording, directory: Path) -> Path:
-    """Save under ``<directory>/<id>.json`` (the id is a safe file name by construction)."""
-    return write_atomic(Path(directory) / f"{recording.id}.json", recording.to_json())
+    """Save one finished recording under ``<directory>/<id>.json``, never replacing a different battle's file."""
+    return RecordingSaver(directory).save(recording)
 
 
 def _depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -76,7 +213,10 @@ def _first_error(exc: ValidationError) -> str:
     if kind == "extra_forbidden":
         return f"unexpected field '{where}'"
     more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
-    return f"field '{where}': {error['msg']}{more}"
+    message = error["msg"]
+    if kind.startswith("int") and isinstance(error.get("input"), float):
+        message = "must be a whole number of at most 63 bits"  # orjson reads wider integers as floats
+    return f"field '{where}': {message}{more}"
 
 
 def _check_size(size: int) -> None:
@@ -96,9 +236,9 @@ def parse_recording(data: bytes | str) -> Recording:
     if not _depth_ok(data):
         raise RecordingError(f"JSON is nested more than {MAX_JSON_DEPTH} levels deep")
     try:
-        raw = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise RecordingError(f"not valid JSON (truncated or corrupt): {exc.msg} at line {exc.lineno}") from None
+        raw = orjson.loads(data)  # strict JSON: no NaN/Infinity, no lone surrogates, no integer beyond 64 bits
+    except orjson.JSONDecodeError as exc:
+        raise RecordingError(f"not valid JSON (truncated, corrupt or out of range): {exc.msg} at line {exc.lineno}") from None
     if not isinstance(raw, dict):
         raise RecordingError("not a recording: the top level is not a JSON object")
     if "schema" not in raw:
@@ -115,11 +255,13 @@ def load_recording(path: Path) -> Recording:
     """Read and validate a recording file."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        if path.is_dir():
+            raise RecordingError(f"{path.name} is a folder, not a recording file")
+        _check_size(path.stat().st_size)
+        data = path.read_bytes()
     except OSError as exc:
-        raise RecordingError(f"cannot read {path.name}: {exc.strerror}") from None
-    _check_size(size)
-    return parse_recording(path.read_bytes())
+        raise RecordingError(f"cannot read {path.name}: {exc.strerror or exc.__class__.__name__}") from None
+    return parse_recording(data)
 
 
 def resolve_in(directory: Path, recording_id: str) -> Path:

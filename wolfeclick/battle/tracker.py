@@ -8,6 +8,8 @@ from typing import Any
 
 from poke_env.battle import Battle
 
+from wolfeclick.errors import InputError
+
 _IGNORED = {"t:", "expire", "uhtmlchange", "tempnotify", "tempnotifyoff", "win", "tie", "split", "request"}
 _log = logging.getLogger("wolfeclick.tracker")
 _quiet = logging.getLogger("wolfeclick.poke_env")
@@ -22,7 +24,7 @@ def generation(format_id: str) -> int:
             break
         digits += char
     if not format_id.startswith("gen") or not digits:
-        raise ValueError(f"format {format_id!r} does not name a generation (expected e.g. gen9randombattle)")
+        raise InputError(f"format {format_id!r} does not name a generation (expected e.g. gen9randombattle)")
     return int(digits)
 
 

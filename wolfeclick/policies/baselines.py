@@ -16,6 +16,7 @@ from poke_env.player import MaxBasePowerPlayer, RandomPlayer, SimpleHeuristicsPl
 from poke_env.player import baselines as _pe_baselines
 from poke_env.player import player as _pe_player
 
+from wolfeclick.errors import InputError
 from wolfeclick.game.actions import find_by_command
 from wolfeclick.policies.base import Decision, Observation
 
@@ -36,7 +37,7 @@ class BaselinePolicy:
 
     def __init__(self, spec: str) -> None:
         if spec not in BASELINES:
-            raise ValueError(f"unknown baseline {spec!r}; choose one of {', '.join(BASELINES)}")
+            raise InputError(f"unknown baseline {spec!r}; choose one of {', '.join(BASELINES)}")
         player_class, self.description = BASELINES[spec]
         self.spec = spec
         self._player = player_class(start_listening=False, log_level=logging.CRITICAL)
