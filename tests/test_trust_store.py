@@ -242,3 +242,22 @@ def test_user_errors_are_one_line_and_bugs_show_a_traceback(tmp_path: Path) -> N
 def test_parse_recording_accepts_the_samples_unchanged() -> None:
     for path in sorted((ROOT / "recordings").glob("*.json")):
         assert parse_recording(path.read_bytes()).id == path.stem
+
+
+def test_a_tournament_never_replaces_a_different_battle_in_a_shared_library(tmp_path: Path) -> None:
+    from wolfeclick.arena.schedule import TournamentConfig, build_schedule
+    from wolfeclick.arena.tournament import load_results, run_tournament, tournament_dir
+
+    config = TournamentConfig(players=("random", "heuristic"), pairs=1, format="gen9randombattle", seed=3)
+    library = tmp_path / "library"
+    first = build_schedule(config)[0]
+    squatter = play(99, 2).model_copy(update={"id": first.battle_id})
+    save_recording(squatter, library)
+    asyncio.run(run_tournament(config, tmp_path / "results", recordings_dir=library))
+    rows = load_results(tournament_dir(tmp_path / "results", config))[1]
+    by_index = {row["index"]: row for row in rows}
+    assert by_index[first.index]["recording"] == f"{first.battle_id}-2"
+    assert load_recording(library / f"{first.battle_id}.json") == squatter  # untouched
+    for row in rows:
+        saved = load_recording(library / f"{row['recording']}.json")
+        assert saved.source.kind == "tournament" and saved.source.detail == config.id

@@ -40,7 +40,7 @@ from wolfeclick.arena.results import (
     summary_from_rows,
 )
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
-from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.schema import Recording, SourceInfo
 from wolfeclick.battle.store import save_recording, write_atomic
 from wolfeclick.errors import InputError
 from wolfeclick.policies.base import Policy
@@ -141,14 +141,22 @@ def _has_progress(directory: Path) -> bool:
     return progress.exists() and progress.stat().st_size > 0
 
 
-def _persist(progress: Path, row: dict[str, Any], recording: Recording, recordings: Path | None) -> None:
-    """Save the recording (if kept), then append the row and fsync it: a row on disk implies its recording is."""
+def _persist(progress: Path, row: dict[str, Any], recording: Recording, recordings: Path | None) -> dict[str, Any]:
+    """Save the recording (if kept), then append the row and fsync it: a row on disk implies its recording is.
+
+    The recording is marked as a tournament's; if its id is taken by a different battle (a shared replay library),
+    it is saved under a free one and the row says which. Returns the row as written.
+    """
     if recordings is not None:
-        save_recording(recording, recordings)
+        marked = recording.model_copy(update={"source": SourceInfo(kind="tournament", detail=row["tournament"])})
+        saved = save_recording(marked, recordings)
+        if saved.stem != row["recording"]:
+            row = {**row, "recording": saved.stem}
     with open(progress, "a", encoding="utf-8") as handle:
         handle.write(row_line(row))
         handle.flush()
         os.fsync(handle.fileno())
+    return row
 
 
 def glicko2_over(directories: Sequence[Path | str]) -> dict[str, Glicko2Rating]:
@@ -260,7 +268,7 @@ async def run_tournament(
                 battle = pending[position]
                 row = result_row(config.id, battle, recording)
                 # File work (two fsyncs) runs in a thread: the battles still in flight go on meanwhile.
-                await asyncio.to_thread(_persist, directory / PROGRESS_FILE, row, recording, recordings)
+                row = await asyncio.to_thread(_persist, directory / PROGRESS_FILE, row, recording, recordings)
                 rows.append(row)
                 done.add(battle.index)
                 if on_result is not None:
