@@ -106,6 +106,30 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--no-recordings", dest="recordings", action="store_false",
                        help="do not keep a recording of each battle")
     _add_llm_options(bench)
+
+    branch = commands.add_parser("branch", help="replay a recording up to a decision point, then let policies play on",
+                                 description="Replay RECORDING's own choices up to decision point --at (the simulator "
+                                             "in exactly the state it was in), then let --p1/--p2 (default: the "
+                                             "recorded policies) play on. Prints the new recording's path.")
+    branch.add_argument("recording", type=Path)
+    branch.add_argument("--at", type=bounded_int(0, MAX_TURNS), required=True, metavar="STEP",
+                        help="decision index to take over at (0 = the first decision)")
+    branch.add_argument("--p1", default=None, help="policy for p1 from STEP on (default: the recorded one)")
+    branch.add_argument("--p2", default=None, help="policy for p2 from STEP on (default: the recorded one)")
+    branch.add_argument("--out", type=Path, default=Path("recordings"), help="directory for the new recording")
+    _add_llm_options(branch)
+
+    rescore = commands.add_parser("rescore", help="ask a policy what it would have done at every recorded decision",
+                                  description="Replay each recording from its own choices and ask --policy at every "
+                                              "decision of --side; writes <out>/rescores/<id>/<policy>-<side>.json and "
+                                              "prints agreement with the recorded choices.")
+    rescore.add_argument("recordings", nargs="+", type=Path, help="recording files, or folders of them")
+    rescore.add_argument("--policy", required=True, help="the policy spec to ask (e.g. preset:run3, llm:/path)")
+    rescore.add_argument("--side", choices=["p1", "p2"], required=True)
+    rescore.add_argument("--out", type=Path, default=None, help="recordings folder to store rescores in "
+                                                                "(default: each recording's own folder)")
+    rescore.add_argument("--concurrency", type=CONCURRENCY, default=8, help="recordings replayed at once")
+    _add_llm_options(rescore)
     return parser
 
 
@@ -237,8 +261,50 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 1 if summary.aborted or not summary.complete else 0
 
 
+def cmd_branch(args: argparse.Namespace) -> int:
+    from wolfeclick.battle.branch import branch
+    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.store import RecordingSaver, load_recording
+
+    parent = load_recording(args.recording)
+    policies = {side: make_policy(spec, **_llm_options(args)) if spec else None
+                for side, spec in (("p1", args.p1), ("p2", args.p2))}
+    recording = asyncio.run(branch(parent, args.at, policies))
+    print(RecordingSaver(args.out).save(recording))
+    return 1 if recording.result.reason == "aborted" else 0
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from wolfeclick.battle.rescore import Rescore, agreement_by_turn, rescore_many, save_rescore
+    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.store import load_recording
+
+    paths = expand_paths(args.recordings)
+    recordings = [load_recording(path) for path in paths]
+    folders = {recording.id: (args.out or path.parent) for recording, path in zip(recordings, paths)}
+    policy = make_policy(args.policy, **_llm_options(args))
+    results = asyncio.run(rescore_many(recordings, policy, args.side, concurrency=args.concurrency))
+    done: list[Rescore] = []
+    for recording, result in zip(recordings, results):
+        if not isinstance(result, Rescore):
+            print(f"error: {result}", file=sys.stderr)
+            continue
+        done.append(result)
+        path = save_rescore(result, folders[recording.id])
+        agreement = f"{result.agreement:.1%}" if result.agreement is not None else "n/a"
+        print(f"{path}: {len(result.decisions)} decisions, agreement {agreement}")
+    decisions = [d for r in done for d in r.decisions]
+    if decisions:
+        overall = sum(d.agree for d in decisions) / len(decisions)
+        print(f"overall: {policy.spec} agrees with the recorded {args.side} choices at {overall:.1%} of "
+              f"{len(decisions)} decisions in {len(done)} recordings")
+        by_turn = agreement_by_turn(done)
+        print("by turn: " + ", ".join(f"{turn}:{share:.0%}" for turn, share in by_turn.items()))
+    return 0 if len(done) == len(recordings) else 1
+
+
 COMMANDS = {"record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema,
-            "bench": cmd_bench}
+            "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -120,7 +120,7 @@ class BattleRun:
     """The state of one battle in progress. Use ``stream_battle`` / ``play_battle`` rather than this directly."""
 
     def __init__(self, p1: Policy, p2: Policy, *, format_id: str, seed: int, max_turns: int,
-                 battle_id: str | None) -> None:
+                 battle_id: str | None, names: dict[str, str] | None = None) -> None:
         generation(format_id)  # fail early, in one line, on a format without a generation
         self.policies = {"p1": p1, "p2": p2}
         self.format = format_id
@@ -129,7 +129,7 @@ class BattleRun:
         self.id = battle_id or recording_id(format_id, seed, p1.spec, p2.spec)
         self.key = f"{self.id}#{next(_RUN_NUMBERS)}"
         """The simulator's name for this run: unique even when the same battle is played twice at once."""
-        self.names = player_names(p1.spec, p2.spec)
+        self.names = dict(names) if names else player_names(p1.spec, p2.spec)
         self.trackers = {side: SideTracker(self.key, side, self.names[side], format_id) for side in SIDES}
         self.rngs = {side: random.Random(derive_int(seed, f"policy:{side}")) for side in SIDES}
         self.log: list[str] = []
@@ -312,6 +312,7 @@ async def stream_battle(
     stop: asyncio.Event | None = None,
     checkpoint: Callable[[Recording], Awaitable[None]] | None = None,
     checkpoint_every: int = 10,
+    names: dict[str, str] | None = None,
 ) -> AsyncIterator[TurnRecord | Recording]:
     """Play a battle, yielding each finished ``TurnRecord`` and finally the ``Recording``.
 
@@ -319,8 +320,9 @@ async def stream_battle(
     played so far is still yielded, with ``result.reason`` saying how it ended and ``result.error`` why. With
     ``checkpoint``, a recording of the battle so far (marked ``aborted``: what a crash would leave) is handed to it
     every ``checkpoint_every`` turn records, so even a process that dies mid-battle leaves the turns it played.
+    ``names`` overrides the players' names as the simulator shows them (a branch keeps its parent's).
     """
-    run = BattleRun(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, battle_id=battle_id)
+    run = BattleRun(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, battle_id=battle_id, names=names)
     own_pool = None
     if process is None:
         if pool is None:

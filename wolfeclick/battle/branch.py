@@ -1,0 +1,177 @@
+"""Branch a recorded battle, or ask a policy what it would have done, by replaying the recording's own choices.
+
+The simulator replays a battle exactly from its seed and its choices, and every policy draws only from its side's
+seeded generator. So feeding a recording's choices back through the runner puts the simulator — and each side's
+view — in exactly the state it was in at any decision point. From there other policies can play on (``branch``),
+or a policy can be shown every observation a side saw and asked for its choice, with no battle of its own
+(``wolfeclick.battle.rescore``). A recording whose choices do not reproduce its states (imported, tampered) is
+refused in one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, play_battle
+from wolfeclick.battle.schema import Recording, SideDecision, SourceInfo, TurnRecord
+from wolfeclick.errors import WolfeClickError
+from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sim.process import SimPool, SimProcess
+from wolfeclick.sim.protocol import SIDES
+
+
+class BranchError(WolfeClickError):
+    """A recording that cannot be replayed (no input log, choices that no longer fit); one line."""
+
+
+@dataclass(frozen=True)
+class RecordedChoice:
+    """One command a side sent: the decision it belongs to, and whether the simulator refused it."""
+
+    index: int
+    command: str
+    first_attempt: bool
+    decision: SideDecision
+
+
+def recorded_choices(recording: Recording, side: str, until: int) -> list[RecordedChoice]:
+    """Every command ``side`` sent before decision ``until``, in order: refused ones first, then the one played."""
+    choices: list[RecordedChoice] = []
+    for turn in recording.turns[:until]:
+        decision = turn.decisions.get(side)
+        if decision is None:
+            continue
+        attempts = [*decision.rejected, decision.command]
+        for number, command in enumerate(attempts):
+            choices.append(RecordedChoice(turn.index, command, number == 0, decision))
+    return choices
+
+
+def _matching_action(observation: Observation, command: str, decision: SideDecision, final: bool) -> Any:
+    """The legal action behind a recorded command (``move 2 terastallize`` is ``move 2`` plus an extra)."""
+    if final and decision.action is not None:
+        for action in observation.legal_actions:
+            if action.kind == decision.action.action and action.name == decision.action.choice:
+                return action
+    for action in observation.legal_actions:
+        if command == action.command() or command.startswith(action.command() + " "):
+            return action
+    return None
+
+
+class ReplayingPolicy:
+    """Plays a recording's choices for one side, then hands over to ``then`` (if any).
+
+    ``advance`` also asks ``then`` at each replayed decision (its answer is discarded), so a policy that draws from
+    the battle's generator is in exactly the state it was in when the recording reached the branch point: branching
+    with the same policies reproduces the parent. ``probe``, if given, is called with every observation of a
+    decision's first attempt and the replayed choice — how ``rescore`` sees what the side saw.
+    """
+
+    def __init__(self, script: list[RecordedChoice], then: Policy | None, *, spec: str, metadata: dict[str, Any],
+                 advance: bool = False, probe: Any = None, blocking: bool = False) -> None:
+        self.script = script
+        self.then = then
+        self.spec = then.spec if then is not None else spec
+        self.blocking = blocking or bool(then is not None and then.blocking)
+        self._metadata = metadata
+        self.advance = advance and then is not None
+        self.probe = probe
+        self.position = 0
+        self.failure: str | None = None
+
+    def metadata(self) -> dict[str, Any]:
+        return self.then.metadata() if self.then is not None else dict(self._metadata)
+
+    def decide(self, observation: Observation) -> Decision:
+        if self.position >= len(self.script):
+            if self.then is None:
+                self.failure = "the battle went on past the end of the recording; its choices do not replay it"
+                raise BranchError(self.failure)
+            return self.then.decide(observation)
+        choice = self.script[self.position]
+        self.position += 1
+        recorded = choice.decision
+        if choice.first_attempt and observation.state != recorded.state:
+            self.failure = (f"decision {choice.index} ({observation.side}) no longer sees the recorded state: the "
+                            "recording's choices do not replay it (imported or edited?)")
+            raise BranchError(self.failure)
+        if self.advance:
+            assert self.then is not None
+            self.then.decide(observation)
+        if self.probe is not None and choice.first_attempt:
+            self.probe(choice, observation)
+        final = self.position >= len(self.script) or self.script[self.position].first_attempt
+        return Decision(action=_matching_action(observation, choice.command, recorded, final), command=choice.command,
+                        raw_output=recorded.raw_output, illegal=recorded.illegal,
+                        illegal_reason=recorded.illegal_reason, info=dict(recorded.policy_info))
+
+
+def replayable(recording: Recording) -> None:
+    """Raise BranchError unless ``recording`` holds what a replay needs (decisions and an input log)."""
+    if not recording.inputlog or not recording.turns:
+        where = f" ({recording.source.kind}: {recording.source.detail})" if recording.source.kind == "imported" else ""
+        raise BranchError(f"{recording.id} has no input log and decisions to replay{where}")
+
+
+def _comparable(turn: TurnRecord) -> dict[str, Any]:
+    data = turn.model_dump(mode="json")
+    for decision in data["decisions"].values():
+        decision.pop("latency_ms", None)
+    return data
+
+
+def first_difference(a: list[TurnRecord], b: list[TurnRecord], count: int) -> int | None:
+    """The first of the first ``count`` decision indices where two battles' turn records differ, or None."""
+    for index in range(count):
+        if index >= len(a) or index >= len(b) or _comparable(a[index]) != _comparable(b[index]):
+            return index
+    return None
+
+
+def branch_id(parent: Recording, step: int, specs: dict[str, str]) -> str:
+    """``<parent>-b<step>-<hash>``: the same branch of the same parent gets the same id."""
+    digest = hashlib.sha256(f"{specs['p1']}\n{specs['p2']}".encode()).hexdigest()[:8]
+    return f"{parent.id[:100]}-b{step}-{digest}"
+
+
+def turn_limit_of(recording: Recording) -> int:
+    """The turn limit the recording was played under, where its end says (else the runner's default)."""
+    return recording.result.turns - 1 if recording.result.reason == "turn_limit" else DEFAULT_MAX_TURNS
+
+
+async def branch(parent: Recording, step: int, policies: dict[str, Policy | None], *, pool: SimPool | None = None,
+                 process: SimProcess | None = None, max_turns: int | None = None) -> Recording:
+    """Replay ``parent`` up to decision ``step``, then let ``policies`` play on (None: the parent's own policy).
+
+    The new recording is marked as a branch of its parent and shares its turns before ``step``.
+    """
+    replayable(parent)
+    if not 0 <= step < len(parent.turns):
+        raise BranchError(f"step must be between 0 and {len(parent.turns) - 1} (the recording has "
+                          f"{len(parent.turns)} decision points)")
+    from wolfeclick.battle.specs import make_policy
+
+    wrappers: dict[str, ReplayingPolicy] = {}
+    for side in SIDES:
+        recorded_spec = parent.players[side].policy
+        then = policies.get(side) or make_policy(recorded_spec)
+        wrappers[side] = ReplayingPolicy(recorded_choices(parent, side, step), then, spec=recorded_spec,
+                                         metadata=parent.players[side].metadata,
+                                         advance=then.spec == recorded_spec)
+    specs = {side: wrappers[side].spec for side in SIDES}
+    recording = await play_battle(
+        wrappers["p1"], wrappers["p2"], format_id=parent.format, seed=parent.seed,
+        max_turns=max_turns if max_turns is not None else turn_limit_of(parent),
+        battle_id=branch_id(parent, step, specs), pool=pool, process=process,
+        names={side: parent.players[side].name for side in SIDES},
+    )
+    failure = next((w.failure for w in wrappers.values() if w.failure), None)
+    if failure:
+        raise BranchError(f"{parent.id}: {failure}")
+    differs = first_difference(parent.turns, recording.turns, step)
+    if differs is not None:
+        raise BranchError(f"{parent.id}: replaying its choices diverged at decision {differs}; it cannot be branched")
+    return recording.model_copy(update={"source": SourceInfo(kind="branch", parent=parent.id, branch_step=step)})
