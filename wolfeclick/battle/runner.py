@@ -243,7 +243,9 @@ class BattleRun:
     def observation(self, side: str, rejected: tuple[str, ...]) -> Observation:
         tracker = self.trackers[side]
         request = self.pending_requests[side]
-        legal = [a for a in legal_actions(request) if a.command() not in rejected]
+        legal = legal_actions(request)
+        if rejected:
+            legal = [a for a in legal if a.command() not in rejected]
         return Observation(
             side=side, turn=self.turn, format=self.format, battle=tracker.battle, request=request,
             legal_actions=legal, state=format_state(tracker.battle), rng=self.rngs[side], rejected=rejected,
