@@ -296,9 +296,10 @@ def profile_markdown(results: list[tuple[str, dict]], args: argparse.Namespace, 
         f"{args.profile} heuristic-vs-random battles ({args.format}, seeds {SEED0}…, {args.profile_concurrency} in "
         "flight, after a warm-up), CPU milliseconds per decision point. The simulator row is the Node processes' "
         "CPU (/proc); the Python rows split this process's CPU by a sampling profiler (`scripts/cpu_sampler.py`: "
-        "SIGPROF every 1 ms of CPU, each sample charged to the innermost matching frame, so poke-env work done "
-        "for a tracker counts as *trackers*, for a policy as *policy*). Saving runs on the main thread here so "
-        "that it is sampled. CPU time is far steadier than wall time on a shared machine, but not immune: the "
+        "SIGPROF every 1 ms of CPU — the kernel delivers it at its own tick, so a few hundred samples a run and "
+        "about ±20% sampling error on a row under 5% — each sample charged to the innermost matching frame, so "
+        "poke-env work done for a tracker counts as *trackers*, for a policy as *policy*). Saving runs on the main "
+        "thread here so that it is sampled. CPU time is far steadier than wall time on a shared machine, but not immune: the "
         "machine was shared with other engineers' test runs.",
         "",
         "| step | " + " | ".join(f"{name} (ms)" for name in names) + " |",
@@ -326,8 +327,8 @@ def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tup
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
         f"{args.processes or 'default'} simulator process(es). Load average {load[0]} at the start and {load[1]} "
         "at the end: **the machine was shared** with other engineers' work, so wall-clock rates move by tens of "
-        "percent between runs; the CPU columns (this process plus the simulator or server processes, per decision "
-        "point) are the steadier comparison.",
+        "percent between runs; the CPU columns (this process plus the simulator or server processes, per turn) "
+        "are the steadier comparison.",
         "",
         "WolfeClick records every battle to JSON and saves it; the bare simulator is the same battles (same seeds, "
         "so the same teams) on the same simulator processes driven by random choices straight from the requests, "
@@ -396,8 +397,9 @@ def race(args: argparse.Namespace) -> str:
         median = {path: sorted(runs, key=lambda s: s.wall)[(len(runs) - 1) // 2] for path, runs in samples[k].items()}
         rows.append({"k": k, **median})
     load1 = open("/proc/loadavg").read().split()[0]
-    command = (".venv/bin/python scripts/bench_battles.py --battles {} --repeats {} --concurrency {} "
-               "--out docs/benchmarks.md").format(args.battles, args.repeats, " ".join(map(str, args.concurrency)))
+    command = (".venv/bin/python scripts/bench_battles.py --battles {} --repeats {} --concurrency {} --warmup {} "
+               "--out docs/benchmarks.md").format(args.battles, args.repeats, " ".join(map(str, args.concurrency)),
+                                                  args.warmup)
     return markdown(rows, args, command, (load0, load1))
 
 
@@ -428,7 +430,7 @@ def main() -> int:
             codes.insert(0, (f"before ({args.baseline})", checkout(args.baseline)))
         results = [(name, profile_in(code, args)) for name, code in codes]
         command = f".venv/bin/python scripts/bench_battles.py --profile {args.profile}" + (
-            f" --baseline {args.baseline}" if args.baseline else "") + " --out docs/benchmarks.md"
+            f" --baseline {args.baseline}" if args.baseline else "") + f" --warmup {args.warmup} --out docs/benchmarks.md"
         body = profile_markdown(results, args, command)
         heading = PROFILE_HEADING
     else:
