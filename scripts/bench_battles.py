@@ -30,6 +30,7 @@ import platform
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -276,6 +277,18 @@ def profile_in(code: Path, args: argparse.Namespace) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def mean_profile(runs: list[dict]) -> dict:
+    """The mean of several profile runs, category by category."""
+    cats = {cat for run in runs for cat in run["categories"]}
+    return {
+        "points": sum(run["points"] for run in runs),
+        "samples": sum(run["samples"] for run in runs),
+        "python_ms": statistics.fmean(run["python_ms"] for run in runs),
+        "simulator_ms": statistics.fmean(run["simulator_ms"] for run in runs),
+        "categories": {cat: statistics.fmean(run["categories"].get(cat, 0.0) for run in runs) for cat in cats},
+    }
+
+
 def checkout(rev: str) -> Path:
     """``rev``'s tracked files in a temporary folder (git archive; no worktree, nothing in .git changes)."""
     target = Path(tempfile.mkdtemp(prefix="wolfeclick-base-"))
@@ -294,7 +307,8 @@ def profile_markdown(results: list[tuple[str, dict]], args: argparse.Namespace, 
         PROFILE_HEADING,
         "",
         f"{args.profile} heuristic-vs-random battles ({args.format}, seeds {SEED0}…, {args.profile_concurrency} in "
-        "flight, after a warm-up), CPU milliseconds per decision point. The simulator row is the Node processes' "
+        f"flight, after a warm-up), CPU milliseconds per decision point, mean of {args.profile_rounds} runs per "
+        "column, the columns' runs alternating. The simulator row is the Node processes' "
         "CPU (/proc); the Python rows split this process's CPU by a sampling profiler (`scripts/cpu_sampler.py`: "
         "SIGPROF every 1 ms of CPU — the kernel delivers it at its own tick, so a few hundred samples a run and "
         "about ±20% sampling error on a row under 5% — each sample charged to the innermost matching frame, so "
@@ -312,7 +326,7 @@ def profile_markdown(results: list[tuple[str, dict]], args: argparse.Namespace, 
     lines.append("| **Python total** | " + " | ".join(f"**{r['python_ms']:.3f}**" for _, r in results) + " |")
     lines.append("| **all CPU** | " + " | ".join(f"**{r['python_ms'] + r['simulator_ms']:.3f}**" for _, r in results)
                  + " |")
-    lines += ["", f"Decision points: {', '.join(str(r['points']) for _, r in results)}; samples: "
+    lines += ["", f"Decision points (all runs): {', '.join(str(r['points']) for _, r in results)}; samples: "
               f"{', '.join(str(r['samples']) for _, r in results)}.", "", f"Reproduce: `{command}`", ""]
     return "\n".join(lines)
 
@@ -413,6 +427,7 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=None, help="simulator processes (SimPool default)")
     parser.add_argument("--profile", type=int, default=0, help="profile this many battles instead of racing")
     parser.add_argument("--profile-concurrency", type=int, default=4)
+    parser.add_argument("--profile-rounds", type=int, default=2, help="alternating profile runs per checkout")
     parser.add_argument("--baseline", default=None, help="with --profile: also profile this git revision")
     parser.add_argument("--profile-json", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=None, help="rewrite this script's section of this file")
@@ -428,8 +443,13 @@ def main() -> int:
         codes = [("after", ROOT)]
         if args.baseline:
             codes.insert(0, (f"before ({args.baseline})", checkout(args.baseline)))
-        results = [(name, profile_in(code, args)) for name, code in codes]
-        command = f".venv/bin/python scripts/bench_battles.py --profile {args.profile}" + (
+        runs: dict[str, list[dict]] = {name: [] for name, _ in codes}
+        for _ in range(args.profile_rounds):  # alternate the checkouts so drifting load hits both alike
+            for name, code in codes:
+                runs[name].append(profile_in(code, args))
+        results = [(name, mean_profile(runs[name])) for name, _ in codes]
+        command = f".venv/bin/python scripts/bench_battles.py --profile {args.profile} --profile-rounds " \
+                  f"{args.profile_rounds}" + (
             f" --baseline {args.baseline}" if args.baseline else "") + f" --warmup {args.warmup} --out docs/benchmarks.md"
         body = profile_markdown(results, args, command)
         heading = PROFILE_HEADING
