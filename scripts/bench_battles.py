@@ -1,21 +1,33 @@
-"""Benchmark: heuristic-vs-random battles per second, WolfeClick's embedded runner vs poke-env on a stock server.
+"""Benchmark: heuristic-vs-random battles per second — WolfeClick's embedded runner, the bare simulator, and poke-env
+on a stock server — plus a CPU profile of one decision point.
 
-Both sides play the same policies (poke-env's SimpleHeuristicsPlayer vs RandomPlayer) in the same format at the same
-number of battles in flight. The WolfeClick side records every battle to JSON (state markdown, legal actions,
-rewards, snapshots) as it goes; the stock side is poke-env's own players over websockets to a local
-``pokemon-showdown start --no-security`` server bound to 127.0.0.1 (started and stopped by this script).
+All three paths play the same battles (format, seeds, so the same teams) at the same number in flight:
 
-    .venv/bin/python scripts/bench_battles.py --battles 100 --concurrency 1 4 --out docs/benchmarks.md
+- **WolfeClick**: the real runner (``battle.batch.run_jobs``) with poke-env's SimpleHeuristicsPlayer vs RandomPlayer,
+  recording every battle to JSON (state markdown, legal actions, rewards, snapshots) and saving it, as the CLI does.
+- **bare simulator**: the practical limit on the same simulator processes: the simplest loop there is (random
+  choices straight from the requests; no trackers, no state, no recording).
+- **stock**: poke-env's own players over websockets to a local ``pokemon-showdown start --no-security`` server bound
+  to 127.0.0.1 (started and stopped here).
 
-Not a test: it prints a table and, with --out, rewrites the "Battle core" section of that file.
+Runs alternate between the paths so drifting machine load hits all alike; besides wall-clock rates, each path's CPU
+time per decision point (Python process + simulator or server processes, from /proc) is reported, which a busy
+machine disturbs far less.
+
+    .venv/bin/python scripts/bench_battles.py --battles 100 --concurrency 1 4 16 --out docs/benchmarks.md
+    .venv/bin/python scripts/bench_battles.py --profile 60 --baseline 02a6ff5 --out docs/benchmarks.md
+
+Not a test: it prints tables and, with --out, rewrites its own sections of that file.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
+import random
 import shutil
 import socket
 import statistics
@@ -23,20 +35,73 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+CODE = Path(os.environ.get("WOLFECLICK_BENCH_CODE", ROOT))
+"""Which checkout's ``wolfeclick`` to import: the profile's "before" column runs an older commit's code."""
+sys.path.insert(0, str(CODE))
+
+import orjson  # noqa: E402
 
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.battle.store import save_recording  # noqa: E402
-from wolfeclick.sim.process import SimPool  # noqa: E402
+from wolfeclick.game.actions import legal_actions  # noqa: E402
+from wolfeclick.sim.process import SimPool, SimProcess  # noqa: E402
+from wolfeclick.sim.protocol import start_lines  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchdoc import write_section  # noqa: E402
+from cpu_sampler import CpuSampler  # noqa: E402
 
 SHOWDOWN = ROOT / "node_modules" / "pokemon-showdown"
+HEADING = "## Battle core: embedded runner vs poke-env on a stock server"
+PROFILE_HEADING = "## Battle core: where the CPU goes per decision point"
+SEED0 = 50_000
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Sample:
+    """One timed run of one path."""
+
+    wall: float
+    turns: int
+    points: int
+    """Decision points: one per request answered (both sides at once count once)."""
+    cpu: float
+    """CPU seconds: this Python process plus the simulator (or server) processes."""
+
+
+def proc_cpu(pids: list[int]) -> float:
+    """User + system CPU seconds of live processes (all their threads), from /proc."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / _TICK
+
+
+def session_pids(session: int) -> list[int]:
+    """Every process in a session (the stock server and the simulator workers it forks)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[3]) == session:
+                    found.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def pool_pids(pool: SimPool) -> list[int]:
+    return [p.pid for p in pool.processes if p.pid is not None]
 
 
 def free_port() -> int:
@@ -45,26 +110,74 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: str) -> tuple[float, int]:
+# --- WolfeClick ------------------------------------------------------------------------------------------------
+async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: str, seed0: int = SEED0) -> Sample:
     heuristic, random_ = make_policy("heuristic"), make_policy("random")
-    jobs = [BattleJob(heuristic, random_, format_id, 50_000 + i) for i in range(n)]
-    turns = 0
+    jobs = [BattleJob(heuristic, random_, format_id, seed0 + i) for i in range(n)]
+    turns = points = 0
     with tempfile.TemporaryDirectory() as out:
-        started = time.perf_counter()
+        cpu0, sim0, started = time.process_time(), proc_cpu(pool_pids(pool)), time.perf_counter()
         async for _, recording in run_jobs(jobs, concurrency=concurrency, pool=pool):
             await asyncio.to_thread(save_recording, recording, Path(out))  # as the CLI does
             turns += recording.result.turns
-        return time.perf_counter() - started, turns
+            points += len(recording.turns)
+        wall = time.perf_counter() - started
+        cpu = time.process_time() - cpu0 + proc_cpu(pool_pids(pool)) - sim0
+    return Sample(wall, turns, points, cpu)
 
 
-async def bench_wolfeclick_cells(n: int, cells: list[int], format_id: str, warmup: int) -> list[tuple[float, int]]:
-    """One long-lived pool for every cell, warmed up first, as a long-running server is."""
-    async with SimPool() as pool:
-        if warmup:
-            await bench_wolfeclick(pool, warmup, max(cells), format_id)
-        return [await bench_wolfeclick(pool, n, k, format_id) for k in cells]
+# --- the bare simulator ------------------------------------------------------------------------------------------
+async def bare_battle(process: SimProcess, key: str, format_id: str, seed: int, max_turns: int = 300) -> tuple[int, int]:
+    """The simplest driver: answer every request with a random legal choice. Returns (turns, decision points)."""
+    rng = random.Random(seed)
+    reply = await process.call("start", battle=key, format=format_id,
+                               lines=start_lines(format_id, seed, {"p1": "bare p1", "p2": "bare p2"}))
+    requests: dict[str, dict] = {}
+    turns = points = 0
+    while True:
+        refused = []
+        for raw in reply["out"]:
+            head, _, body = raw.partition("\n")
+            if head == "sideupdate":
+                side, _, line = body.partition("\n")
+                if line.startswith("|request|"):
+                    requests[side] = orjson.loads(line[9:])
+                elif line.startswith("|error|"):
+                    refused.append(side)
+            elif head == "update":
+                turns += body.count("|turn|")
+        if reply.get("ended"):
+            return turns, points
+        if turns > max_turns:
+            await process.call("close", battle=key)
+            return turns, points
+        lines = []
+        for side in ("p1", "p2"):
+            request = requests.pop(side, None)
+            if side in refused:
+                lines.append(f">{side} default")
+            elif request is not None and not request.get("wait"):
+                legal = legal_actions(request)
+                lines.append(f">{side} {rng.choice(legal).command() if legal else 'default'}")
+        points += 1
+        reply = await process.call("write", battle=key, lines=lines)
 
 
+async def bench_bare(pool: SimPool, n: int, concurrency: int, format_id: str, seed0: int = SEED0) -> Sample:
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> tuple[int, int]:
+        async with slots:
+            return await bare_battle(pool.pick(), f"bare-{seed0 + i}-{time.monotonic_ns()}", format_id, seed0 + i)
+
+    cpu0, sim0, started = time.process_time(), proc_cpu(pool_pids(pool)), time.perf_counter()
+    results = await asyncio.gather(*(one(i) for i in range(n)))
+    wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu0 + proc_cpu(pool_pids(pool)) - sim0
+    return Sample(wall, sum(t for t, _ in results), sum(p for _, p in results), cpu)
+
+
+# --- the stock server ------------------------------------------------------------------------------------------
 class StockServer:
     """``pokemon-showdown start --no-security`` on 127.0.0.1 only (config written before start)."""
 
@@ -94,6 +207,9 @@ class StockServer:
                 time.sleep(0.3)
         raise RuntimeError("stock Showdown server did not start")
 
+    def cpu(self) -> float:
+        return proc_cpu(session_pids(self.proc.pid)) if self.proc else 0.0
+
     def __exit__(self, *exc: object) -> None:
         if self.proc and self.proc.poll() is None:
             os.killpg(self.proc.pid, 15)
@@ -116,73 +232,233 @@ def stock_players(server: StockServer, concurrency: int, format_id: str):  # typ
     return heuristic, random_
 
 
-def bench_stock(server: StockServer, n: int, concurrency: int, format_id: str) -> tuple[float, int]:
+def bench_stock(server: StockServer, n: int, concurrency: int, format_id: str) -> Sample:
+    """poke-env's players cannot seed a server battle: same format and policies, teams of the server's choosing."""
     from poke_env.concurrency import POKE_LOOP
 
     heuristic, random_ = stock_players(server, concurrency, format_id)
-    started = time.perf_counter()
+    cpu0, server0, started = time.process_time(), server.cpu(), time.perf_counter()
     asyncio.run_coroutine_threadsafe(heuristic.battle_against(random_, n_battles=n), POKE_LOOP).result()
-    elapsed = time.perf_counter() - started
+    wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu0 + server.cpu() - server0
     turns = sum(b.turn for b in heuristic.battles.values())
-    return elapsed, turns
+    return Sample(wall, turns, turns, cpu)  # decision points are not observable here; turns stand in
 
 
-def markdown(rows: list[dict], n: int, repeats: int, format_id: str, command: str) -> str:
+# --- the profile -------------------------------------------------------------------------------------------------
+async def profile_run(n: int, concurrency: int, format_id: str, warmup: int) -> dict:
+    """Play ``n`` battles under the CPU sampler; every Python step runs on the main thread (saving included)."""
+    heuristic, random_ = make_policy("heuristic"), make_policy("random")
+    async with SimPool() as pool:
+        warm = [BattleJob(heuristic, random_, format_id, SEED0 - 1 - i) for i in range(warmup)]
+        async for _ in run_jobs(warm, concurrency=concurrency, pool=pool):
+            pass
+        jobs = [BattleJob(heuristic, random_, format_id, SEED0 + i) for i in range(n)]
+        points = 0
+        with tempfile.TemporaryDirectory() as out:
+            cpu0, sim0 = time.process_time(), proc_cpu(pool_pids(pool))
+            with CpuSampler() as sampler:
+                async for _, recording in run_jobs(jobs, concurrency=concurrency, pool=pool):
+                    save_recording(recording, Path(out))
+                    points += len(recording.turns)
+            python = time.process_time() - cpu0
+            simulator = proc_cpu(pool_pids(pool)) - sim0
+    per_point = {cat: share * python * 1000 / points for cat, share in sampler.shares().items()}
+    return {"points": points, "python_ms": python * 1000 / points, "simulator_ms": simulator * 1000 / points,
+            "categories": per_point, "samples": sampler.samples}
+
+
+def profile_in(code: Path, args: argparse.Namespace) -> dict:
+    """Run the profile with another checkout's ``wolfeclick`` in a fresh interpreter."""
+    env = dict(os.environ, WOLFECLICK_BENCH_CODE=str(code), WOLFECLICK_SHOWDOWN=str(SHOWDOWN))
+    out = subprocess.run([sys.executable, __file__, "--profile-json", str(args.profile), "--format", args.format,
+                          "--profile-concurrency", str(args.profile_concurrency), "--warmup", str(args.warmup)],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def mean_profile(runs: list[dict]) -> dict:
+    """The mean of several profile runs, category by category."""
+    cats = {cat for run in runs for cat in run["categories"]}
+    return {
+        "points": sum(run["points"] for run in runs),
+        "samples": sum(run["samples"] for run in runs),
+        "python_ms": statistics.fmean(run["python_ms"] for run in runs),
+        "simulator_ms": statistics.fmean(run["simulator_ms"] for run in runs),
+        "categories": {cat: statistics.fmean(run["categories"].get(cat, 0.0) for run in runs) for cat in cats},
+    }
+
+
+def checkout(rev: str) -> Path:
+    """``rev``'s tracked files in a temporary folder (git archive; no worktree, nothing in .git changes)."""
+    target = Path(tempfile.mkdtemp(prefix="wolfeclick-base-"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+CATEGORY_ORDER = ("trackers", "state text", "policy", "legal actions", "reward", "snapshot", "schema validation",
+                  "recording + JSON", "protocol split", "bridge transfer", "runner", "event loop + other")
+
+
+def profile_markdown(results: list[tuple[str, dict]], args: argparse.Namespace, command: str) -> str:
+    names = [name for name, _ in results]
     lines = [
-        "## Battle core: embedded runner vs poke-env on a stock server",
+        PROFILE_HEADING,
         "",
-        f"Heuristic vs random, {format_id}, {n} battles per run, median of {repeats} runs per cell, on this machine "
-        f"({os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python {platform.python_version()}).",
-        "WolfeClick records every battle to JSON; the stock path is poke-env's own players over websockets to "
-        "`pokemon-showdown start --no-security` on 127.0.0.1. Both paths are warmed up first (a long-running server "
-        "has its data loaded); WolfeClick runs one simulator process per core but one (`SimPool` default).",
+        f"{args.profile} heuristic-vs-random battles ({args.format}, seeds {SEED0}…, {args.profile_concurrency} in "
+        f"flight, after a warm-up), CPU milliseconds per decision point, mean of {args.profile_rounds} runs per "
+        "column, the columns' runs alternating. The simulator row is the Node processes' "
+        "CPU (/proc); the Python rows split this process's CPU by a sampling profiler (`scripts/cpu_sampler.py`: "
+        "SIGPROF every 1 ms of CPU — the kernel delivers it at its own tick, so a few hundred samples a run and "
+        "about ±20% sampling error on a row under 5% — each sample charged to the innermost matching frame, so "
+        "poke-env work done for a tracker counts as *trackers*, for a policy as *policy*). Saving runs on the main "
+        "thread here so that it is sampled. CPU time is far steadier than wall time on a shared machine, but not immune: the "
+        "machine was shared with other engineers' test runs.",
         "",
-        "| in flight | WolfeClick battles/s | WolfeClick turns/s | stock battles/s | stock turns/s | speed-up |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| step | " + " | ".join(f"{name} (ms)" for name in names) + " |",
+        "| --- |" + " --- |" * len(names),
+    ]
+    cats = list(CATEGORY_ORDER) + sorted({c for _, r in results for c in r["categories"]} - set(CATEGORY_ORDER))
+    lines.append("| simulator (Node) | " + " | ".join(f"{r['simulator_ms']:.3f}" for _, r in results) + " |")
+    for cat in cats:
+        lines.append(f"| {cat} | " + " | ".join(f"{r['categories'].get(cat, 0.0):.3f}" for _, r in results) + " |")
+    lines.append("| **Python total** | " + " | ".join(f"**{r['python_ms']:.3f}**" for _, r in results) + " |")
+    lines.append("| **all CPU** | " + " | ".join(f"**{r['python_ms'] + r['simulator_ms']:.3f}**" for _, r in results)
+                 + " |")
+    lines += ["", f"Decision points (all runs): {', '.join(str(r['points']) for _, r in results)}; samples: "
+              f"{', '.join(str(r['samples']) for _, r in results)}.", "", f"Reproduce: `{command}`", ""]
+    return "\n".join(lines)
+
+
+# --- the race ----------------------------------------------------------------------------------------------------
+def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tuple[str, str]) -> str:
+    lines = [
+        HEADING,
+        "",
+        f"Heuristic vs random, {args.format}, {args.battles} battles per run, median of {args.repeats} runs per "
+        f"cell, runs alternating between the three paths; {os.cpu_count()} cores, "
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
+        f"{args.processes or 'default'} simulator process(es). Load average {load[0]} at the start and {load[1]} "
+        "at the end: **the machine was shared** with other engineers' work, so wall-clock rates move by tens of "
+        "percent between runs; the CPU columns (this process plus the simulator or server processes, per turn) "
+        "are the steadier comparison.",
+        "",
+        "WolfeClick records every battle to JSON and saves it; the bare simulator is the same battles (same seeds, "
+        "so the same teams) on the same simulator processes driven by random choices straight from the requests, "
+        "no trackers, no recording; stock is poke-env's own players over websockets to `pokemon-showdown start "
+        "--no-security` on 127.0.0.1 (which cannot be seeded: same format and policies, its own teams). "
+        "The bare simulator plays random-vs-random battles, which last longer than heuristic-vs-random ones, so "
+        "its rate is compared in turns per second too.",
+        "",
+        "| in flight | WolfeClick battles/s | turns/s | CPU ms/turn | bare battles/s | bare turns/s | "
+        "bare CPU ms/turn | stock battles/s | stock turns/s | stock CPU ms/turn | vs stock (battles/s) | "
+        "vs bare (turns/s) |",
+        "| --- |" + " --- |" * 11,
     ]
     for row in rows:
-        lines.append(f"| {row['k']} | {row['ours']:.1f} | {row['ours_t']:.0f} | {row['stock']:.1f} | "
-                     f"{row['stock_t']:.0f} | {row['ours'] / row['stock']:.2f}× |")
+        ours, bare, stock = row["ours"], row["bare"], row["stock"]
+        cells = [str(row["k"])]
+        for sample in (ours, bare, stock):
+            cells += [f"{args.battles / sample.wall:.1f}", f"{sample.turns / sample.wall:.0f}",
+                      f"{sample.cpu * 1000 / max(1, sample.turns):.2f}"]
+        cells += [f"{stock.wall / ours.wall:.2f}×", f"{(ours.turns / ours.wall) / (bare.turns / bare.wall):.0%}"]
+        lines.append("| " + " | ".join(cells) + " |")
     lines += ["", f"Reproduce: `{command}`", ""]
     return "\n".join(lines)
+
+
+async def our_cells(args: argparse.Namespace, pool: SimPool) -> list[tuple[Sample, Sample]]:
+    cells = []
+    for k in args.concurrency:
+        ours = await bench_wolfeclick(pool, args.battles, k, args.format)
+        bare = await bench_bare(pool, args.battles, k, args.format)
+        cells.append((ours, bare))
+    return cells
+
+
+async def warm(args: argparse.Namespace, pool: SimPool) -> None:
+    if args.warmup:
+        await bench_wolfeclick(pool, args.warmup, max(args.concurrency), args.format, seed0=SEED0 - 1000)
+        await bench_bare(pool, args.warmup, max(args.concurrency), args.format, seed0=SEED0 - 1000)
+
+
+def race(args: argparse.Namespace) -> str:
+    samples: dict[int, dict[str, list[Sample]]] = {k: {"ours": [], "bare": [], "stock": []} for k in args.concurrency}
+    load0 = open("/proc/loadavg").read().split()[0]
+    loop = asyncio.new_event_loop()
+    pool = SimPool(args.processes)
+    loop.run_until_complete(pool.start())
+    try:
+        with StockServer() as server:
+            loop.run_until_complete(warm(args, pool))
+            if args.warmup:
+                bench_stock(server, args.warmup, max(args.concurrency), args.format)
+            for _ in range(args.repeats):  # alternate the paths so drifting machine load hits all alike
+                cells = loop.run_until_complete(our_cells(args, pool))
+                for k, (ours, bare) in zip(args.concurrency, cells):
+                    samples[k]["ours"].append(ours)
+                    samples[k]["bare"].append(bare)
+                    samples[k]["stock"].append(bench_stock(server, args.battles, k, args.format))
+                    print(f"in flight {k}: wolfeclick {args.battles / ours.wall:.1f}, bare "
+                          f"{args.battles / bare.wall:.1f}, stock {args.battles / samples[k]['stock'][-1].wall:.1f} "
+                          "battles/s", flush=True)
+    finally:
+        loop.run_until_complete(pool.close())
+        loop.close()
+    rows = []
+    for k in args.concurrency:
+        median = {path: sorted(runs, key=lambda s: s.wall)[(len(runs) - 1) // 2] for path, runs in samples[k].items()}
+        rows.append({"k": k, **median})
+    load1 = open("/proc/loadavg").read().split()[0]
+    command = (".venv/bin/python scripts/bench_battles.py --battles {} --repeats {} --concurrency {} --warmup {} "
+               "--out docs/benchmarks.md").format(args.battles, args.repeats, " ".join(map(str, args.concurrency)),
+                                                  args.warmup)
+    return markdown(rows, args, command, (load0, load1))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--battles", type=int, default=100)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--format", default="gen9randombattle")
     parser.add_argument("--repeats", type=int, default=3, help="runs per cell; the median run is reported")
     parser.add_argument("--warmup", type=int, default=20, help="battles played on each path before timing")
-    parser.add_argument("--out", type=Path, default=None, help="rewrite the Battle core section of this file")
+    parser.add_argument("--processes", type=int, default=None, help="simulator processes (SimPool default)")
+    parser.add_argument("--profile", type=int, default=0, help="profile this many battles instead of racing")
+    parser.add_argument("--profile-concurrency", type=int, default=4)
+    parser.add_argument("--profile-rounds", type=int, default=2, help="alternating profile runs per checkout")
+    parser.add_argument("--baseline", default=None, help="with --profile: also profile this git revision")
+    parser.add_argument("--profile-json", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, default=None, help="rewrite this script's section of this file")
     args = parser.parse_args()
     if shutil.which("node") is None:
         print("error: node not found", file=sys.stderr)
         return 2
-    rows = []
-    samples: dict[int, dict[str, list[tuple[float, int]]]] = {k: {"ours": [], "stock": []} for k in args.concurrency}
-    with StockServer() as server:
-        if args.warmup:
-            bench_stock(server, args.warmup, max(args.concurrency), args.format)
-        for _ in range(args.repeats):  # alternate the two paths so drifting machine load hits both alike
-            ours = asyncio.run(bench_wolfeclick_cells(args.battles, args.concurrency, args.format, args.warmup))
-            for k, result in zip(args.concurrency, ours):
-                samples[k]["ours"].append(result)
-                samples[k]["stock"].append(bench_stock(server, args.battles, k, args.format))
-    for k in args.concurrency:
-        ours_s, ours_turns = statistics.median_low(samples[k]["ours"])
-        stock, stock_turns = statistics.median_low(samples[k]["stock"])
-        row = {"k": k, "ours": args.battles / ours_s, "ours_t": ours_turns / ours_s,
-               "stock": args.battles / stock, "stock_t": stock_turns / stock}
-        rows.append(row)
-        print(f"in flight {k}: wolfeclick {row['ours']:.1f} battles/s, stock {row['stock']:.1f} battles/s, "
-              f"×{row['ours'] / row['stock']:.2f}", flush=True)
-    command = "make setup && .venv/bin/python scripts/bench_battles.py --battles {} --repeats {} --concurrency {} " \
-              "--out docs/benchmarks.md".format(args.battles, args.repeats, " ".join(map(str, args.concurrency)))
-    body = markdown(rows, args.battles, args.repeats, args.format, command)
+    if args.profile_json:
+        result = asyncio.run(profile_run(args.profile_json, args.profile_concurrency, args.format, args.warmup))
+        print(json.dumps(result))
+        return 0
+    if args.profile:
+        codes = [("after", ROOT)]
+        if args.baseline:
+            codes.insert(0, (f"before ({args.baseline})", checkout(args.baseline)))
+        runs: dict[str, list[dict]] = {name: [] for name, _ in codes}
+        for _ in range(args.profile_rounds):  # alternate the checkouts so drifting load hits both alike
+            for name, code in codes:
+                runs[name].append(profile_in(code, args))
+        results = [(name, mean_profile(runs[name])) for name, _ in codes]
+        command = f".venv/bin/python scripts/bench_battles.py --profile {args.profile} --profile-rounds " \
+                  f"{args.profile_rounds}" + (
+            f" --baseline {args.baseline}" if args.baseline else "") + f" --warmup {args.warmup} --out docs/benchmarks.md"
+        body = profile_markdown(results, args, command)
+        heading = PROFILE_HEADING
+    else:
+        body = race(args)
+        heading = HEADING
     print(body)
     if args.out:
-        write_section("## Battle core: embedded runner vs poke-env on a stock server", body, args.out)
+        write_section(heading, body, args.out)
     return 0
 
 

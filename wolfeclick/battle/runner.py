@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import functools
 import hashlib
 import itertools
 import platform
@@ -33,7 +34,7 @@ from wolfeclick.battle.schema import (
     Versions,
     is_valid_id,
 )
-from wolfeclick.battle.tracker import SideTracker, generation
+from wolfeclick.battle.tracker import SideTracker, generation, split_lines
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.game.actions import LegalAction, legal_actions
 from wolfeclick.game.reward import RewardBudget, outcome_reward, reward_view, shaped_reward, total
@@ -175,18 +176,19 @@ class BattleRun:
             chunk = parse_chunk(raw)
             if chunk.kind == "update":
                 views = split_update(chunk.lines)
+                shared: dict[str, list[str]] = {}  # a public line is split once for both sides
                 for side in SIDES:
-                    self.trackers[side].feed(views[side])
+                    self.trackers[side].feed_parts(split_lines(views[side], shared))
                 public = [line for line in views["spectator"] if line and not is_timestamp(line)]
                 self.log.extend(public)
                 self.events_since_point.extend(public)
                 for side in SIDES:
                     self.events_since_decision[side].extend(public)
                 for line in public:
-                    parts = line.split("|")
-                    if parts[1:2] == ["turn"]:
-                        self.turn = int(parts[2])
-                    elif parts[1:2] == ["win"]:
+                    if line.startswith("|turn|"):
+                        self.turn = int(line.split("|")[2])
+                    elif line.startswith("|win|"):
+                        parts = line.split("|")
                         self.winner = next((s for s in SIDES if self.names[s] == parts[2]), None)
             elif chunk.kind == "request" and chunk.side and chunk.request is not None:
                 self.trackers[chunk.side].feed_request(chunk.request)
@@ -241,7 +243,9 @@ class BattleRun:
     def observation(self, side: str, rejected: tuple[str, ...]) -> Observation:
         tracker = self.trackers[side]
         request = self.pending_requests[side]
-        legal = [a for a in legal_actions(request) if a.command() not in rejected]
+        legal = legal_actions(request)
+        if rejected:
+            legal = [a for a in legal if a.command() not in rejected]
         return Observation(
             side=side, turn=self.turn, format=self.format, battle=tracker.battle, request=request,
             legal_actions=legal, state=format_state(tracker.battle), rng=self.rngs[side], rejected=rejected,
@@ -295,8 +299,14 @@ def action_record(action: LegalAction) -> dict[str, str]:
 
 
 def versions(showdown: str) -> Versions:
-    return Versions(wolfeclick=wolfeclick.__version__, pokemon_showdown=showdown, poke_env=version("poke-env"),
+    return Versions(wolfeclick=wolfeclick.__version__, pokemon_showdown=showdown, poke_env=_installed("poke-env"),
                     python=platform.python_version())
+
+
+@functools.cache
+def _installed(package: str) -> str:
+    """An installed package's version; looked up once (``importlib.metadata`` scans every installed package)."""
+    return version(package)
 
 
 async def stream_battle(

@@ -10,7 +10,10 @@ from poke_env.battle import Battle
 
 from wolfeclick.errors import InputError
 
-_IGNORED = {"t:", "expire", "uhtmlchange", "tempnotify", "tempnotifyoff", "win", "tie", "split", "request"}
+_IGNORED = frozenset({"t:", "expire", "uhtmlchange", "tempnotify", "tempnotifyoff", "win", "tie", "split", "request"})
+_SKIPPED = _IGNORED | frozenset(Battle.MESSAGES_TO_IGNORE)
+"""Lines never handed to poke-env: our own skip list plus the tags poke-env itself ignores (the blank ``|`` and
+``|upkeep`` lines are a third of a battle's log; poke-env would only copy them into its replay buffer)."""
 _log = logging.getLogger("wolfeclick.tracker")
 _quiet = logging.getLogger("wolfeclick.poke_env")
 _quiet.setLevel(logging.CRITICAL)
@@ -28,6 +31,25 @@ def generation(format_id: str) -> int:
     return int(digits)
 
 
+def split_lines(lines: list[str], cache: dict[str, list[str]] | None = None) -> list[list[str]]:
+    """Protocol lines split on ``|``, dropping lines that are not protocol (no leading ``|``).
+
+    With ``cache``, a line seen before (the same public line in both sides' views) is split only once.
+    """
+    split = []
+    for line in lines:
+        if not line.startswith("|"):
+            continue
+        if cache is None:
+            split.append(line.split("|"))
+            continue
+        parts = cache.get(line)
+        if parts is None:
+            parts = cache[line] = line.split("|")
+        split.append(parts)
+    return split
+
+
 class SideTracker:
     """Feeds protocol lines and requests into a poke-env ``Battle`` for one side."""
 
@@ -39,15 +61,19 @@ class SideTracker:
         self.warnings: list[str] = []
 
     def feed(self, lines: list[str]) -> None:
-        for line in lines:
-            if not line.startswith("|"):
-                continue
-            parts = line.split("|")
-            if len(parts) < 2 or parts[1] in _IGNORED:
+        self.feed_parts(split_lines(lines))
+
+    def feed_parts(self, split: list[list[str]]) -> None:
+        """Feed lines already split on ``|`` (``split_lines``); both sides can share one split of a public line,
+        because poke-env copies what it is given before changing it."""
+        parse = self.battle.parse_message
+        for parts in split:
+            if parts[1] in _SKIPPED:
                 continue
             try:
-                self.battle.parse_message(parts)
+                parse(parts)
             except Exception as exc:  # a tracker gap must not end a real battle; note it instead
+                line = "|".join(parts)
                 message = f"{self.side}: poke-env could not parse {line[:80]!r}: {exc.__class__.__name__}: {exc}"
                 if len(self.warnings) < 20:
                     self.warnings.append(message)

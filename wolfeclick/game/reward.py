@@ -85,12 +85,18 @@ def reward_view(battle: Any) -> RewardView:
     )
 
 
+_SCORED = ("|move", "|turn", "|-supereffective", "|-immune")
+"""Every line ``_effectiveness`` acts on starts with one of these; the rest have no effect there."""
+
+
 def _effectiveness(events: list[str], side: str) -> float:
     """Score ``-supereffective``/``-immune`` on the opponent that follow one of our ``|move|`` lines."""
     opp = "p2" if side == "p1" else "p1"
     ours = False
     score = 0.0
     for line in events:
+        if line.startswith("|") and not line.startswith(_SCORED):
+            continue  # only these tags matter; most lines are skipped without being split
         parts = line.split("|")
         tag = parts[1] if len(parts) > 1 else ""
         target = parts[2] if len(parts) > 2 else ""

@@ -27,7 +27,13 @@ def split_update(lines: list[str]) -> dict[str, list[str]]:
     """Per-viewer lines of an ``update`` chunk: ``p1``, ``p2`` (each sees its own exact HP) and ``spectator``.
 
     A ``|split|pN`` line is followed by the secret line (for side N) and the public line (for everyone else).
+    Without any, all three views are the very same list (most chunks): treat the views as read-only.
     """
+    for line in lines:
+        if line.startswith("|split|"):
+            break
+    else:
+        return {"p1": lines, "p2": lines, "spectator": lines}
     views: dict[str, list[str]] = {"p1": [], "p2": [], "spectator": []}
     index = 0
     while index < len(lines):
