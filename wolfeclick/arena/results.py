@@ -415,7 +415,7 @@ def _rating_cell(row: PolicyRow) -> str:
     return f"{row.rating:.0f} [{low}, {high}]"
 
 
-def _fixed_width(head: Sequence[str], body: Sequence[Sequence[str]], left: int = 1) -> list[str]:
+def fixed_width(head: Sequence[str], body: Sequence[Sequence[str]], left: int = 1) -> list[str]:
     """Rows as aligned text: the first ``left`` columns left-aligned, the rest right-aligned, a rule under the head."""
     widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
     lines = []
@@ -432,14 +432,14 @@ def format_table(summary: TournamentSummary) -> str:
     First per policy: battles, W-L-T, win rate [95 %], rating [95 %] ("open" where the data set no bound).
     Then per pairing: A's record, pairs, A's score per game with the paired interval, and the verdict.
     """
-    lines = _fixed_width(
+    lines = fixed_width(
         ("policy", "battles", "W-L-T", "win rate [95% CI]", "rating [95% CI]"),
         [(row.policy, str(row.battles), f"{row.wins}-{row.losses}-{row.ties}",
           f"{row.win_rate:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]", _rating_cell(row))
          for row in summary.table])
     if summary.pairings:
         lines.append("")
-        lines += _fixed_width(
+        lines += fixed_width(
             ("pairing (A vs B)", "A: W-L-T", "pairs", "A score/game [95% CI, by pair]", "verdict"),
             [(f"{p.games.a} vs {p.games.b}", f"{p.games.wins_a}-{p.games.wins_b}-{p.games.ties}",
               str(p.pairs.pairs), f"{p.pairs.mean:.3f} [{p.pairs.ci_low:.3f}, {p.pairs.ci_high:.3f}]",
