@@ -207,8 +207,9 @@ class PolicyRow:
 
     Ratings are Bradley–Terry on the Elo scale with a 95 % interval relative to the field, shifted so the anchor
     (``random``) is at 1000 (see ``summary_from_rows``). ``rating_method`` says how the interval was made
-    (``ratings.BOOTSTRAP_PAIRS`` or ``ratings.PROFILE_LIKELIHOOD``); ``rating_open`` ("above", "below", "both" or
-    None) names a side the data leave unbounded, where the number shown is the prior's alone.
+    (``ratings.BOOTSTRAP_PAIRS``, ``ratings.PROFILE_LIKELIHOOD``, or both joined by "+" when the two ends came from
+    different ones); ``rating_open`` ("above", "below", "both" or None) names a side the data leave unbounded, where
+    the number shown is the prior's alone.
     """
 
     policy: str
