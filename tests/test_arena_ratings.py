@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -9,11 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wolfeclick.arena.ratings import (
+    BOOTSTRAP_PAIRS,
+    ELO_PER_NAT,
+    PROFILE_LIKELIHOOD,
     Glicko2Rating,
     bootstrap_ratings,
     bradley_terry,
     glicko2_run,
     glicko2_update,
+    profile_intervals,
+    rating_intervals,
+    separation,
 )
 from wolfeclick.arena.stats import GameResult
 
@@ -193,3 +200,116 @@ def test_glicko2_run_periods() -> None:
     assert out["b"].rd > after_one["b"].rd
     # Order of games inside a tournament does not matter.
     assert glicko2_run([list(reversed(t1)), t2]) == out
+
+
+# ------------------------------------------------- honest intervals (issue 10)
+
+
+def _head_to_head(wins: int, losses: int, winner: str = "heuristic", loser: str = "random") -> list[GameResult]:
+    """``wins``-``losses`` for ``winner``, played as pairs with seats swapped (pair k = games 2k, 2k + 1)."""
+    outcomes = [winner] * wins + [loser] * losses
+    return [GameResult(*((loser, winner) if k % 2 == 0 else (winner, loser)), k // 2, w)
+            for k, w in enumerate(outcomes)]
+
+
+def test_separation_finds_groups_and_open_sides() -> None:
+    games = [
+        *_head_to_head(4, 0, "heuristic", "maxdamage"),
+        *_head_to_head(4, 0, "heuristic", "random"),
+        *_head_to_head(3, 1, "maxdamage", "random"),
+    ]
+    split = separation(games)
+    assert split.separated
+    assert split.groups == (("heuristic",), ("maxdamage", "random"))
+    assert split.open == {"heuristic": "above", "maxdamage": "below", "random": "below"}
+    assert separation(_head_to_head(0, 8)).open == {"heuristic": "below", "random": "above"}
+    connected = separation(_head_to_head(7, 1))
+    assert not connected.separated and set(connected.open.values()) == {None}
+    ties_connect = [GameResult("a", "b", 0, "a"), GameResult("b", "a", 0, None)]
+    assert not separation(ties_connect).separated
+
+
+def test_undefeated_record_gets_an_open_profile_interval_not_zero_width() -> None:
+    """Issue 10: 8-0 printed [1547, 1547]. Now the data's lower bound, and no upper bound from the data."""
+    eight = _head_to_head(8, 0)
+    old_style = bootstrap_ratings(eight, rounds=200, anchor=None)
+    assert old_style["heuristic"][1] == pytest.approx(old_style["heuristic"][2])  # the collapse, as it was
+    out = rating_intervals(eight, rounds=200)
+    h, r = out["heuristic"], out["random"]
+    assert (h.interval_method, h.open, r.open) == (PROFILE_LIKELIHOOD, "above", "below")
+    # Two players: heuristic sits half the gap above the mean, so the gap's lower bound is 2 (low - 1000).
+    gap_low = 2 * (h.low - 1000.0)
+    assert 100 < gap_low < 230  # "at least about +100 to +230 at 95 %" (Clopper–Pearson … likelihood)
+    assert h.high - h.low > 100 and r.high - r.low > 100
+    # Three straight wins do not separate the two: the interval reaches below the field's mean.
+    three = rating_intervals([GameResult("random", "heuristic", k, "heuristic") for k in range(3)])
+    assert three["heuristic"].low < 1000.0 < three["heuristic"].rating
+
+
+def test_near_separation_is_not_capped_at_the_undefeated_value() -> None:
+    """7-1 in 4 pairs: a third of the resamples are 8-0, so the bootstrap's upper end was the 8-0 refit."""
+    seven = _head_to_head(7, 1)
+    eight_point = bradley_terry(_head_to_head(8, 0), anchor=None)["heuristic"]
+    boot = bootstrap_ratings(seven, rounds=400, anchor=None)
+    assert boot["heuristic"][2] == pytest.approx(eight_point)  # capped, as it was
+    honest = rating_intervals(seven, rounds=400)["heuristic"]
+    assert honest.interval_method == PROFILE_LIKELIHOOD and honest.open is None
+    assert honest.high > eight_point + 50
+
+
+def _penalised(theta: tuple[float, float], games: list[GameResult]) -> float:
+    """The prior-penalised two-player log-likelihood, written out (one half-won virtual game each vs 0)."""
+    value = 0.0
+    for g in games:
+        t_a = theta[0] if g.a == "heuristic" else theta[1]
+        t_b = theta[1] if g.a == "heuristic" else theta[0]
+        s = 0.5 if g.winner is None else 1.0 if g.winner == g.a else 0.0
+        value += s * t_a + (1 - s) * t_b - math.log(math.exp(t_a) + math.exp(t_b))
+    for t in theta:
+        value += 0.5 * t - math.log(1 + math.exp(t))
+    return value
+
+
+def _golden_max(f, lo: float, hi: float) -> float:  # type: ignore[no-untyped-def]
+    g = (math.sqrt(5) - 1) / 2
+    for _ in range(200):
+        a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+        lo, hi = (lo, b) if f(a) > f(b) else (a, hi)
+    return f((lo + hi) / 2)
+
+
+@pytest.mark.parametrize(("wins", "losses"), [(8, 0), (7, 1), (5, 3)])
+def test_profile_interval_ends_are_where_the_likelihood_ratio_is_chi2(wins: int, losses: int) -> None:
+    games = _head_to_head(wins, losses)
+    rating, low, high = profile_intervals(games)["heuristic"]
+    # With two players, heuristic's rating relative to the mean is c = (θ_h − θ_r) / 2; profile over θ_h + θ_r.
+    def profile(c_elo: float) -> float:
+        c = (c_elo - 1000.0) / ELO_PER_NAT
+        return _golden_max(lambda m: _penalised((m + c, m - c), games), -20, 20)
+
+    best = profile(rating)
+    for end in (low, high):
+        assert 2 * (best - profile(end)) == pytest.approx(1.959963984540054**2, abs=1e-6)
+
+
+def test_bootstrap_resamples_whole_pairs() -> None:
+    """Every pair split 1-1: resampling pairs (the unit) always gives 12-12; resampling games would not."""
+    split_pairs = [GameResult(*(("x", "y") if k % 2 == 0 else ("y", "x")), k // 2, "x") for k in range(24)]
+    boot = bootstrap_ratings(split_pairs, rounds=200, anchor=None)
+    assert boot["x"][1] == pytest.approx(boot["x"][2])
+    # The table's interval does not take that zero width at face value: the profile likelihood is its floor.
+    honest = rating_intervals(split_pairs, rounds=200)["x"]
+    assert honest.high - honest.low > 100
+    assert honest.interval_method == PROFILE_LIKELIHOOD
+
+
+def test_rating_intervals_use_the_pair_bootstrap_when_it_is_wider() -> None:
+    games = _synthetic({"random": 0, "medium": 200, "strong": 400}, 40, seed=5)
+    out = rating_intervals(games, rounds=300, seed=1)
+    boot = bootstrap_ratings(games, rounds=300, seed=1, anchor=None)
+    profile = profile_intervals(games)
+    for p, r in out.items():
+        assert r.low == pytest.approx(min(boot[p][1], profile[p][1]))
+        assert r.high == pytest.approx(max(boot[p][2], profile[p][2]))
+        assert r.interval_method in (BOOTSTRAP_PAIRS, PROFILE_LIKELIHOOD, f"{BOOTSTRAP_PAIRS}+{PROFILE_LIKELIHOOD}")
+        assert r.open is None

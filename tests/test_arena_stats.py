@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from wolfeclick.arena.distributions import beta_ppf, betainc, norm_ppf, t_ppf
 from wolfeclick.arena.stats import (
     GameResult,
     PairedSummary,
@@ -91,17 +93,58 @@ def test_paired_summary_counts_and_interval() -> None:
     assert out.counts == (1, 1, 2, 1, 3)
     xs = [s / 2 for s in scores]
     mean = sum(xs) / 8
-    var = sum((x - mean) ** 2 for x in xs) / 7
+    # The documented regulariser: one virtual pair, weight 1/2 at 0 and 1/2 at 1, over n + 1 - 1 = 8.
+    var = (sum((x - mean) ** 2 for x in xs) + 0.5 * mean**2 + 0.5 * (1 - mean) ** 2) / 8
+    t7 = 2.3646242515927849  # Student's t, 7 degrees of freedom, 0.975 (tables)
     assert out.mean == pytest.approx(mean)
-    assert out.ci_low == pytest.approx(mean - 1.959963984540054 * math.sqrt(var / 8))
-    assert out.ci_high == pytest.approx(min(1.0, mean + 1.959963984540054 * math.sqrt(var / 8)))
+    assert out.sd == pytest.approx(math.sqrt(var))
+    assert out.ci_low == pytest.approx(mean - t7 * math.sqrt(var / 8))
+    assert out.ci_high == pytest.approx(min(1.0, mean + t7 * math.sqrt(var / 8)))
+    assert out.interval_method == "student-t-virtual-pair"
+
+
+def test_paired_interval_never_collapses_on_identical_pairs() -> None:
+    """Issue 10: 4 pairs all 2-0 gave [1.000, 1.000]. Now: about Clopper–Pearson's [0.40, 1] on 4/4 pairs won."""
+    four = paired_summary([2.0] * 4)
+    clopper_pearson_low = 0.025 ** (1 / 4)  # the 4/4 lower bound: p^4 = 0.025
+    assert four.ci_high == 1.0
+    assert clopper_pearson_low - 0.02 < four.ci_low < 0.5  # so 4-0 in pairs does not separate
+    assert four.ci_low == pytest.approx(1 - 3.182446305284263 * math.sqrt(0.125 / 4))
+    three_each_way = paired_summary([1.0] * 6)  # every pair split 1-1: zero sample variance as well
+    assert three_each_way.ci_low < 0.5 - 0.05 and three_each_way.ci_high > 0.5 + 0.05
+
+
+@given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0]), min_size=2, max_size=60))
+def test_paired_interval_has_width_and_holds_the_mean(scores: list[float]) -> None:
+    out = paired_summary(scores)
+    assert 0.0 <= out.ci_low <= out.mean <= out.ci_high <= 1.0
+    assert out.ci_high - out.ci_low > 0.01
 
 
 def test_paired_summary_edges() -> None:
     assert paired_summary([]) == PairedSummary(0, (0, 0, 0, 0, 0), 0.5, 0.0, 1.0)
     one = paired_summary([2.0])
     assert (one.mean, one.ci_low, one.ci_high) == (1.0, 0.0, 1.0)
-    allwins = paired_summary([2.0] * 5)
-    assert (allwins.ci_low, allwins.ci_high) == (1.0, 1.0)
     with pytest.raises(ValueError):
         paired_summary([0.7])
+
+
+# --- the distribution functions behind the intervals (checked against mpmath) --------------------------------
+
+
+@pytest.mark.parametrize(("a", "b"), [(0.5, 0.5), (2.0, 3.0), (4.0, 1.0), (30.0, 0.5), (0.3, 12.0)])
+def test_betainc_matches_mpmath(a: float, b: float) -> None:
+    for x in (1e-6, 0.01, 0.2, 0.5, 0.77, 0.999):
+        expected = float(mpmath.betainc(a, b, 0, x, regularized=True))
+        assert betainc(a, b, x) == pytest.approx(expected, rel=1e-11, abs=1e-14)
+        # Inverse: exact in probability (in x it is ill-conditioned where the CDF is flat).
+        assert betainc(a, b, beta_ppf(expected, a, b)) == pytest.approx(expected, rel=1e-10, abs=1e-14)
+
+
+@pytest.mark.parametrize(("df", "expected"), [(1, 12.706204736174704), (2, 4.302652729749464),
+                                              (3, 3.182446305284263), (10, 2.2281388519862744),
+                                              (100, 1.9839715184496334)])
+def test_t_quantiles_match_tables(df: int, expected: float) -> None:
+    assert t_ppf(0.975, df) == pytest.approx(expected, rel=1e-10)
+    assert t_ppf(0.025, df) == pytest.approx(-expected, rel=1e-10)
+    assert norm_ppf(0.975) == pytest.approx(1.959963984540054, rel=1e-12)

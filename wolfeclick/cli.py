@@ -130,6 +130,22 @@ def build_parser() -> argparse.ArgumentParser:
                                                                 "(default: each recording's own folder)")
     rescore.add_argument("--concurrency", type=CONCURRENCY, default=8, help="recordings replayed at once")
     _add_llm_options(rescore)
+    board = commands.add_parser("leaderboard", help="one table of every battle played here, rated together",
+                                description="Rebuild the history index (RESULTS/history.sqlite) from the result rows "
+                                            "and recordings on disk, then rate every policy over all of it.")
+    board.add_argument("--results", type=Path, default=Path("results"), help="results directory (default results)")
+    board.add_argument("--recordings", type=Path, action="append", default=None,
+                       help="a recordings directory to include (repeatable; default recordings)")
+    board.add_argument("--format", default=None, help="only battles of this format")
+    board.add_argument("--since", default=None, metavar="DATE", help="only battles recorded on or after this ISO date")
+    board.add_argument("--source", default=None, help="only these sources, comma-separated "
+                                                      "(tournament, played, training, branch, imported, ladder)")
+    board.add_argument("--min-battles", type=int, default=10, help="fewer battles are listed apart (default 10)")
+    board.add_argument("--period", choices=["tournament", "day"], default="tournament",
+                       help="Glicko-2 rating period (default: one per tournament)")
+    board.add_argument("--json", type=Path, default=None, help="also write the table and matrix as JSON here")
+    board.add_argument("--csv", type=Path, default=None, help="also write the table as CSV here")
+    board.add_argument("--matrix-csv", type=Path, default=None, help="also write the per-pair matrix as CSV here")
     return parser
 
 
@@ -303,8 +319,35 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     return 0 if len(done) == len(recordings) else 1
 
 
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from datetime import date
+
+    from wolfeclick.arena.history import read_index, rebuild_index
+    from wolfeclick.arena.leaderboard import format_leaderboard, leaderboard
+    from wolfeclick.battle.store import write_atomic
+
+    if args.since is not None:
+        try:
+            date.fromisoformat(args.since[:10])
+        except ValueError:
+            raise WolfeClickError(f"--since takes an ISO date such as 2026-12-01, not {args.since!r}") from None
+    sources = [s.strip() for s in args.source.split(",") if s.strip()] if args.source else None
+    recordings = args.recordings if args.recordings is not None else [Path("recordings")]
+    index, scan = rebuild_index(args.results, recordings)
+    for path in scan.skipped:
+        print(f"warning: skipped {path} (not a readable tournament or recording)", file=sys.stderr)
+    entries = read_index(index, format_id=args.format, since=args.since, sources=sources)
+    board = leaderboard(entries, min_battles=args.min_battles, period=args.period)
+    print(format_leaderboard(board))
+    for path, text in ((args.json, board.to_json), (args.csv, board.table_csv), (args.matrix_csv, board.matrix_csv)):
+        if path is not None:
+            write_atomic(path, text())
+    print(index)
+    return 0
+
+
 COMMANDS = {"record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema,
-            "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore}
+            "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore, "leaderboard": cmd_leaderboard}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,6 +22,13 @@ __all__ = [
     "canonical_order",
     "bradley_terry",
     "bootstrap_ratings",
+    "Separation",
+    "separation",
+    "profile_intervals",
+    "BOOTSTRAP_PAIRS",
+    "PROFILE_LIKELIHOOD",
+    "RatingInterval",
+    "rating_intervals",
     "Glicko2Rating",
     "glicko2_update",
     "glicko2_run",
@@ -156,6 +163,35 @@ def _aggregate(
     return wins, n + n.T
 
 
+def _clusters(games: Sequence[GameResult]) -> tuple[np.ndarray, int]:
+    """Cluster number of each game (its `pair_index`, densely renumbered) and the number of clusters.
+
+    A pair index names one battle seed, which every pairing of a tournament plays, so a cluster holds all the
+    games dealt from that seed: the unit that is independent of the others.
+    """
+    keys = sorted({g.pair_index for g in games})
+    number = {k: c for c, k in enumerate(keys)}
+    return np.array([number[g.pair_index] for g in games], dtype=np.intp), len(keys)
+
+
+def _cluster_tallies(
+    i: np.ndarray, j: np.ndarray, s: np.ndarray, cluster: np.ndarray, k: int, m: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cluster: each player's score, the game-count matrix, and who took points off whom.
+
+    Shapes (k, m), (k, m, m) and (k, m, m); ``took[c, a, b]`` counts a's wins + ties against b in cluster c.
+    """
+    wins = np.zeros((k, m))
+    np.add.at(wins, (cluster, i), s)
+    np.add.at(wins, (cluster, j), 1.0 - s)
+    n = np.zeros((k, m, m))
+    np.add.at(n, (cluster, i, j), 1.0)
+    took = np.zeros((k, m, m))
+    np.add.at(took, (cluster[s > 0], i[s > 0], j[s > 0]), 1.0)
+    np.add.at(took, (cluster[s < 1], j[s < 1], i[s < 1]), 1.0)
+    return wins, n + np.transpose(n, (0, 2, 1)), took
+
+
 def bootstrap_ratings(
     games: Iterable[GameResult],
     rounds: int = 200,
@@ -165,40 +201,307 @@ def bootstrap_ratings(
     base: float = 1000.0,
     level: float = 0.95,
 ) -> dict[str, tuple[float, float, float]]:
-    """Bradley–Terry ratings with percentile bootstrap intervals.
+    """Bradley–Terry ratings with percentile bootstrap intervals, resampled by pair.
 
-    Returns {player: (rating on all games, low, high)}. Each round resamples
-    the games with replacement (numpy `default_rng(seed)`) and refits; the
-    interval is the central `level` percentile range of those refits. Games
-    are sorted canonically first, so the result depends only on the multiset
-    of games and the seed, never on the order they were listed. The player
-    set is fixed from the full data, so a player missing from a resample is
-    rated by the prior alone rather than dropped.
+    Returns {player: (rating on all games, low, high)}. Each round draws the pair indices (the clusters of
+    `_clusters`) with replacement (numpy `default_rng(seed)`), takes every game of each drawn pair, and
+    refits; the interval is the central `level` percentile range of those refits. Resampling whole pairs keeps
+    the two seat-swapped games of a deal together, and the deal shared by every pairing, as the data were made.
+    Games are sorted canonically first, so the result depends only on the multiset of games and the seed. The
+    player set is fixed from the full data, so a player missing from a resample is rated by the prior alone.
+    Under separation (see `separation`) every resample is separated too and these intervals are meaningless;
+    `rating_intervals` checks for that and falls back to the profile likelihood.
     """
-    if rounds < 1:
-        raise ValueError("rounds must be at least 1")
+    plan = _Resampling(games, rounds, seed)
+    if not plan.players:
+        return {}
+    point = plan.point(anchor, anchor_rating, base)
+    samples = plan.refits(anchor, anchor_rating, base)
+    tail = (1.0 - level) / 2.0 * 100.0
+    low = np.percentile(samples, tail, axis=0)
+    high = np.percentile(samples, 100.0 - tail, axis=0)
+    return {p: (float(point[k]), float(low[k]), float(high[k])) for k, p in enumerate(plan.players)}
+
+
+class _Resampling:
+    """The games of a bootstrap by pair, tallied per cluster, with the resampling weights drawn up front."""
+
+    def __init__(self, games: Iterable[GameResult], rounds: int, seed: int) -> None:
+        if rounds < 1:
+            raise ValueError("rounds must be at least 1")
+        ordered = canonical_order(games)
+        self.players = sorted({p for g in ordered for p in (g.a, g.b)})
+        m = len(self.players)
+        i, j, s = _tally(ordered, self.players)
+        self.wins, self.n = _aggregate(i, j, s, m)
+        cluster, k = _clusters(ordered)
+        self.wins_c, self.n_c, took_c = _cluster_tallies(i, j, s, cluster, k, m)
+        rng = np.random.default_rng(seed)
+        draws = rng.integers(0, k, size=(rounds, k)) if k else np.zeros((rounds, 0), dtype=np.intp)
+        self.weights = np.stack([np.bincount(row, minlength=k) for row in draws]).astype(float)
+        self.took = np.tensordot(self.weights, took_c, axes=1) > 0  # (rounds, m, m)
+
+    def point(self, anchor: str | None, anchor_rating: float, base: float) -> np.ndarray:
+        theta = _fit_log_strengths(self.wins, self.n)
+        return _ratings_from_theta(self.players, theta, anchor, anchor_rating, base)
+
+    def separated_share(self) -> float:
+        """Share of resamples whose win graph is not strongly connected."""
+        return float(np.mean([not _strongly_connected(edges) for edges in self.took]))
+
+    def refits(self, anchor: str | None, anchor_rating: float, base: float) -> np.ndarray:
+        samples = np.empty((len(self.weights), len(self.players)))
+        for r, weight in enumerate(self.weights):
+            theta = _fit_log_strengths(weight @ self.wins_c, np.tensordot(weight, self.n_c, axes=1))
+            samples[r] = _ratings_from_theta(self.players, theta, anchor, anchor_rating, base)
+        return samples
+
+
+# --------------------------------------------------------------------------
+# Separation: when the win graph is not strongly connected
+# --------------------------------------------------------------------------
+
+
+def _reach(edges: np.ndarray) -> np.ndarray:
+    """Transitive-reflexive closure of a boolean adjacency matrix (repeated squaring)."""
+    reach = edges | np.eye(len(edges), dtype=bool)
+    while True:
+        nxt = (reach.astype(np.int64) @ reach.astype(np.int64)) > 0
+        if np.array_equal(nxt, reach):
+            return reach
+        reach = nxt
+
+
+def _strongly_connected(edges: np.ndarray) -> bool:
+    return bool(np.all(_reach(edges)))
+
+
+@dataclass(frozen=True)
+class Separation:
+    """How the "took points off" graph (an edge a → b when a won or tied a game against b) falls apart.
+
+    The Bradley–Terry maximum-likelihood estimate exists, without a prior, exactly when this graph is strongly
+    connected (Zermelo 1929; Hunter 2004, condition A). `groups` are its strongly connected components, listed
+    in player order of their first member; `open` maps each player to the side its rating has no bound on from
+    the data: "above" if nobody outside its group ever took a point off it, "below" if it never took a point
+    off anybody outside its group, "both" if its group played nobody else, None otherwise.
+    """
+
+    groups: tuple[tuple[str, ...], ...]
+    open: dict[str, str | None]
+
+    @property
+    def separated(self) -> bool:
+        return len(self.groups) > 1
+
+
+def separation(games: Iterable[GameResult]) -> Separation:
+    """The strongly connected components of the win graph of `games`, and which rating bounds they leave open."""
+    ordered = canonical_order(games)
+    players = sorted({p for g in ordered for p in (g.a, g.b)})
+    m = len(players)
+    edges = np.zeros((m, m), dtype=bool)
+    if ordered:
+        i, j, s = _tally(ordered, players)
+        edges[i[s > 0], j[s > 0]] = True
+        edges[j[s < 1], i[s < 1]] = True
+    reach = _reach(edges)
+    same = reach & reach.T
+    groups: list[tuple[str, ...]] = []
+    seen: set[int] = set()
+    for a in range(m):
+        if a not in seen:
+            members = [b for b in range(m) if same[a, b]]
+            seen.update(members)
+            groups.append(tuple(players[b] for b in members))
+    opened: dict[str, str | None] = {}
+    for a in range(m):
+        outside = ~same[a]
+        inside = same[a]
+        beaten_by_outside = bool(np.any(edges[np.ix_(outside, inside)]))
+        beats_outside = bool(np.any(edges[np.ix_(inside, outside)]))
+        if len(groups) == 1:
+            side = None
+        elif not beaten_by_outside and not beats_outside:
+            side = "both"
+        elif not beaten_by_outside:
+            side = "above"
+        elif not beats_outside:
+            side = "below"
+        else:
+            side = None
+        opened[players[a]] = side
+    return Separation(tuple(groups), opened)
+
+
+# --------------------------------------------------------------------------
+# Profile likelihood
+# --------------------------------------------------------------------------
+
+
+def _objective(theta: np.ndarray, wins: np.ndarray, n: np.ndarray, prior: float = PRIOR_GAMES) -> float:
+    """The prior-penalised Bradley–Terry log-likelihood that `_fit_log_strengths` maximises."""
+    target = wins + 0.5 * prior
+    pairs = 0.5 * float(np.sum(n * np.logaddexp(theta[:, None], theta[None, :])))
+    return float(target @ theta) - pairs - prior * float(np.sum(np.logaddexp(theta, 0.0)))
+
+
+def _constrained_max(
+    wins: np.ndarray, n: np.ndarray, a: np.ndarray, c: float, start: np.ndarray, prior: float = PRIOR_GAMES
+) -> float:
+    """max of `_objective` subject to a·θ = c, by Newton's method on the KKT system from a feasible start.
+
+    The objective is strictly concave (the prior sees to that) and the constraint linear, so the maximum is
+    unique; every Newton step keeps a·θ = c, and a halving line search keeps the objective rising.
+    """
+    theta = start + (c - float(a @ start)) * a / float(a @ a)
+    target = wins + 0.5 * prior
+    m = len(wins)
+    value = _objective(theta, wins, n, prior)
+    kkt = np.zeros((m + 1, m + 1))
+    kkt[:m, m] = a
+    kkt[m, :m] = a
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+        pf = 1.0 / (1.0 + np.exp(-theta))
+        grad = target - np.sum(n * p, axis=1) - prior * pf
+        w = n * p * (1.0 - p)
+        kkt[:m, :m] = w - np.diag(np.sum(w, axis=1) + prior * pf * (1.0 - pf))
+        step = np.linalg.solve(kkt, np.concatenate([-grad, [0.0]]))[:m]
+        scale = 1.0
+        while True:
+            candidate = theta + scale * step
+            cand_value = _objective(candidate, wins, n, prior)
+            if cand_value >= value - 1e-12 or scale < 1e-8:
+                break
+            scale *= 0.5
+        theta, value = candidate, cand_value
+        if float(np.max(np.abs(scale * step))) < 1e-11:
+            break
+    return value
+
+
+def profile_intervals(
+    games: Iterable[GameResult], level: float = 0.95, base: float = 1000.0
+) -> dict[str, tuple[float, float, float]]:
+    """Bradley–Terry ratings relative to the field (mean `base`) with profile-likelihood intervals.
+
+    For each player p the interval is every c with 2 (ℓ(θ̂) − max{ℓ(θ) : θ_p − mean(θ) = c}) ≤ χ²₁(level),
+    where ℓ is the prior-penalised log-likelihood of the point estimate (the log posterior under its prior:
+    `PRIOR_GAMES` virtual half-won games against a fixed field player). Unlike a bootstrap, this does not
+    collapse when a player never lost or never won: the data then bound only one side, and the other is set
+    by the prior alone (`Separation.open` says which). Found by bisection to 1e-9 of a log-strength unit.
+    Returns {player: (rating, low, high)} on the Elo scale.
+    """
     ordered = canonical_order(games)
     players = sorted({p for g in ordered for p in (g.a, g.b)})
     if not players:
         return {}
     m = len(players)
-    i, j, s = _tally(ordered, players)
-    point = _ratings_from_theta(
-        players, _fit_log_strengths(*_aggregate(i, j, s, m)), anchor, anchor_rating, base
-    )
-    rng = np.random.default_rng(seed)
-    samples = np.empty((rounds, m))
-    for k in range(rounds):
-        idx = rng.integers(0, len(ordered), size=len(ordered))
-        theta = _fit_log_strengths(*_aggregate(i[idx], j[idx], s[idx], m))
-        samples[k] = _ratings_from_theta(players, theta, anchor, anchor_rating, base)
+    wins, n = _aggregate(*_tally(ordered, players), m)
+    theta = _fit_log_strengths(wins, n)
+    best = _objective(theta, wins, n)
+    drop = _chi2_1(level) / 2.0
+    out: dict[str, tuple[float, float, float]] = {}
+    for k, p in enumerate(players):
+        a = -np.full(m, 1.0 / m)
+        a[k] += 1.0
+        centre = float(a @ theta)
+        low, high = (_profile_end(wins, n, a, theta, best - drop, direction) for direction in (-1.0, 1.0))
+        out[p] = (centre * ELO_PER_NAT + base, low * ELO_PER_NAT + base, high * ELO_PER_NAT + base)
+    return out
+
+
+def _profile_end(
+    wins: np.ndarray, n: np.ndarray, a: np.ndarray, theta: np.ndarray, floor: float, direction: float
+) -> float:
+    """Where the profile of a·θ, walking from a·θ̂ in ``direction``, falls to ``floor``.
+
+    The profile is concave and falls without bound either way (the prior sees to that), so doubling steps
+    bracket the crossing and bisection narrows it to 1e-9.
+    """
+    centre = float(a @ theta)
+
+    def above(c: float) -> bool:
+        return _constrained_max(wins, n, a, c, theta) > floor
+
+    inner, width = centre, 0.5
+    while above(centre + direction * width):
+        inner, width = centre + direction * width, 2.0 * width
+    outer = centre + direction * width
+    while abs(outer - inner) > 1e-9:
+        mid = 0.5 * (inner + outer)
+        inner, outer = (mid, outer) if above(mid) else (inner, mid)
+    return 0.5 * (inner + outer)
+
+
+def _chi2_1(level: float) -> float:
+    """The `level` quantile of χ² with one degree of freedom: the squared normal quantile."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf((1.0 + level) / 2.0) ** 2
+
+
+# --------------------------------------------------------------------------
+# The intervals the tables show
+# --------------------------------------------------------------------------
+
+BOOTSTRAP_PAIRS = "bootstrap-pairs"
+PROFILE_LIKELIHOOD = "profile-likelihood"
+
+
+@dataclass(frozen=True)
+class RatingInterval:
+    """A rating with its interval and how it was made.
+
+    `interval_method` is `BOOTSTRAP_PAIRS` or `PROFILE_LIKELIHOOD`; `open` is "above", "below", "both" or None:
+    the side the data leave unbounded (the number there is then the prior's, not the data's).
+    """
+
+    rating: float
+    low: float
+    high: float
+    interval_method: str
+    open: str | None = None
+
+
+def rating_intervals(
+    games: Iterable[GameResult], rounds: int = 1000, seed: int = 0, base: float = 1000.0, level: float = 0.95
+) -> dict[str, RatingInterval]:
+    """Ratings relative to the field (mean `base`) with intervals that stay honest under separation.
+
+    * Separated data — the win graph is not strongly connected, or at least (1 − level) / 2 of the bootstrap
+      resamples are (then the tail percentile is itself a separated refit, capped by the prior: 7-1 would get
+      the 8-0 value as its upper end) — get the profile-likelihood interval (`profile_intervals`), with the
+      sides the data leave open marked (`separation`). `interval_method` is `PROFILE_LIKELIHOOD`.
+    * Otherwise each end is the wider of the percentile bootstrap by pair (`bootstrap_ratings`) and the
+      profile likelihood. A bootstrap over a few pairs has few distinct resamples, and none at all when every
+      pair went the same way (a 1-1 in every pair bootstraps to a zero-width interval); the profile likelihood
+      is the floor under it. `interval_method` is `BOOTSTRAP_PAIRS` or `PROFILE_LIKELIHOOD` when both ends came
+      from one of them, else both names joined by "+".
+    """
+    ordered = canonical_order(games)
+    if not ordered:
+        return {}
+    split = separation(ordered)
+    profile = profile_intervals(ordered, level, base)
+    plan = _Resampling(ordered, rounds, seed) if not split.separated else None
+    if plan is None or plan.separated_share() >= (1.0 - level) / 2.0:
+        return {p: RatingInterval(r, lo, hi, PROFILE_LIKELIHOOD, split.open[p])
+                for p, (r, lo, hi) in profile.items()}
+    samples = plan.refits(None, base, base)
     tail = (1.0 - level) / 2.0 * 100.0
-    low = np.percentile(samples, tail, axis=0)
-    high = np.percentile(samples, 100.0 - tail, axis=0)
-    return {
-        p: (float(point[k]), float(low[k]), float(high[k]))
-        for k, p in enumerate(players)
-    }
+    boot_low = np.percentile(samples, tail, axis=0)
+    boot_high = np.percentile(samples, 100.0 - tail, axis=0)
+    out: dict[str, RatingInterval] = {}
+    for k, p in enumerate(plan.players):
+        rating, prof_low, prof_high = profile[p]
+        low_from = BOOTSTRAP_PAIRS if boot_low[k] <= prof_low else PROFILE_LIKELIHOOD
+        high_from = BOOTSTRAP_PAIRS if boot_high[k] >= prof_high else PROFILE_LIKELIHOOD
+        method = low_from if low_from == high_from else f"{BOOTSTRAP_PAIRS}+{PROFILE_LIKELIHOOD}"
+        out[p] = RatingInterval(rating, min(float(boot_low[k]), prof_low), max(float(boot_high[k]), prof_high),
+                                method)
+    return out
 
 
 # --------------------------------------------------------------------------

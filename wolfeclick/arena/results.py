@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from wolfeclick.arena.ratings import bootstrap_ratings
+from wolfeclick.arena.ratings import RatingInterval, rating_intervals
 from wolfeclick.arena.schedule import ScheduledBattle, TournamentConfig, build_schedule
-from wolfeclick.arena.sprt import SprtResult, sprt
+from wolfeclick.arena.sprt import SPRT_METHOD, SprtResult, sprt
 from wolfeclick.arena.stats import (
+    WILSON,
     GameResult,
     PairedSummary,
     PairingSummary,
@@ -33,6 +34,7 @@ from wolfeclick.arena.stats import (
     summarize_pairings,
     wilson_interval,
 )
+from wolfeclick.arena.verdicts import Verdict, pairing_verdict, score_to_elo
 from wolfeclick.battle.schema import Recording
 from wolfeclick.errors import InputError
 
@@ -61,7 +63,9 @@ ROW_KEYS = frozenset({
 })
 
 BOOTSTRAP_ROUNDS = 1000
-"""Bootstrap refits for the rating intervals (about 0.15 s for three policies)."""
+"""Bootstrap refits for the rating intervals (about 0.15 s for three policies; skipped under separation)."""
+LEVEL = 0.95
+"""Coverage of every interval in the table and ``summary.json``."""
 BOOTSTRAP_SEED = 0
 """Fixed, so the same rows always give the same intervals."""
 RATING_BASE = 1000.0
@@ -202,8 +206,11 @@ def canonical_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig |
 class PolicyRow:
     """One line of the final table. Win rate counts ties half; its interval is Wilson's over games.
 
-    Ratings are Bradley–Terry on the Elo scale with a percentile-bootstrap 95 % interval, centred so the
-    policies' mean rating is 1000 (see ``summary_from_rows`` for why not "random = 1000").
+    Ratings are Bradley–Terry on the Elo scale with a 95 % interval relative to the field, shifted so the anchor
+    (``random``) is at 1000 (see ``summary_from_rows``). ``rating_method`` says how the interval was made
+    (``ratings.BOOTSTRAP_PAIRS``, ``ratings.PROFILE_LIKELIHOOD``, or both joined by "+" when the two ends came from
+    different ones); ``rating_open`` ("above", "below", "both" or None) names a side the data leave unbounded, where
+    the number shown is the prior's alone.
     """
 
     policy: str
@@ -218,14 +225,18 @@ class PolicyRow:
     rating_low: float
     rating_high: float
     illegal: int
+    rating_method: str = ""
+    rating_open: str | None = None
 
 
 @dataclass(frozen=True)
 class PairingRow:
-    """One pairing, per game (Wilson) and per pair (pentanomial), from the first-sorted policy ``a``'s view."""
+    """One pairing, per game (Wilson) and per pair (pentanomial), from the first-sorted policy ``a``'s view,
+    with its plain-words ``verdict`` (read from the paired interval)."""
 
     games: PairingSummary
     pairs: PairedSummary
+    verdict: Verdict
 
 
 @dataclass(frozen=True)
@@ -249,10 +260,46 @@ class TournamentSummary:
     rating_anchor: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data, floats rounded (4 places; ratings 2) so files stay readable and stable."""
+        """Plain JSON data, floats rounded (4 places; ratings and Elo 2) so files stay readable and stable.
+
+        Every interval also appears as an object ``{"low", "high", "level", "interval_method"}`` (``win_rate_
+        interval``, ``rating_interval`` with ``open``, ``interval``, ``pair_interval``, ``elo_interval``); a bound
+        the data leave open is ``null``. The flat ``ci_low``/``rating_low``/… fields are kept for older readers.
+        """
 
         def r4(x: float) -> float:
             return round(float(x), 4)
+
+        def r2(x: float | None) -> float | None:
+            return None if x is None else round(float(x), 2)
+
+        def interval(low: float | None, high: float | None, method: str, **extra: Any) -> dict[str, Any]:
+            return {"low": low, "high": high, "level": LEVEL, "interval_method": method, **extra}
+
+        def policy(row: PolicyRow) -> dict[str, Any]:
+            low = None if row.rating_open in ("below", "both") else round(row.rating_low, 2)
+            high = None if row.rating_open in ("above", "both") else round(row.rating_high, 2)
+            return {
+                **asdict(row), "win_rate": r4(row.win_rate), "ci_low": r4(row.ci_low), "ci_high": r4(row.ci_high),
+                "rating": round(row.rating, 2), "rating_low": low, "rating_high": high,
+                "win_rate_interval": interval(r4(row.ci_low), r4(row.ci_high), WILSON),
+                "rating_interval": interval(low, high, row.rating_method, open=row.rating_open),
+            }
+
+        def pairing(p: PairingRow) -> dict[str, Any]:
+            return {
+                "a": p.games.a, "b": p.games.b, "games": p.games.games, "wins_a": p.games.wins_a,
+                "wins_b": p.games.wins_b, "ties": p.games.ties, "win_rate_a": r4(p.games.win_rate_a),
+                "ci_low": r4(p.games.ci_low), "ci_high": r4(p.games.ci_high),
+                "interval": interval(r4(p.games.ci_low), r4(p.games.ci_high), p.games.interval_method),
+                "pairs": p.pairs.pairs, "pair_counts": list(p.pairs.counts), "pair_mean_a": r4(p.pairs.mean),
+                "pair_ci_low": r4(p.pairs.ci_low), "pair_ci_high": r4(p.pairs.ci_high),
+                "pair_interval": interval(r4(p.pairs.ci_low), r4(p.pairs.ci_high), p.pairs.interval_method),
+                "elo_a": r2(score_to_elo(p.pairs.mean)),
+                "elo_interval": interval(r2(score_to_elo(p.pairs.ci_low)), r2(score_to_elo(p.pairs.ci_high)),
+                                         p.pairs.interval_method),
+                "verdict": p.verdict.to_dict(),
+            }
 
         return {
             "tournament": self.tournament,
@@ -262,25 +309,14 @@ class TournamentSummary:
             "complete": self.complete,
             "rating_scale": (f"Bradley-Terry Elo, {self.rating_anchor} = {RATING_BASE:g}; intervals relative to "
                              "the field" if self.rating_anchor else f"Bradley-Terry Elo, mean = {RATING_BASE:g}"),
-            "table": [
-                {**asdict(row), "win_rate": r4(row.win_rate), "ci_low": r4(row.ci_low), "ci_high": r4(row.ci_high),
-                 "rating": round(row.rating, 2), "rating_low": round(row.rating_low, 2),
-                 "rating_high": round(row.rating_high, 2)}
-                for row in self.table
-            ],
-            "pairings": [
-                {"a": p.games.a, "b": p.games.b, "games": p.games.games, "wins_a": p.games.wins_a,
-                 "wins_b": p.games.wins_b, "ties": p.games.ties, "win_rate_a": r4(p.games.win_rate_a),
-                 "ci_low": r4(p.games.ci_low), "ci_high": r4(p.games.ci_high),
-                 "pairs": p.pairs.pairs, "pair_counts": list(p.pairs.counts), "pair_mean_a": r4(p.pairs.mean),
-                 "pair_ci_low": r4(p.pairs.ci_low), "pair_ci_high": r4(p.pairs.ci_high)}
-                for p in self.pairings
-            ],
+            "table": [policy(row) for row in self.table],
+            "pairings": [pairing(p) for p in self.pairings],
             "sprt": None if self.sprt is None else {
                 "a": self.sprt_policies[0] if self.sprt_policies else None,
                 "b": self.sprt_policies[1] if self.sprt_policies else None,
                 "decision": self.sprt.decision, "llr": r4(self.sprt.llr), "lower": r4(self.sprt.lower),
                 "upper": r4(self.sprt.upper), "pairs": self.sprt.pairs, "message": self.sprt_message,
+                "method": SPRT_METHOD,
             },
         }
 
@@ -298,7 +334,7 @@ class TournamentSummary:
 
 
 def _per_policy(games: Sequence[GameResult], rows: Sequence[Mapping[str, Any]],
-                ratings: Mapping[str, tuple[float, float, float]]) -> list[PolicyRow]:
+                ratings: Mapping[str, RatingInterval]) -> list[PolicyRow]:
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for g in games:
         for player in (g.a, g.b):
@@ -312,9 +348,9 @@ def _per_policy(games: Sequence[GameResult], rows: Sequence[Mapping[str, Any]],
     for policy, (wins, losses, ties) in tally.items():
         n = wins + losses + ties
         lo, hi = wilson_interval(wins + 0.5 * ties, n)
-        rating, r_lo, r_hi = ratings[policy]
-        out.append(PolicyRow(policy, n, wins, losses, ties, (wins + 0.5 * ties) / n, lo, hi, rating, r_lo, r_hi,
-                             illegal[policy]))
+        r = ratings[policy]
+        out.append(PolicyRow(policy, n, wins, losses, ties, (wins + 0.5 * ties) / n, lo, hi, r.rating, r.low, r.high,
+                             illegal[policy], r.interval_method, r.open))
     return sorted(out, key=lambda r: (-round(r.rating, 6), r.policy))
 
 
@@ -327,24 +363,35 @@ def shift_to_anchor(ratings: dict[str, tuple[float, float, float]],
     return {name: (r + offset, low + offset, high + offset) for name, (r, low, high) in ratings.items()}
 
 
+def shift_intervals(ratings: Mapping[str, RatingInterval], anchor: str | None) -> dict[str, RatingInterval]:
+    """`shift_to_anchor` for `RatingInterval`s: the same offset on rating and both bounds, methods kept."""
+    shifted = shift_to_anchor({name: (r.rating, r.low, r.high) for name, r in ratings.items()}, anchor)
+    return {name: replace(ratings[name], rating=r, low=low, high=high) for name, (r, low, high) in shifted.items()}
+
+
 def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig | None = None,
                       *, anchor: str | None = "random", bootstrap_rounds: int = BOOTSTRAP_ROUNDS) -> TournamentSummary:
     """Summarise rows (in any order; duplicates by index collapse). With ``config``: the SPRT verdict, the
     scheduled count and the SPRT cut-off are applied, exactly as for ``results.jsonl``.
 
-    Ratings: fitted and bootstrapped centred on the field's mean, then the whole scale is shifted so that the
-    ``anchor`` policy's point rating is 1000 when it played (``random`` by default; ``None`` keeps mean 1000).
-    The intervals are the mean-centred ones, shifted alike: each says how well a policy is placed relative to the
-    field. Pinning the anchor inside every bootstrap round instead would give it a zero-width interval and load
-    every other interval with the whole uncertainty of its gap to ``random``, which almost never wins.
+    Ratings: fitted centred on the field's mean, with intervals from ``ratings.rating_intervals`` (bootstrap by
+    pair, or the profile likelihood under separation), then the whole scale is shifted so that the ``anchor``
+    policy's point rating is 1000 when it played (``random`` by default; ``None`` keeps mean 1000). The intervals
+    are the mean-centred ones, shifted alike: each says how well a policy is placed relative to the field.
+    Pinning the anchor inside every bootstrap round instead would give it a zero-width interval and load every
+    other interval with the whole uncertainty of its gap to ``random``, which almost never wins.
+    Each pairing gets its verdict (``verdicts.pairing_verdict``) from the paired interval.
     """
     ordered = canonical_rows(rows, config)
     games = game_results(ordered)
-    ratings = bootstrap_ratings(games, rounds=bootstrap_rounds, seed=BOOTSTRAP_SEED, anchor=None,
-                                base=RATING_BASE) if games else {}
-    ratings = shift_to_anchor(ratings, anchor)
+    intervals = shift_intervals(rating_intervals(games, rounds=bootstrap_rounds, seed=BOOTSTRAP_SEED,
+                                                 base=RATING_BASE, level=LEVEL), anchor)
+    ratings = {name: (r.rating, r.low, r.high) for name, r in intervals.items()}
     scores = pair_scores(games)
-    pairing_rows = [PairingRow(s, paired_summary(scores.get((s.a, s.b), []))) for s in summarize_pairings(games)]
+    pairing_rows = []
+    for s in summarize_pairings(games):
+        paired = paired_summary(scores.get((s.a, s.b), []), level=LEVEL)
+        pairing_rows.append(PairingRow(s, paired, pairing_verdict(s.a, s.b, paired, level=LEVEL)))
     status = sprt_status(ordered, config) if config is not None else None
     scheduled = len(build_schedule(config)) if config is not None else None
     complete = scheduled is not None and (len(ordered) == scheduled or (status is not None and status[1] is not None))
@@ -354,7 +401,7 @@ def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfi
         battles=len(ordered),
         aborted=sum(1 for row in ordered if row["reason"] == "aborted"),
         complete=complete,
-        table=_per_policy(games, ordered, ratings),
+        table=_per_policy(games, ordered, intervals),
         pairings=pairing_rows,
         ratings=dict(sorted(ratings.items())),
         rating_anchor=anchor if anchor is not None and anchor in ratings else None,
@@ -363,21 +410,43 @@ def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfi
     )
 
 
-def format_table(summary: TournamentSummary) -> str:
-    """The final table as fixed-width text: policy, battles, W-L-T, win rate [95 %], rating [95 %]."""
-    head = ("policy", "battles", "W-L-T", "win rate [95% CI]", "rating [95% CI]")
-    body = [
-        (row.policy, str(row.battles), f"{row.wins}-{row.losses}-{row.ties}",
-         f"{row.win_rate:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]",
-         f"{row.rating:.0f} [{row.rating_low:.0f}, {row.rating_high:.0f}]")
-        for row in summary.table
-    ]
+def _rating_cell(row: PolicyRow) -> str:
+    """``1547 [1350, open]``: the side the data leave unbounded reads "open", not the prior's number."""
+    low = "open" if row.rating_open in ("below", "both") else f"{row.rating_low:.0f}"
+    high = "open" if row.rating_open in ("above", "both") else f"{row.rating_high:.0f}"
+    return f"{row.rating:.0f} [{low}, {high}]"
+
+
+def fixed_width(head: Sequence[str], body: Sequence[Sequence[str]], left: int = 1) -> list[str]:
+    """Rows as aligned text: the first ``left`` columns left-aligned, the rest right-aligned, a rule under the head."""
     widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
     lines = []
     for line in [head, *body]:
-        cells = [line[0].ljust(widths[0])] + [cell.rjust(w) for cell, w in zip(line[1:], widths[1:])]
+        cells = [cell.ljust(w) if k < left else cell.rjust(w) for k, (cell, w) in enumerate(zip(line, widths))]
         lines.append("  ".join(cells).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def format_table(summary: TournamentSummary) -> str:
+    """The final tables as fixed-width text.
+
+    First per policy: battles, W-L-T, win rate [95 %], rating [95 %] ("open" where the data set no bound).
+    Then per pairing: A's record, pairs, A's score per game with the paired interval, and the verdict.
+    """
+    lines = fixed_width(
+        ("policy", "battles", "W-L-T", "win rate [95% CI]", "rating [95% CI]"),
+        [(row.policy, str(row.battles), f"{row.wins}-{row.losses}-{row.ties}",
+          f"{row.win_rate:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]", _rating_cell(row))
+         for row in summary.table])
+    if summary.pairings:
+        lines.append("")
+        lines += fixed_width(
+            ("pairing (A vs B)", "A: W-L-T", "pairs", "A score/game [95% CI, by pair]", "verdict"),
+            [(f"{p.games.a} vs {p.games.b}", f"{p.games.wins_a}-{p.games.wins_b}-{p.games.ties}",
+              str(p.pairs.pairs), f"{p.pairs.mean:.3f} [{p.pairs.ci_low:.3f}, {p.pairs.ci_high:.3f}]",
+              p.verdict.text)
+             for p in summary.pairings], left=1)
     return "\n".join(lines)
 
 

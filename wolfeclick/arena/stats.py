@@ -8,7 +8,9 @@ Everything here is a pure function of finished games. Two views are offered:
 * per pair (`pair_scores`, `paired_summary`): the arena plays every seed twice
   with seats swapped, so the two games of a pair share luck (team draw, RNG).
   Scoring the pair as a unit (0, ½, 1, 1½ or 2 for A, the "pentanomial" view
-  used by engine testers) removes that shared noise from the variance.
+  used by engine testers) removes that shared noise from the variance. Its
+  interval is Student's t with the variance regularised by one virtual pair,
+  so a short run of identical pairs never gives a zero-width interval.
 """
 
 from __future__ import annotations
@@ -18,8 +20,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from wolfeclick.arena.distributions import t_ppf
+
 __all__ = [
     "Z95",
+    "WILSON",
+    "T_VIRTUAL_PAIR",
+    "VIRTUAL_PAIR",
     "GameResult",
     "PairingSummary",
     "PairedSummary",
@@ -37,6 +44,14 @@ Z95 = 1.959963984540054
 
 #: The five possible pair scores for A, in the order `PairedSummary.counts` uses.
 PAIR_OUTCOMES: tuple[float, float, float, float, float] = (0.0, 0.5, 1.0, 1.5, 2.0)
+
+#: `interval_method` names, as `summary.json` reports them.
+WILSON = "wilson"
+T_VIRTUAL_PAIR = "student-t-virtual-pair"
+
+#: The regularising virtual pair of `paired_summary`: half a pair scored 0 and
+#: half scored 2 (per-game 0 and 1), i.e. the widest-spread pair there is.
+VIRTUAL_PAIR: tuple[tuple[float, float], ...] = ((0.0, 0.5), (2.0, 0.5))
 
 
 @dataclass(frozen=True)
@@ -69,7 +84,7 @@ class PairingSummary:
     """Per-game record of one unordered pairing; `a` sorts before `b`.
 
     `win_rate_a` counts ties as half a win; `ci_low`/`ci_high` are the Wilson
-    interval of that rate.
+    interval of that rate (`interval_method`).
     """
 
     a: str
@@ -81,6 +96,7 @@ class PairingSummary:
     win_rate_a: float
     ci_low: float
     ci_high: float
+    interval_method: str = WILSON
 
 
 @dataclass(frozen=True)
@@ -88,8 +104,10 @@ class PairedSummary:
     """Pentanomial summary of pair scores for A.
 
     `counts[k]` is how many pairs scored `PAIR_OUTCOMES[k]` (0, ½, 1, 1½, 2).
-    `mean` is A's score per game (pair score / 2); `ci_low`/`ci_high` are a
-    normal-approximation interval on it, clipped to [0, 1].
+    `mean` is A's score per game (pair score / 2); `ci_low`/`ci_high` are the
+    interval of `paired_summary` on it (`interval_method`); `sd` is the
+    regularised standard deviation of one pair's per-game score, which the
+    "how many more pairs?" calculation uses (0.5 when nothing is known).
     """
 
     pairs: int
@@ -97,6 +115,8 @@ class PairedSummary:
     mean: float
     ci_low: float
     ci_high: float
+    sd: float = 0.5
+    interval_method: str = T_VIRTUAL_PAIR
 
 
 def wilson_interval(
@@ -204,15 +224,22 @@ def _outcome_index(score: float) -> int:
     return int(k)
 
 
-def paired_summary(scores: list[float], z: float = Z95) -> PairedSummary:
+def paired_summary(scores: list[float], level: float = 0.95) -> PairedSummary:
     """Pentanomial summary of pair scores (each 0, 0.5, 1, 1.5 or 2).
 
-    Interval: the normal approximation on pair means. With per-game pair
-    scores x_i = s_i / 2, mean m and sample variance v (n - 1 denominator),
-    the interval is m ± z * sqrt(v / n), clipped to [0, 1]. Because the
-    variance is taken over pairs, luck shared by the two games of a pair does
-    not inflate it. With one pair v is undefined and the interval is (0, 1);
-    with none, mean is 0.5 and the interval (0, 1).
+    Interval: Student's t on the per-game pair means x_i = s_i / 2, with the
+    variance regularised by `VIRTUAL_PAIR` (weight ½ at x = 0 and ½ at x = 1):
+
+        v = (sum (x_i - m)^2 + sum_virtual w (x - m)^2) / (n + 1 - 1),
+        m ± t_{n-1}((1 + level) / 2) * sqrt(v / n), clipped to [0, 1],
+
+    m being the observed mean. The plain sample variance is zero whenever every
+    pair had the same score (4 pairs all 2-0 gave [1, 1]); the virtual pair
+    keeps it honest (4 pairs all 2-0: [0.44, 1], near the Clopper–Pearson
+    [0.40, 1] on pairs won) and its weight fades as pairs accumulate. The t
+    quantile, not the normal one, accounts for v being estimated from few
+    pairs. With fewer than two pairs the interval is (0, 1); with none, the
+    mean is 0.5.
     """
     counts = [0, 0, 0, 0, 0]
     for s in scores:
@@ -222,11 +249,13 @@ def paired_summary(scores: list[float], z: float = Z95) -> PairedSummary:
         return PairedSummary(0, (0, 0, 0, 0, 0), 0.5, 0.0, 1.0)
     xs = [s / 2 for s in scores]
     mean = sum(xs) / n
+    spread = sum((x - mean) ** 2 for x in xs) + sum(w * (s / 2 - mean) ** 2 for s, w in VIRTUAL_PAIR)
+    weight = sum(w for _, w in VIRTUAL_PAIR)
+    var = spread / (n + weight - 1)
     if n == 1:
         lo, hi = 0.0, 1.0
     else:
-        var = sum((x - mean) ** 2 for x in xs) / (n - 1)
-        half = z * math.sqrt(var / n)
+        half = t_ppf((1.0 + level) / 2.0, n - 1) * math.sqrt(var / n)
         lo, hi = max(0.0, mean - half), min(1.0, mean + half)
     return PairedSummary(
         pairs=n,
@@ -234,4 +263,5 @@ def paired_summary(scores: list[float], z: float = Z95) -> PairedSummary:
         mean=mean,
         ci_low=lo,
         ci_high=hi,
+        sd=math.sqrt(var),
     )

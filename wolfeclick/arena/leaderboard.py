@@ -1,0 +1,248 @@
+"""The standing leaderboard: every battle in the history, rated together. Pure: entries in, tables out.
+
+Ratings are a pure function of the whole match history (recomputed whenever it or the formula changes, never
+updated in place): Bradley–Terry over the pooled battles with the honest intervals of `ratings.rating_intervals`
+(resampled by pair — a tournament's pair number names one seed — and the profile likelihood under separation),
+anchored on ``random`` = 1000 as tournament tables are; W-L-T with a Wilson interval; the illegal-action rate;
+and a Glicko-2 rating with its deviation over rating periods (tournaments or days), for following a policy over
+time. Policies with fewer than ``min_battles`` battles are rated with everyone (they inform the others' ratings)
+but listed apart. Aborted battles are left out, as everywhere else.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from wolfeclick.arena.history import BattleEntry
+from wolfeclick.arena.ratings import glicko2_run, rating_intervals
+from wolfeclick.arena.results import RATING_BASE, fixed_width, shift_intervals
+from wolfeclick.arena.stats import GameResult, score_for, summarize_pairings, wilson_interval
+
+__all__ = [
+    "MIN_BATTLES",
+    "ANCHOR",
+    "LeaderRow",
+    "MatrixCell",
+    "Leaderboard",
+    "games_of",
+    "leaderboard",
+    "format_leaderboard",
+]
+
+MIN_BATTLES = 10
+"""Fewer battles than this and a policy is listed apart ("too few battles")."""
+ANCHOR = "random"
+"""The policy pinned at 1000 when it has played."""
+
+Period = Literal["tournament", "day"]
+
+
+@dataclass(frozen=True)
+class LeaderRow:
+    """One policy's line. Rating fields as in a tournament's table (``rating_open``: a side the data leave open)."""
+
+    policy: str
+    battles: int
+    wins: int
+    losses: int
+    ties: int
+    win_rate: float
+    ci_low: float
+    ci_high: float
+    decisions: int
+    illegal: int
+    illegal_rate: float
+    rating: float
+    rating_low: float
+    rating_high: float
+    rating_method: str
+    rating_open: str | None
+    glicko: float
+    glicko_rd: float
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """One pairing's record from ``a``'s side (``a`` sorts first), with the Wilson interval of a's score."""
+
+    a: str
+    b: str
+    games: int
+    wins_a: int
+    wins_b: int
+    ties: int
+    score_a: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """The table (strongest first), the policies with too few battles, and the per-pair matrix."""
+
+    battles: int
+    anchor: str | None
+    rows: list[LeaderRow]
+    too_few: list[LeaderRow]
+    matrix: list[MatrixCell]
+    min_battles: int
+    period: str
+
+    def to_dict(self) -> dict[str, Any]:
+        def clean(row: LeaderRow) -> dict[str, Any]:
+            d = asdict(row)
+            for key in ("win_rate", "ci_low", "ci_high", "illegal_rate"):
+                d[key] = round(d[key], 4)
+            for key in ("rating", "rating_low", "rating_high", "glicko", "glicko_rd"):
+                d[key] = round(d[key], 2)
+            if row.rating_open in ("below", "both"):
+                d["rating_low"] = None
+            if row.rating_open in ("above", "both"):
+                d["rating_high"] = None
+            return d
+
+        return {
+            "battles": self.battles,
+            "anchor": self.anchor,
+            "min_battles": self.min_battles,
+            "glicko_period": self.period,
+            "rows": [clean(r) for r in self.rows],
+            "too_few": [clean(r) for r in self.too_few],
+            "matrix": [{**asdict(c), "score_a": round(c.score_a, 4), "ci_low": round(c.ci_low, 4),
+                        "ci_high": round(c.ci_high, 4)} for c in self.matrix],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    def table_csv(self) -> str:
+        """Every policy (``too_few`` ones flagged), one CSV line each; open rating bounds are empty cells."""
+        out = io.StringIO()
+        names = [f for f in LeaderRow.__dataclass_fields__]
+        writer = csv.DictWriter(out, fieldnames=[*names, "too_few"], lineterminator="\n")
+        writer.writeheader()
+        data = self.to_dict()
+        for key, flag in (("rows", False), ("too_few", True)):
+            for row in data[key]:
+                writer.writerow({**{k: "" if row[k] is None else row[k] for k in names}, "too_few": flag})
+        return out.getvalue()
+
+    def matrix_csv(self) -> str:
+        out = io.StringIO()
+        names = [f for f in MatrixCell.__dataclass_fields__]
+        writer = csv.DictWriter(out, fieldnames=names, lineterminator="\n")
+        writer.writeheader()
+        for cell in self.to_dict()["matrix"]:
+            writer.writerow(cell)
+        return out.getvalue()
+
+
+def _unit(entry: BattleEntry) -> tuple[int, str, int]:
+    """Sort key of a battle's resampling unit: (tournament, pair number) for a pair, else the battle alone."""
+    if entry.pair is not None:
+        tournament, _, pair = entry.pair.rpartition(":")
+        return (0, tournament, int(pair))
+    return (1, entry.battle, 0)
+
+
+def games_of(entries: Sequence[BattleEntry]) -> list[GameResult]:
+    """Finished battles as `GameResult`s; a pair key (tournament, pair) becomes one shared `pair_index`.
+
+    Pair indices are numbered in (tournament, pair number) order, so one tournament's battles get exactly the
+    pair numbers of its own summary (and the same bootstrap). A battle without a pair is a unit of its own.
+    """
+    finished = [e for e in sorted(entries, key=lambda e: e.battle) if e.reason != "aborted"]
+    index = {unit: k for k, unit in enumerate(sorted({_unit(e) for e in finished}))}
+    return [GameResult(e.p1, e.p2, index[_unit(e)], e.winner) for e in finished]
+
+
+def _period_of(entry: BattleEntry, period: Period) -> str:
+    day = entry.created[:10] if entry.created else ""
+    if period == "day":
+        return day
+    return f"tournament:{entry.detail}" if entry.source == "tournament" and entry.detail else f"day:{day}"
+
+
+def _glicko(entries: Sequence[BattleEntry], period: Period) -> dict[str, tuple[float, float]]:
+    """Glicko-2 after one rating period per tournament (or day), periods ordered by their first battle's time."""
+    periods: dict[str, list[BattleEntry]] = defaultdict(list)
+    for e in entries:
+        if e.reason != "aborted":
+            periods[_period_of(e, period)].append(e)
+
+    def first(key: str) -> tuple[str, str]:
+        times = [e.created for e in periods[key] if e.created]
+        return (min(times) if times else "", key)
+
+    ordered = [games_of(periods[k]) for k in sorted(periods, key=first)]
+    return {p: (r.rating, r.rd) for p, r in glicko2_run(ordered).items()}
+
+
+def leaderboard(entries: Sequence[BattleEntry], *, min_battles: int = MIN_BATTLES, period: Period = "tournament",
+                rounds: int = 1000, seed: int = 0) -> Leaderboard:
+    """The leaderboard of ``entries`` (any order; the result depends only on the set of battles)."""
+    entries = sorted(entries, key=lambda e: e.battle)
+    games = games_of(entries)
+    intervals = shift_intervals(rating_intervals(games, rounds=rounds, seed=seed, base=RATING_BASE), ANCHOR)
+    glicko = _glicko(entries, period)
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for g in games:
+        for player in (g.a, g.b):
+            s = score_for(g, player)
+            tally[player][0 if s == 1.0 else 1 if s == 0.0 else 2] += 1
+    decisions: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for e in entries:
+        if e.reason != "aborted":
+            for spec, d, i in ((e.p1, e.decisions_p1, e.illegal_p1), (e.p2, e.decisions_p2, e.illegal_p2)):
+                decisions[spec][0] += d
+                decisions[spec][1] += i
+    rows = []
+    for policy, (w, losses, t) in tally.items():
+        n = w + losses + t
+        lo, hi = wilson_interval(w + 0.5 * t, n)
+        r = intervals[policy]
+        d, i = decisions[policy]
+        rows.append(LeaderRow(policy, n, w, losses, t, (w + 0.5 * t) / n, lo, hi, d, i, i / d if d else 0.0,
+                              r.rating, r.low, r.high, r.interval_method, r.open, *glicko[policy]))
+    rows.sort(key=lambda r: (-round(r.rating, 6), r.policy))
+    matrix = [MatrixCell(s.a, s.b, s.games, s.wins_a, s.wins_b, s.ties, s.win_rate_a, s.ci_low, s.ci_high)
+              for s in summarize_pairings(games)]
+    return Leaderboard(
+        battles=len(games),
+        anchor=ANCHOR if ANCHOR in intervals else None,
+        rows=[r for r in rows if r.battles >= min_battles],
+        too_few=[r for r in rows if r.battles < min_battles],
+        matrix=matrix,
+        min_battles=min_battles,
+        period=period,
+    )
+
+
+def _rating_text(row: LeaderRow) -> str:
+    low = "open" if row.rating_open in ("below", "both") else f"{row.rating_low:.0f}"
+    high = "open" if row.rating_open in ("above", "both") else f"{row.rating_high:.0f}"
+    return f"{row.rating:.0f} [{low}, {high}]"
+
+
+def format_leaderboard(board: Leaderboard) -> str:
+    """The leaderboard as fixed-width text: the table, then the policies with too few battles."""
+    head = ("policy", "battles", "W-L-T", "win rate [95% CI]", "illegal", "rating [95% CI]", "Glicko-2 (RD)")
+
+    def line(r: LeaderRow) -> tuple[str, ...]:
+        return (r.policy, str(r.battles), f"{r.wins}-{r.losses}-{r.ties}",
+                f"{r.win_rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]", f"{100 * r.illegal_rate:.1f}%",
+                _rating_text(r), f"{r.glicko:.0f} ({r.glicko_rd:.0f})")
+
+    lines = [f"{board.battles} battles; Bradley–Terry Elo, "
+             + (f"{board.anchor} = {RATING_BASE:g}" if board.anchor else f"mean = {RATING_BASE:g}"), ""]
+    lines += fixed_width(head, [line(r) for r in board.rows]) if board.rows else ["(no policy has enough battles)"]
+    if board.too_few:
+        lines += ["", f"too few battles (under {board.min_battles}):"]
+        lines += fixed_width(head, [line(r) for r in board.too_few])
+    return "\n".join(lines)
