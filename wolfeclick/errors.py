@@ -24,3 +24,13 @@ def one_line(exc: BaseException) -> str:
     """The first line of an exception's message (or its class name), for one-line reports."""
     text = str(exc)
     return text.splitlines()[0] if text.strip() else exc.__class__.__name__
+
+
+class InputError(WolfeClickError, ValueError):
+    """An argument, option or file the user gave is not acceptable (a bad count, a bad config, a foreign file)."""
+
+
+class StorageError(WolfeClickError, OSError):
+    """A file could not be written or read (a full disk, a read-only folder); says which file and why."""
+
+    exit_code = 1

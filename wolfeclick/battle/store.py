@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from wolfeclick.battle.schema import SCHEMA_VERSION, Recording, is_valid_id
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.errors import StorageError, WolfeClickError
 
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
 """Larger files are refused unread: a 300-turn battle with full LLM prompts is a few MB."""
@@ -21,11 +21,22 @@ class RecordingError(WolfeClickError, ValueError):
     """A file that is not a valid recording; the message is one line, fit to show a user."""
 
 
+def storage_error(path: Path, exc: OSError) -> StorageError:
+    """``cannot save recordings/x.json: Read-only file system`` from the OSError of a write."""
+    return StorageError(f"cannot save {path}: {exc.strerror or exc.__class__.__name__}")
+
+
 def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` via a temporary file and a rename, so a reader never sees half a file."""
+    """Write ``text`` to ``path`` via a temporary file and a rename, so a reader never sees half a file.
+
+    Any OSError (read-only folder, full disk...) becomes a one-line ``StorageError``; no temporary file is left.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise storage_error(path, exc) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -33,6 +44,9 @@ def write_atomic(path: Path, text: str) -> Path:
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; recordings are meant to be read by the app's user too
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise storage_error(path, exc) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
