@@ -23,10 +23,12 @@ from wolfeclick.arena.tournament import PROGRESS_FILE, RESULTS_FILE, SUMMARY_FIL
 from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.policies.base import Decision, Observation
+from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
+from wolfeclick.sim.protocol import start_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "wolfeclick"]
-PAIR = TournamentConfig(players=("random", "maxdamage"), pairs=3, format="gen9randombattle", seed=11)
+PAIR = TournamentConfig(players=("random", "maxdamage"), pairs=2, format="gen9randombattle", seed=11)
 
 
 def bridge_children(parent: int) -> list[int]:
@@ -52,6 +54,46 @@ def stderr_lines(text: str) -> list[str]:
 def record_args(out: Path, n: int, concurrency: int, p1: str = "random", p2: str = "random") -> list[str]:
     return ["record", "--p1", p1, "--p2", p2, "--format", "gen9randombattle", "--seed", "100", "--n", str(n),
             "--concurrency", str(concurrency), "--out", str(out)]
+
+
+# --- the simulator's reader and the pool ------------------------------------------------------------------------
+
+
+def test_a_call_fails_at_once_when_the_reader_is_gone() -> None:
+    """The root of the hang: a battle awaiting a reply after its reader was cancelled (asyncio.run's shutdown)."""
+
+    async def go() -> None:
+        process = SimProcess()
+        await process.start()
+        try:
+            reply = asyncio.ensure_future(process.call("resim", lines=start_lines("gen9randombattle", 1,
+                                                                                  {"p1": "a", "p2": "b"})))
+            assert process._reader is not None
+            process._reader.cancel()
+            with pytest.raises(SimulatorError, match="simulator connection closed"):
+                await asyncio.wait_for(reply, 10)
+            with pytest.raises(SimulatorError, match="simulator connection closed"):
+                await asyncio.wait_for(process.call("close", battle="x"), 10)  # and every later call
+            assert not process.alive
+        finally:
+            await process.close()
+
+    asyncio.run(go())
+
+
+def test_the_pool_replaces_a_dead_simulator() -> None:
+    async def go() -> None:
+        async with SimPool(1) as pool:
+            first = await pool.live()
+            first.kill()
+            with pytest.raises(SimulatorError):
+                await first.call("hello")
+            second = await pool.live()
+            assert second is not first and second.alive and pool.replaced == 1
+            assert (await second.call("hello"))["pid"] == second.pid
+            assert await pool.live() is second
+
+    asyncio.run(go())
 
 
 # --- a simulator killed mid-batch --------------------------------------------------------------------------------
@@ -98,7 +140,7 @@ def results_of(directory: Path) -> dict[str, bytes]:
 
 
 def test_bench_plays_a_killed_battle_again_and_matches_an_uninterrupted_run(reference: Path, tmp_path: Path) -> None:
-    args = ["bench", "--players", "random,maxdamage", "--pairs", "3", "--format", "gen9randombattle", "--seed", "11",
+    args = ["bench", "--players", "random,maxdamage", "--pairs", "2", "--format", "gen9randombattle", "--seed", "11",
             "--concurrency", "2", "--no-recordings", "--out", str(tmp_path)]
     progress = tournament_dir(tmp_path, PAIR) / PROGRESS_FILE
     proc = subprocess.Popen([*CLI, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -116,7 +158,7 @@ def test_bench_plays_a_killed_battle_again_and_matches_an_uninterrupted_run(refe
     finally:
         proc.kill()
     assert proc.returncode == 0, err
-    assert progress.read_text().count("\n") == 6 and '"aborted"' not in progress.read_text()
+    assert progress.read_text().count("\n") == 4 and '"aborted"' not in progress.read_text()
     assert results_of(progress.parent) == results_of(reference)  # same seeds, same battles, same bytes
     assert "results.jsonl" in out
 
@@ -151,7 +193,7 @@ def test_an_aborted_battle_is_played_once_more_then_counted_and_resume_plays_it_
     summary = asyncio.run(run_tournament(PAIR, tmp_path, concurrency=1, keep_recordings=False,
                                          policies={"random": killer}))
     assert killer.kills == 2, "played once, then once more on a fresh simulator"
-    assert summary.complete and summary.aborted == 1 and summary.battles == 6
+    assert summary.complete and summary.aborted == 1 and summary.battles == 4
     directory = tournament_dir(tmp_path, PAIR)
     rows = [json.loads(line) for line in (directory / PROGRESS_FILE).read_text().splitlines()]
     assert [row["recording"] for row in rows if row["reason"] == "aborted"] == [target]
@@ -160,7 +202,7 @@ def test_an_aborted_battle_is_played_once_more_then_counted_and_resume_plays_it_
     summary = asyncio.run(run_tournament(PAIR, tmp_path, concurrency=2, resume=True, keep_recordings=False))
     assert summary.complete and summary.aborted == 0
     assert results_of(directory) == results_of(reference)
-    assert (directory / PROGRESS_FILE).read_text().count("\n") == 6
+    assert (directory / PROGRESS_FILE).read_text().count("\n") == 4
 
 
 # --- a save that fails -------------------------------------------------------------------------------------------

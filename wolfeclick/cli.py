@@ -32,7 +32,8 @@ def _llm_options(args: argparse.Namespace) -> dict:
 
 EXIT_STATUSES = """exit statuses:
   0    everything asked for was done
-  1    some battles ended aborted, some recordings are invalid or differ on resim, or a file could not be saved
+  1    some battles ended aborted, recordings are invalid or differ on resim, a file could not be saved, or the
+       simulator failed
   2    usage error: a bad argument, spec, format or file name (nothing was played)
   3    a bug in WolfeClick Arena (a traceback is printed; please report it)
   130  interrupted (Ctrl-C): record saves its battles in flight as aborted; bench --resume finishes the rest"""
@@ -93,9 +94,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class CtrlC:
+    """While active (``with``, inside the event loop), the first Ctrl-C sets ``stop`` instead of raising, so the
+    battles in flight can end cleanly and be saved; a second Ctrl-C falls back to asyncio's own handling (cancel
+    everything, exit 130 at once). Outside the main thread it does nothing."""
+
+    def __init__(self, stop: asyncio.Event) -> None:
+        self.stop = stop
+        self.pressed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._previous: object = None
+
+    def __enter__(self) -> "CtrlC":
+        import signal
+
+        self._previous = signal.getsignal(signal.SIGINT)
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._press)
+            self._loop = loop
+        except (ValueError, RuntimeError):  # not the main thread
+            pass
+        return self
+
+    def _press(self) -> None:
+        self.pressed = True
+        self.stop.set()
+        self._release()
+
+    def _release(self) -> None:
+        import signal
+
+        if self._loop is not None:
+            self._loop.remove_signal_handler(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
+            self._loop = None
+
+    def __exit__(self, *exc: object) -> None:
+        self._release()
+
+
 def cmd_record(args: argparse.Namespace) -> int:
     import contextlib
-    import signal
 
     from tqdm import tqdm
 
@@ -110,70 +150,43 @@ def cmd_record(args: argparse.Namespace) -> int:
     p1 = make_policy(args.p1, **_llm_options(args))
     p2 = p1 if args.p2 == args.p1 else make_policy(args.p2, **_llm_options(args))
     jobs = [BattleJob(p1, p2, args.format, args.seed + i, args.max_turns) for i in range(args.n)]
-    failures = saved = kept_aborted = unsaved = 0
-    interrupted = False
+    failures = saved = stopped_in_flight = unsaved = 0
     storage: StorageError | None = None
+    interrupted = False
 
     async def go() -> None:
-        # Ctrl-C or a failed save sets `stop`: battles in flight end at their next decision point and are saved
-        # `aborted` with their turns, battles not started are skipped. A second Ctrl-C falls back to asyncio's
-        # own handling (cancel everything, exit 130 at once).
-        nonlocal failures, saved, kept_aborted, unsaved, interrupted, storage
-        loop = asyncio.get_running_loop()
+        # Ctrl-C or a failed save sets `stop`: the battles in flight end at their next decision point and are saved
+        # `aborted` with their turns (where the disk still takes them); battles not started are skipped.
+        nonlocal failures, saved, stopped_in_flight, unsaved, storage, interrupted
         stop = asyncio.Event()
-        previous = signal.getsignal(signal.SIGINT)
-        handling = False
-
-        def release() -> None:
-            nonlocal handling
-            if handling:
-                handling = False
-                loop.remove_signal_handler(signal.SIGINT)
-                signal.signal(signal.SIGINT, previous)
-
-        def on_sigint() -> None:
-            nonlocal interrupted
-            interrupted = True
-            stop.set()
-            release()
-
-        try:
-            loop.add_signal_handler(signal.SIGINT, on_sigint)
-            handling = True
-        except (ValueError, RuntimeError):  # not the main thread: Ctrl-C keeps its default meaning
-            pass
-        try:
-            with tqdm(total=len(jobs), unit="battle", file=sys.stderr,
-                      disable=len(jobs) < 2 or not sys.stderr.isatty()) as bar:
-                stream = run_jobs(jobs, concurrency=args.concurrency, stop=stop)
-                async with contextlib.aclosing(stream):  # cleanup while the simulators still answer
-                    async for _, recording in stream:
-                        stopped = stop.is_set()
-                        try:
-                            path = await asyncio.to_thread(save_recording, recording, args.out)  # fsync off the loop
-                        except StorageError as exc:
-                            storage = storage or exc
-                            unsaved += 1
-                            stop.set()
-                            continue
-                        saved += 1
-                        print(path, flush=True)
-                        if recording.result.reason == "aborted":
-                            failures += 1
-                            if stopped:
-                                kept_aborted += 1
-                            else:
-                                tqdm.write(f"warning: {recording.id} aborted: {recording.result.error}",
-                                           file=sys.stderr)
-                        bar.update(1)
-        finally:
-            release()
+        with CtrlC(stop) as ctrl_c, tqdm(total=len(jobs), unit="battle", file=sys.stderr,
+                                         disable=len(jobs) < 2 or not sys.stderr.isatty()) as bar:
+            stream = run_jobs(jobs, concurrency=args.concurrency, stop=stop)
+            async with contextlib.aclosing(stream):  # cleanup runs here, while the simulators still answer
+                async for _, recording in stream:
+                    was_stopped = stop.is_set()
+                    try:
+                        path = await asyncio.to_thread(save_recording, recording, args.out)  # fsync off the loop
+                    except StorageError as exc:
+                        storage, unsaved = storage or exc, unsaved + 1
+                        stop.set()
+                        continue
+                    saved += 1
+                    print(path, flush=True)
+                    if recording.result.reason == "aborted":
+                        failures += 1
+                        if was_stopped:
+                            stopped_in_flight += 1
+                        else:
+                            tqdm.write(f"warning: {recording.id} aborted: {recording.result.error}", file=sys.stderr)
+                    bar.update(1)
+            interrupted = ctrl_c.pressed
 
     asyncio.run(go())
-    if storage is not None:  # one line; exit 1 (StorageError.exit_code)
+    if storage is not None:  # one line, exit 1 (StorageError.exit_code)
         raise StorageError(f"{storage} ({unsaved} battles not saved, {len(jobs) - saved - unsaved} not played)")
     if interrupted:
-        print(f"interrupted: {saved} battles saved ({kept_aborted} of them stopped in flight, kept as aborted), "
+        print(f"interrupted: {saved} battles saved ({stopped_in_flight} of them stopped in flight, kept as aborted), "
               f"{len(jobs) - saved} not played", file=sys.stderr)
         return 130
     return 1 if failures else 0

@@ -88,16 +88,15 @@ async def run_jobs(
         return stop is not None and stop.is_set()
 
     async def play(job: BattleJob) -> Recording:
-        for attempt in (1, 2):
-            process = await pool.live()
-            try:
-                return await play_battle(job.p1, job.p2, format_id=job.format_id, seed=job.seed,
-                                         max_turns=job.max_turns, battle_id=job.battle_id, process=process,
-                                         stop=stop)
-            except BattleNotStarted:
-                if process.alive or attempt == 2:  # a real refusal, not a simulator that died before the start
-                    raise
-        raise AssertionError("unreachable")
+        options = dict(format_id=job.format_id, seed=job.seed, max_turns=job.max_turns, battle_id=job.battle_id,
+                       stop=stop)
+        process = await pool.live()
+        try:
+            return await play_battle(job.p1, job.p2, process=process, **options)
+        except BattleNotStarted:
+            if process.alive:  # a real refusal (an unknown format, say), not a simulator that died just before
+                raise
+        return await play_battle(job.p1, job.p2, process=await pool.live(), **options)
 
     async def one(index: int, job: BattleJob) -> None:
         recording: Recording | None = None

@@ -29,6 +29,9 @@ _LINE_LIMIT = 64 * 1024 * 1024
 class SimulatorError(WolfeClickError, RuntimeError):
     """The simulator could not be reached or refused a request; the message is one line."""
 
+    exit_code = 1
+    """Not a usage error (2): the request was fine, the simulator failed (see the CLI's exit statuses)."""
+
 
 def node_executable() -> str:
     node = os.environ.get("WOLFECLICK_NODE") or shutil.which("node")
