@@ -55,10 +55,18 @@ SEED = bounded_int(0, MAX_SEED - MAX_BATTLES)
 COUNT = bounded_int(1, MAX_BATTLES)
 CONCURRENCY = bounded_int(1, 256)
 TURNS = bounded_int(1, MAX_TURNS)
+EXIT_STATUSES = """exit statuses:
+  0    everything asked for was done
+  1    some battles ended aborted, recordings are invalid or differ on resim, a file could not be saved, or the
+       simulator failed
+  2    usage error: a bad argument, spec, format or file name (nothing was played)
+  3    a bug in WolfeClick Arena (a traceback is printed; please report it)
+  130  interrupted (Ctrl-C): record saves its battles in flight as aborted; bench --resume finishes the rest"""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m wolfeclick", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m wolfeclick", description=__doc__.split("\n")[0],
+                                     epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     record = commands.add_parser("record", help="play seeded battles and write one recording per battle",
@@ -81,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Feed the recording's input log to the simulator; exit 1 at the first "
                                             "differing line.")
     resim.add_argument("file", type=Path)
+    resim.add_argument("--timeout", type=float, default=60.0,
+                       help="seconds the simulator may take before it is stopped (default 60; exit 1)")
 
     schema = commands.add_parser("schema", help="print the recording JSON Schema")
     schema.add_argument("--out", type=Path, default=None)
@@ -149,12 +159,55 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class CtrlC:
+    """While active (``with``, inside the event loop), the first Ctrl-C sets ``stop`` instead of raising, so the
+    battles in flight can end cleanly and be saved; a second Ctrl-C falls back to asyncio's own handling (cancel
+    everything, exit 130 at once). Outside the main thread it does nothing."""
+
+    def __init__(self, stop: asyncio.Event) -> None:
+        self.stop = stop
+        self.pressed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._previous: object = None
+
+    def __enter__(self) -> "CtrlC":
+        import signal
+
+        self._previous = signal.getsignal(signal.SIGINT)
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._press)
+            self._loop = loop
+        except (ValueError, RuntimeError):  # not the main thread
+            pass
+        return self
+
+    def _press(self) -> None:
+        self.pressed = True
+        self.stop.set()
+        self._release()
+
+    def _release(self) -> None:
+        import signal
+
+        if self._loop is not None:
+            self._loop.remove_signal_handler(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
+            self._loop = None
+
+    def __exit__(self, *exc: object) -> None:
+        self._release()
+
+
 def cmd_record(args: argparse.Namespace) -> int:
+    import contextlib
+
     from tqdm import tqdm
 
     from wolfeclick.battle.batch import BattleJob, run_jobs
     from wolfeclick.battle.specs import make_policy
     from wolfeclick.battle.store import save_recording
+    from wolfeclick.errors import StorageError
 
     if args.n < 1 or args.seed < 0:
         print("error: --n must be at least 1 and --seed non-negative", file=sys.stderr)
@@ -162,20 +215,45 @@ def cmd_record(args: argparse.Namespace) -> int:
     p1 = make_policy(args.p1, **_llm_options(args))
     p2 = p1 if args.p2 == args.p1 else make_policy(args.p2, **_llm_options(args))
     jobs = [BattleJob(p1, p2, args.format, args.seed + i, args.max_turns) for i in range(args.n)]
-    failures = 0
+    failures = saved = stopped_in_flight = unsaved = 0
+    storage: StorageError | None = None
+    interrupted = False
 
     async def go() -> None:
-        nonlocal failures
-        with tqdm(total=len(jobs), unit="battle", file=sys.stderr, disable=len(jobs) < 2) as bar:
-            async for _, recording in run_jobs(jobs, concurrency=args.concurrency):
-                path = await asyncio.to_thread(save_recording, recording, args.out)  # fsync off the event loop
-                print(path, flush=True)
-                if recording.result.reason == "aborted":
-                    failures += 1
-                    print(f"warning: {recording.id} aborted: {recording.result.error}", file=sys.stderr)
-                bar.update(1)
+        # Ctrl-C or a failed save sets `stop`: the battles in flight end at their next decision point and are saved
+        # `aborted` with their turns (where the disk still takes them); battles not started are skipped.
+        nonlocal failures, saved, stopped_in_flight, unsaved, storage, interrupted
+        stop = asyncio.Event()
+        with CtrlC(stop) as ctrl_c, tqdm(total=len(jobs), unit="battle", file=sys.stderr,
+                                         disable=len(jobs) < 2 or not sys.stderr.isatty()) as bar:
+            stream = run_jobs(jobs, concurrency=args.concurrency, stop=stop)
+            async with contextlib.aclosing(stream):  # cleanup runs here, while the simulators still answer
+                async for _, recording in stream:
+                    was_stopped = stop.is_set()
+                    try:
+                        path = await asyncio.to_thread(save_recording, recording, args.out)  # fsync off the loop
+                    except StorageError as exc:
+                        storage, unsaved = storage or exc, unsaved + 1
+                        stop.set()
+                        continue
+                    saved += 1
+                    print(path, flush=True)
+                    if recording.result.reason == "aborted":
+                        failures += 1
+                        if was_stopped:
+                            stopped_in_flight += 1
+                        else:
+                            tqdm.write(f"warning: {recording.id} aborted: {recording.result.error}", file=sys.stderr)
+                    bar.update(1)
+            interrupted = ctrl_c.pressed
 
     asyncio.run(go())
+    if storage is not None:  # one line, exit 1 (StorageError.exit_code)
+        raise StorageError(f"{storage} ({unsaved} battles not saved, {len(jobs) - saved - unsaved} not played)")
+    if interrupted:
+        print(f"interrupted: {saved} battles saved ({stopped_in_flight} of them stopped in flight, kept as aborted), "
+              f"{len(jobs) - saved} not played", file=sys.stderr)
+        return 130
     return 1 if failures else 0
 
 
@@ -207,10 +285,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_resim(args: argparse.Namespace) -> int:
     from wolfeclick.battle.resim import resimulate
-    from wolfeclick.battle.store import load_recording
+    from wolfeclick.battle.store import RecordingError, load_recording
 
-    recording = load_recording(args.file)
-    result = asyncio.run(resimulate(recording))
+    if not args.timeout > 0:
+        print("error: --timeout must be a positive number of seconds", file=sys.stderr)
+        return 2
+    try:
+        recording = load_recording(args.file)  # an input log with `>eval` & co. is refused here, in one line
+    except RecordingError as exc:
+        print(f"{args.file}: {exc}")
+        return 1
+    result = asyncio.run(resimulate(recording, timeout=args.timeout))
     print(f"{args.file}: {result.message}")
     return 0 if result.ok else 1
 

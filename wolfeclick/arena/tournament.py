@@ -42,7 +42,7 @@ from wolfeclick.arena.results import (
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.battle.schema import Recording, SourceInfo
 from wolfeclick.battle.store import save_recording, write_atomic
-from wolfeclick.errors import InputError
+from wolfeclick.errors import InputError, StorageError
 from wolfeclick.policies.base import Policy
 
 __all__ = [
@@ -98,16 +98,20 @@ def load_config(directory: Path | str) -> TournamentConfig:
 
 
 def _read_progress(directory: Path, config: TournamentConfig) -> list[dict[str, Any]]:
-    """Rows already in ``progress.jsonl``; a torn last line (killed mid-write) is cut off the file."""
+    """Rows already in ``progress.jsonl`` but ``aborted`` ones, which are dropped from the file to be played again.
+
+    A torn last line (killed mid-write) is cut off the file too.
+    """
     path = directory / PROGRESS_FILE
     if not path.exists():
         return []
     text = path.read_text(encoding="utf-8")
     rows, torn = parse_rows(text)
-    if torn or (text and not text.endswith("\n")):  # so the next row starts on a line of its own
-        write_atomic(path, "".join(row_line(row) for row in rows))
     check_rows(rows, config)
-    return rows
+    kept = [row for row in rows if row["reason"] != "aborted"]
+    if torn or len(kept) < len(rows) or (text and not text.endswith("\n")):  # next row on a line of its own
+        write_atomic(path, "".join(row_line(row) for row in kept))
+    return kept
 
 
 def load_results(directory: Path | str) -> tuple[TournamentConfig, list[dict[str, Any]]]:
@@ -152,10 +156,13 @@ def _persist(progress: Path, row: dict[str, Any], recording: Recording, recordin
         saved = save_recording(marked, recordings)
         if saved.stem != row["recording"]:
             row = {**row, "recording": saved.stem}
-    with open(progress, "a", encoding="utf-8") as handle:
-        handle.write(row_line(row))
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with open(progress, "a", encoding="utf-8") as handle:
+            handle.write(row_line(row))
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise StorageError(f"cannot save {progress}: {exc.strerror or exc.__class__.__name__}") from None
     return row
 
 
@@ -207,6 +214,8 @@ async def run_tournament(
       skips every battle already in ``progress.jsonl`` and plays the rest (a finished one just rewrites its
       results, byte-identical).
     * Recordings go to ``recordings_dir`` if given (the app passes its replay library), else ``<id>/recordings/``.
+    * A battle that ends ``aborted`` (its simulator died) is played once more (same seed, same battle) before it
+      is recorded as aborted; ``resume`` plays every aborted row again.
     * ``policies`` maps specs to ready policies (e.g. a model the UI has loaded); other specs are built with
       ``make_policy(spec, **llm_options)``.
     * ``on_start(done, total)`` is called once before play, ``on_result(row, done, total)`` after each battle
@@ -255,7 +264,7 @@ async def run_tournament(
         jobs = [BattleJob(built[b.p1], built[b.p2], config.format, b.seed, config.max_turns, b.battle_id)
                 for b in pending]
         recordings = (Path(recordings_dir) if recordings_dir else directory / RECORDINGS_DIR) if keep_recordings else None
-        stream = run_jobs(jobs, concurrency=concurrency)
+        stream = run_jobs(jobs, concurrency=concurrency, replays=1)
         async with contextlib.aclosing(stream):
             while True:
                 try:

@@ -1,6 +1,7 @@
-"""Many battles at once: a pool of simulator processes, a bounded number in flight, results in input order.
+"""Many battles at once: a pool of simulator processes, a bounded number in flight, results as they finish.
 
-Placement and timing never change a battle (see the runner), so concurrency only changes how long it takes.
+Placement and timing never change a battle (see the runner), so concurrency only changes how long it takes, and a
+battle played again on a fresh simulator (after its first one died) is the same battle.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import gc
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Sequence
 
-from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, play_battle
+from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, BattleNotStarted, play_battle
 from wolfeclick.battle.schema import Recording
 from wolfeclick.policies.base import Policy
 from wolfeclick.sim.process import SimPool, default_processes
@@ -61,24 +62,52 @@ async def run_jobs(
     processes: int | None = None,
     pool: SimPool | None = None,
     on_done: Callable[[int, Recording], None] | None = None,
+    stop: asyncio.Event | None = None,
+    replays: int = 0,
 ) -> AsyncIterator[tuple[int, Recording]]:
     """Play ``jobs`` with at most ``concurrency`` in flight; yield ``(job index, recording)`` as each finishes.
 
     Battles run on ``pool`` if given (it stays open), else on a pool of ``processes`` started and closed here.
+    A simulator that dies takes only the battles it was hosting (they end ``aborted``): the pool replaces it and the
+    batch goes on. An ``aborted`` battle is played again up to ``replays`` times (same seed, same battle).
+    Setting ``stop`` ends the battles in flight at their next decision point (yielded ``aborted``, with every turn
+    played so far) and skips the jobs not yet started; only played battles are yielded.
+
+    Close the generator (``contextlib.aclosing``) when leaving it early: its cleanup then runs while the simulator
+    readers still answer, rather than at interpreter shutdown.
     """
     concurrency = max(1, concurrency)
     own_pool = pool is None
     if pool is None:
         pool = SimPool(processes or min(concurrency, default_processes()))
         await pool.start()
-    queue: asyncio.Queue[tuple[int, Recording | BaseException]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[int, Recording | BaseException | None]] = asyncio.Queue()
     slots = asyncio.Semaphore(concurrency)
 
+    def stopped() -> bool:
+        return stop is not None and stop.is_set()
+
+    async def play(job: BattleJob) -> Recording:
+        options = dict(format_id=job.format_id, seed=job.seed, max_turns=job.max_turns, battle_id=job.battle_id,
+                       stop=stop)
+        process = await pool.live()
+        try:
+            return await play_battle(job.p1, job.p2, process=process, **options)
+        except BattleNotStarted:
+            if process.alive:  # a real refusal (an unknown format, say), not a simulator that died just before
+                raise
+        return await play_battle(job.p1, job.p2, process=await pool.live(), **options)
+
     async def one(index: int, job: BattleJob) -> None:
+        recording: Recording | None = None
         try:
             async with slots:
-                recording = await play_battle(job.p1, job.p2, format_id=job.format_id, seed=job.seed,
-                                              max_turns=job.max_turns, battle_id=job.battle_id, process=pool.pick())
+                for _ in range(1 + max(0, replays)):
+                    if stopped():
+                        break
+                    recording = await play(job)
+                    if recording.result.reason != "aborted":
+                        break
         except BaseException as exc:  # surfaced to the consumer below instead of hanging it
             await queue.put((index, exc))
             raise
@@ -91,6 +120,8 @@ async def run_jobs(
                 index, recording = await queue.get()
                 if isinstance(recording, BaseException):
                     raise recording
+                if recording is None:  # skipped: stopped before it started
+                    continue
                 if on_done is not None:
                     on_done(index, recording)
                 yield index, recording

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from wolfeclick.battle.schema import Recording
-from wolfeclick.sim.process import SimProcess
+from wolfeclick.sim.process import SimProcess, SimulatorError
 from wolfeclick.sim.protocol import is_timestamp, parse_chunk, split_update
 
 
@@ -35,13 +36,27 @@ def compare_logs(recorded: list[str], replayed: list[str]) -> ResimResult:
     return ResimResult(True, f"identical: {len(recorded)} protocol lines")
 
 
-async def resimulate(recording: Recording) -> ResimResult:
+DEFAULT_RESIM_TIMEOUT = 60.0
+"""Seconds a re-simulation may take: a 300-turn battle takes well under one; a stuck simulator is killed."""
+
+
+async def resimulate(recording: Recording, timeout: float = DEFAULT_RESIM_TIMEOUT) -> ResimResult:
+    """Feed the input log to a fresh simulator (through the door: refused lines never reach it) and compare.
+
+    A refused input log or a simulator still busy after ``timeout`` seconds (then killed) is a failed result with
+    one line, never a hang.
+    """
     if not recording.inputlog:
         return ResimResult(False, "recording has no input log to re-simulate")
     process = SimProcess()
     await process.start()
     try:
-        reply = await process.call("resim", lines=recording.inputlog)
+        reply = await asyncio.wait_for(process.call("resim", lines=recording.inputlog), timeout)
+    except asyncio.TimeoutError:
+        process.kill()
+        return ResimResult(False, f"the simulator did not finish within {timeout:g} s and was stopped")
+    except SimulatorError as exc:
+        return ResimResult(False, str(exc))
     finally:
         await process.close()
     return compare_logs(recording.log, spectator_log(reply["out"]))

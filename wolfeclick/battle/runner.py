@@ -338,7 +338,7 @@ async def stream_battle(
         if pool is None:
             own_pool = pool = SimPool(1)
             await pool.start()
-        process = pool.pick()
+        process = await pool.live()  # a pool whose simulator died starts a fresh one
     reason, error = "win", None
     checkpointed = 0
     try:

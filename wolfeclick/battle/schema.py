@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from wolfeclick.sim.protocol import check_input_lines
+
 SCHEMA_VERSION = "wolfeclick.recording/1"
 """Bump on any incompatible change; readers reject versions they do not know."""
 
@@ -168,6 +170,13 @@ class Recording(_Model):
     def _safe_id(cls, value: str) -> str:
         if not is_valid_id(value):
             raise ValueError("id must be a safe file name")
+        return value
+
+    @field_validator("inputlog")
+    @classmethod
+    def _battle_input_only(cls, value: list[str]) -> list[str]:
+        """What ``resim`` would feed the simulator: the door's rules (no ``>eval``, one line per entry)."""
+        check_input_lines(value)  # UnsafeInput is a ValueError: reported as this field's one-line error
         return value
 
     def reward_totals(self) -> dict[str, dict[str, float]]:

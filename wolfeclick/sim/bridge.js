@@ -29,6 +29,59 @@ function openStream() {
   };
 }
 
+// The door: BattleStream obeys `>eval` (runs JavaScript), `>requestexport`, `>chat` and more. Only the lines a
+// battle needs get through, one line each; anything else refuses the whole request before a line is fed. The same
+// rules are `check_input_line` in protocol.py (kept in step; both are tested against the same cases).
+const MAX_INPUT_LINE = 4096;
+const BREAKS = /[\x00-\x1f\x7f\u2028\u2029\x85]/;
+const SIDE_CHOICE = /^>(p1|p2) [^ \x00-\x1f\x7f\u2028\u2029\x85][^\x00-\x1f\x7f\u2028\u2029\x85]{0,299}$/;
+const ENDING = /^(>(forcewin|forcelose) (p1|p2)|>forcetie)$/;
+const JSON_COMMAND = /^>(start|player p1|player p2) (\{.*\})$/;
+const OPTION_KEYS = {start: ['formatid', 'seed', 'rated'], player: ['name', 'seed', 'team']};
+const ALLOWED_INPUT = '>start {json}, >player p1|p2 {json}, >p1/>p2 choices, >forcewin/>forcelose p1|p2, >forcetie';
+
+// The offending text, cut short and escaped so that the error stays one line for every reader.
+function cut(text) {
+  const quoted = JSON.stringify(text.length <= 60 ? text : text.slice(0, 60) + '…');
+  return quoted.replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
+function plainValue(value) {
+  if (Array.isArray(value)) return value.every((item) => Number.isInteger(item));
+  return ['string', 'number', 'boolean'].includes(typeof value) && (typeof value !== 'number' || Number.isInteger(value));
+}
+
+function checkLine(line) {
+  if (typeof line !== 'string') throw new Error(`not a text line: ${cut(String(line))}`);
+  if (line.length > MAX_INPUT_LINE) throw new Error(`line of ${line.length} characters is longer than ${MAX_INPUT_LINE}`);
+  if (BREAKS.test(line)) throw new Error(`line break or control character inside ${cut(line)}`);
+  if (SIDE_CHOICE.test(line) || ENDING.test(line)) return;
+  const match = JSON_COMMAND.exec(line);
+  if (!match) throw new Error(`command not allowed: ${cut(line)}`);
+  let options;
+  try {
+    options = JSON.parse(match[2]);
+  } catch (err) {
+    throw new Error(`options are not JSON: ${cut(line)}`);
+  }
+  const allowed = OPTION_KEYS[match[1].split(' ')[0]];
+  const ok = options && typeof options === 'object' && !Array.isArray(options) &&
+    Object.keys(options).every((key) => allowed.includes(key) && plainValue(options[key]));
+  if (!ok) throw new Error(`options not allowed (only ${allowed.slice().sort().join(', ')}): ${cut(line)}`);
+}
+
+function checkLines(lines) {
+  if (!Array.isArray(lines)) throw new Error('input lines must be a list of strings');
+  lines.forEach((line, index) => {
+    try {
+      checkLine(line);
+    } catch (err) {
+      throw new Error(`input entry ${index} refused: ${err.message} (allowed: ${ALLOWED_INPUT})`);
+    }
+  });
+  return lines;
+}
+
 // Showdown would quietly play an unknown format id as a custom game; refuse anything but a random-team singles format.
 function checkFormat(id) {
   const format = Dex.formats.get(id);
@@ -49,6 +102,7 @@ function handle(req) {
     case 'start': {
       if (battles.has(req.battle)) throw new Error(`battle ${req.battle} already exists`);
       checkFormat(req.format);
+      checkLines(req.lines);
       const host = openStream();
       battles.set(req.battle, host);
       return answer(req.battle, host, host.feed(req.lines));
@@ -56,7 +110,7 @@ function handle(req) {
     case 'write': {
       const host = battles.get(req.battle);
       if (!host) throw new Error(`no battle ${req.battle}`);
-      return answer(req.battle, host, host.feed(req.lines));
+      return answer(req.battle, host, host.feed(checkLines(req.lines)));
     }
     case 'close': {
       const host = battles.get(req.battle);
@@ -64,6 +118,7 @@ function handle(req) {
       return {out: [], ended: true, inputlog: host && host.stream.battle ? host.stream.battle.inputLog.slice() : []};
     }
     case 'resim': {
+      checkLines(req.lines);
       const host = openStream();
       const out = host.feed(req.lines);
       return {out};
@@ -103,4 +158,5 @@ rl.on('line', (line) => {
   reply.id = req.id;
   process.stdout.write(JSON.stringify(reply) + '\n');
 });
-rl.on('close', () => process.exit(0));
+// Exit once every reply already written has left: a pipe the reader has not drained yet would otherwise be cut.
+rl.on('close', () => process.stdout.write('', () => process.exit(0)));

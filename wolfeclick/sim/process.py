@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.sim.protocol import UnsafeInput, check_input_lines
 
 BRIDGE = Path(__file__).with_name("bridge.js")
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +28,9 @@ _LINE_LIMIT = 64 * 1024 * 1024
 
 class SimulatorError(WolfeClickError, RuntimeError):
     """The simulator could not be reached or refused a request; the message is one line."""
+
+    exit_code = 1
+    """Not a usage error (2): the request was fine, the simulator failed (see the CLI's exit statuses)."""
 
 
 def node_executable() -> str:
@@ -71,6 +75,7 @@ class SimProcess:
             node_executable(), str(BRIDGE),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             limit=_LINE_LIMIT, env=env,
+            start_new_session=True,  # a terminal's Ctrl-C reaches Python only, which then ends battles cleanly
         )
         _widen_pipe(self._proc.stdout)
         self._reader = asyncio.create_task(self._read())
@@ -81,6 +86,11 @@ class SimProcess:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
+    @property
+    def alive(self) -> bool:
+        """Started, not exited, and still answering (a dead or unreadable process never comes back)."""
+        return self._proc is not None and self._proc.returncode is None and self._dead is None
+
     async def _read_stderr(self) -> None:
         assert self._proc and self._proc.stderr
         async for raw in self._proc.stderr:
@@ -88,28 +98,42 @@ class SimProcess:
             del self._stderr[:-20]
 
     async def _read(self) -> None:
+        """Match replies to requests until the process ends; then fail every request still waiting.
+
+        The ``finally`` matters as much as the loop: if this task is cancelled (the event loop shutting down, say)
+        while a battle still waits for a reply, that battle must fail at once, not wait for ever for a reply no one
+        will read. Calls made afterwards fail at once too.
+        """
         assert self._proc and self._proc.stdout
         try:
-            async for raw in self._proc.stdout:
-                reply = orjson.loads(raw)
-                future = self._pending.pop(reply.get("id"), None)
-                if future is not None and not future.done():
-                    future.set_result(reply)
-        except Exception as exc:  # a broken pipe or a garbled line: everything pending fails below
-            self._dead = f"simulator output unreadable: {exc}"
-        code = await self._proc.wait()
-        await asyncio.sleep(0)  # let the stderr reader catch up
-        detail = next((line for line in reversed(self._stderr) if line.strip()), "")
-        self._dead = self._dead or f"simulator process exited (code {code})" + (f": {detail}" if detail else "")
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(SimulatorError(self._dead))
-        self._pending.clear()
+            try:
+                async for raw in self._proc.stdout:
+                    reply = orjson.loads(raw)
+                    future = self._pending.pop(reply.get("id"), None)
+                    if future is not None and not future.done():
+                        future.set_result(reply)
+            except Exception as exc:  # a broken pipe or a garbled line: everything pending fails below
+                self._dead = f"simulator output unreadable: {exc}"
+            code = await self._proc.wait()
+            await asyncio.sleep(0)  # let the stderr reader catch up
+            detail = next((line for line in reversed(self._stderr) if line.strip()), "")
+            self._dead = self._dead or f"simulator process exited (code {code})" + (f": {detail}" if detail else "")
+        finally:
+            self._dead = self._dead or "simulator connection closed"
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(SimulatorError(self._dead))
+            self._pending.clear()
 
     async def call(self, op: str, **fields: Any) -> dict[str, Any]:
         """Send one request and wait for its response; raises SimulatorError with one line on failure."""
         if self._dead or self._proc is None or self._proc.stdin is None:
             raise SimulatorError(self._dead or "simulator process not started")
+        if "lines" in fields:  # the door: nothing but battle input reaches the simulator (bridge.js checks again)
+            try:
+                check_input_lines(fields["lines"])
+            except UnsafeInput as exc:
+                raise SimulatorError(f"simulator refused {op}: {exc}") from None
         request_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
@@ -118,7 +142,8 @@ class SimProcess:
             await self._proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
             self._pending.pop(request_id, None)
-            raise SimulatorError(self._dead or f"simulator process is gone ({exc.__class__.__name__})") from None
+            self._dead = self._dead or f"simulator process is gone ({exc.__class__.__name__})"
+            raise SimulatorError(self._dead) from None
         reply = await future
         if reply.get("error"):
             raise SimulatorError(f"simulator refused {op}: {reply['error']}")
@@ -155,12 +180,19 @@ def default_processes() -> int:
 
 
 class SimPool:
-    """Several ``SimProcess`` (``default_processes()`` unless told); each battle key sticks to one process."""
+    """Several ``SimProcess`` (``default_processes()`` unless told); each battle key sticks to one process.
+
+    The pool heals: ``live()`` replaces a process that died (killed, crashed) with a fresh one, so only the battles
+    the dead one was hosting are lost (they end ``aborted``) and every later battle plays on.
+    """
 
     def __init__(self, processes: int | None = None) -> None:
         self.size = max(1, processes or default_processes())
         self.processes: list[SimProcess] = []
+        self.replaced = 0
+        """How many dead processes were replaced (for reports and tests)."""
         self._next = itertools.count()
+        self._healing: asyncio.Lock | None = None
 
     async def __aenter__(self) -> "SimPool":
         await self.start()
@@ -180,6 +212,26 @@ class SimPool:
     def pick(self) -> SimProcess:
         """The next process, round robin (placement never affects a battle's result)."""
         return self.processes[next(self._next) % len(self.processes)]
+
+    async def live(self) -> SimProcess:
+        """Like ``pick``, but a dead process in that slot is first replaced by a freshly started one."""
+        slot = next(self._next) % len(self.processes)
+        if self.processes[slot].alive:
+            return self.processes[slot]
+        self._healing = self._healing or asyncio.Lock()
+        async with self._healing:  # battles that find the same corpse share one replacement
+            dead = self.processes[slot]
+            if not dead.alive:
+                fresh = SimProcess()
+                try:
+                    await fresh.start()
+                except BaseException:
+                    await fresh.close()
+                    raise
+                self.processes[slot] = fresh
+                self.replaced += 1
+                await dead.close()
+        return self.processes[slot]
 
     async def close(self) -> None:
         await asyncio.gather(*(p.close() for p in self.processes))

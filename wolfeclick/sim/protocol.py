@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
+from wolfeclick.errors import WolfeClickError
 
 SIDES = ("p1", "p2")
 
@@ -91,3 +94,71 @@ def start_lines(format_id: str, seed: int, names: dict[str, str]) -> list[str]:
     for side in SIDES:
         lines.append(f">player {side} " + json.dumps({"name": names[side], "seed": derive_seed(seed, side)}))
     return lines
+
+
+# --- the simulator's door ------------------------------------------------------------------------------------------
+# Showdown's BattleStream obeys more than battles need: ``>eval`` runs JavaScript, ``>requestexport`` leaks seeds,
+# ``>chat`` writes into the log. Every line that reaches a simulator (start, write, resim) must be one of these;
+# ``bridge.js`` applies the same rules on its side. Kept in step with ``checkLine`` there and with PROTOCOL.md.
+
+MAX_INPUT_LINE = 4096
+"""A ``>player`` line with a long name is about 100 characters; nothing a battle needs comes near this."""
+_SIDE_CHOICE = re.compile(r">(p1|p2) [^ \x00-\x1f\x7f\u2028\u2029\x85][^\x00-\x1f\x7f\u2028\u2029\x85]{0,299}")
+_ENDING = re.compile(r">(forcewin|forcelose) (p1|p2)|>forcetie")
+_JSON_COMMAND = re.compile(r">(start|player p1|player p2) (\{.*\})")
+_BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
+_OPTION_KEYS = {"start": frozenset({"formatid", "seed", "rated"}), "player": frozenset({"name", "seed", "team"})}
+ALLOWED_INPUT = ">start {json}, >player p1|p2 {json}, >p1/>p2 choices, >forcewin/>forcelose p1|p2, >forcetie"
+
+
+class UnsafeInput(WolfeClickError, ValueError):
+    """A line for the simulator that is not one of the few a battle needs (``>eval``, an embedded newline…)."""
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def _plain_value(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(item, int) and not isinstance(item, bool) for item in value)
+    return isinstance(value, (str, int, bool))
+
+
+def check_input_line(line: Any) -> None:
+    """Raise ``UnsafeInput`` unless ``line`` is one whitelisted simulator input line (see ``ALLOWED_INPUT``)."""
+    if isinstance(line, str) and _SIDE_CHOICE.fullmatch(line):  # most lines: one match, no breaks by construction
+        return
+    if not isinstance(line, str):
+        raise UnsafeInput(f"not a text line: {_cut(str(line))}")
+    if len(line) > MAX_INPUT_LINE:
+        raise UnsafeInput(f"line of {len(line)} characters is longer than {MAX_INPUT_LINE}")
+    if _BREAKS.search(line):
+        raise UnsafeInput(f"line break or control character inside {_cut(line)}")
+    if _ENDING.fullmatch(line):
+        return
+    match = _JSON_COMMAND.fullmatch(line)
+    if match is None:
+        raise UnsafeInput(f"command not allowed: {_cut(line)}")
+    try:
+        options = json.loads(match.group(2), parse_constant=_refuse_constant)
+    except ValueError:
+        raise UnsafeInput(f"options are not JSON: {_cut(line)}") from None
+    allowed = _OPTION_KEYS[match.group(1).split(" ")[0]]
+    if not isinstance(options, dict) or not set(options) <= allowed or not all(map(_plain_value, options.values())):
+        raise UnsafeInput(f"options not allowed (only {', '.join(sorted(allowed))}): {_cut(line)}")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)  # NaN and Infinity: JavaScript's JSON.parse refuses them too
+
+
+def check_input_lines(lines: Any) -> None:
+    """Check every entry of an input log; the error names the first bad one (its index and text, cut short)."""
+    if not isinstance(lines, list):
+        raise UnsafeInput("input lines must be a list of strings")
+    for index, line in enumerate(lines):
+        try:
+            check_input_line(line)
+        except UnsafeInput as exc:
+            raise UnsafeInput(f"input entry {index} refused: {exc} (allowed: {ALLOWED_INPUT})") from None

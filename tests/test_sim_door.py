@@ -1,0 +1,228 @@
+"""The simulator's door: only battle input reaches Showdown, checked in bridge.js and in Python alike.
+
+Showdown's BattleStream runs `>eval` as JavaScript. Each injected line below would write a marker file if it got
+through; the tests check that it is refused (naming the entry), and that no marker appears, on every path:
+bridge.js spoken to directly, the Python check, `SimProcess`, a policy's command, `validate` and `resim`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from wolfeclick.battle.resim import resimulate
+from wolfeclick.battle.runner import play_battle
+from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.store import RecordingError, load_recording, parse_recording
+from wolfeclick.cli import main
+from wolfeclick.policies.base import Decision, Observation
+from wolfeclick.sim.process import BRIDGE, SHOWDOWN_DIR, SimProcess, SimulatorError, node_executable
+from wolfeclick.sim.protocol import UnsafeInput, check_input_line, check_input_lines, start_lines
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = sorted((ROOT / "recordings").glob("gen9*.json"))[0]
+START = start_lines("gen9randombattle", 5, {"p1": "alice", "p2": "bob"})
+
+
+def injections(marker: Path) -> list[str]:
+    """Lines that must never reach the simulator: several spellings of `>eval`, embedded newlines, other commands."""
+    write = f"require('fs').writeFileSync({str(marker)!r},'x')"
+    return [
+        f">eval {write}",
+        f"> eval {write}",
+        f">EVAL {write}",
+        f">Eval {write}",
+        f" >eval {write}",
+        f">evalbattle {write}",
+        f">p1 move 1\n>eval {write}",
+        f">p1 move 1\r\n>eval {write}",
+        f">p1 move 1\r>eval {write}",
+        f">p2 move 1\u2028>eval {write}",
+        f">start {json.dumps({'formatid': 'gen9randombattle'})}\n>eval {write}",
+        f">chat hi\n>eval {write}",
+        ">requestexport",
+        ">requestlog",
+        ">requestteam p1",
+        ">chat hello",
+        ">chat-inputlogonly hello",
+        ">editbattle ???",
+        ">reseed 1,2,3,4",
+        ">tiebreak",
+        ">version abc",
+        ">p3 move 1",
+        ">forcewin p3",
+        ">forcetie now",
+        ">p1  move 1",
+        ">p1 ",
+        '>player p1 {"name": "x", "team": {"nested": 1}}',
+        '>start {"formatid": "gen9randombattle", "p1": {"name": "x"}}',
+        ">start [1, 2]",
+        "eval 1",
+        "",
+    ]
+
+
+ALLOWED = [*START, ">p1 move 2", ">p2 switch 4", ">p1 default", ">p1 move 1 terastallize", ">forcelose p1",
+           ">forcewin p2", ">forcetie", *load_recording(SAMPLE).inputlog]
+
+
+@pytest.mark.parametrize("line", ALLOWED)
+def test_battle_input_passes_the_python_check(line: str) -> None:
+    check_input_line(line)
+
+
+def test_injected_lines_are_refused_by_the_python_check_naming_the_entry(tmp_path: Path) -> None:
+    for line in injections(tmp_path / "marker"):
+        with pytest.raises(UnsafeInput) as caught:
+            check_input_lines([*START, line])
+        message = str(caught.value)
+        assert message.startswith("input entry 3 refused: ") and "\n" not in message
+        assert repr(line[:20])[1:-1] in message or line == "", message  # the offending text, cut short
+        assert len(message) < 400
+
+
+def _bridge(requests: list[dict]) -> list[dict]:
+    """Speak to bridge.js directly (no Python check in between): one JSON request per line, one reply each."""
+    text = "".join(json.dumps(request) + "\n" for request in requests)
+    done = subprocess.run([node_executable(), str(BRIDGE)], input=text, capture_output=True, text=True, timeout=120,
+                          env={"WOLFECLICK_SHOWDOWN": str(SHOWDOWN_DIR), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.split("\n") if line]
+    assert [reply["id"] for reply in replies] == [request["id"] for request in requests]
+    return replies
+
+
+def test_bridge_refuses_every_injection_on_start_write_and_resim(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    requests: list[dict] = [{"id": 0, "op": "start", "battle": "b", "format": "gen9randombattle", "lines": START}]
+    cases = injections(marker)
+    for number, line in enumerate(cases):
+        base = 1 + 3 * number
+        requests += [
+            {"id": base, "op": "resim", "lines": [*START, line]},
+            {"id": base + 1, "op": "write", "battle": "b", "lines": [">p1 move 1", line]},
+            {"id": base + 2, "op": "start", "battle": f"x{number}", "format": "gen9randombattle",
+             "lines": [*START, line]},
+        ]
+    requests.append({"id": 10_000, "op": "resim", "lines": load_recording(SAMPLE).inputlog})
+    replies = _bridge(requests)
+    assert "error" not in replies[0]
+    for number, line in enumerate(cases):
+        resim, write, start = replies[1 + 3 * number: 4 + 3 * number]
+        assert resim["error"].startswith("input entry 3 refused: "), (line, resim)
+        assert write["error"].startswith("input entry 1 refused: "), (line, write)
+        assert start["error"].startswith("input entry 3 refused: "), (line, start)
+        assert all(len(reply["error"].splitlines()) == 1 for reply in (resim, write, start))
+    # the whole request is refused: the battle `b` never received the `>p1 move 1` sent beside an injection
+    assert replies[-1].get("error") is None and len(replies[-1]["out"]) > 1  # real input still plays
+    assert not marker.exists(), "an injected line ran JavaScript"
+
+
+def test_python_side_refuses_before_anything_is_sent(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+
+    async def go() -> list[str]:
+        process = SimProcess()
+        await process.start()
+        errors = []
+        try:
+            for line in injections(marker)[:8]:
+                with pytest.raises(SimulatorError) as caught:
+                    await process.call("resim", lines=[*START, line])
+                errors.append(str(caught.value))
+            assert process.alive
+        finally:
+            await process.close()
+        return errors
+
+    errors = asyncio.run(go())
+    assert all(error.startswith("simulator refused resim: input entry 3 refused: ") for error in errors)
+    assert not marker.exists()
+
+
+class Injects:
+    """A policy whose command smuggles a second line in (as a babbling or hostile checkpoint might)."""
+
+    spec = "injects"
+    blocking = False
+
+    def __init__(self, marker: Path) -> None:
+        self.line = f"move 1\n>eval require('fs').writeFileSync({str(marker)!r},'x')"
+
+    def metadata(self) -> dict:
+        return {}
+
+    def decide(self, observation: Observation) -> Decision:
+        return Decision(action=observation.legal_actions[0], command=self.line)
+
+
+def test_a_policy_command_cannot_smuggle_a_line_in(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    recording = asyncio.run(play_battle(Injects(marker), make_policy("random"), format_id="gen9randombattle",
+                                        seed=4))
+    assert recording.result.reason == "aborted"
+    assert "input entry 0 refused: line break" in recording.result.error
+    assert not marker.exists()
+
+
+def _with_inputlog(tmp_path: Path, name: str, line: str, at: int = 5) -> Path:
+    data = json.loads(SAMPLE.read_text())
+    data["inputlog"].insert(at, line)
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("index", [0, 2, 6, 7, 9])
+def test_validate_calls_such_a_recording_invalid_in_one_line(index: int, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    line = injections(tmp_path / "marker")[index]
+    path = _with_inputlog(tmp_path, "hostile", line)
+    with pytest.raises(RecordingError, match="inputlog.*input entry 5 refused"):
+        parse_recording(path.read_text())
+    assert main(["validate", str(SAMPLE), str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{SAMPLE}: ok (")
+    assert len(out) == 2 and out[1].startswith(f"{path}: field 'inputlog'") and "input entry 5 refused" in out[1]
+
+
+def test_resim_of_a_hostile_recording_ends_at_once_and_runs_nothing(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    marker = tmp_path / "marker"
+    hang = _with_inputlog(tmp_path, "hang", ">eval while(true){}")
+    write = _with_inputlog(tmp_path, "write", injections(marker)[6], at=len(load_recording(SAMPLE).inputlog))
+    started = time.monotonic()
+    assert main(["resim", str(hang)]) == 1
+    assert main(["resim", str(write)]) == 1
+    assert time.monotonic() - started < 30
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and all("input entry" in line for line in out)
+    assert not marker.exists()
+
+
+def test_resimulate_itself_refuses_an_unvalidated_recording(tmp_path: Path) -> None:
+    """Even a Recording built without validation (model_construct) cannot carry `>eval` to the simulator."""
+    marker = tmp_path / "marker"
+    good = load_recording(SAMPLE)
+    for line in (">eval while(true){}", injections(marker)[6]):
+        hostile = Recording.model_construct(**{**dict(good), "inputlog": [*good.inputlog[:3], line]})
+        started = time.monotonic()
+        result = asyncio.run(resimulate(hostile, timeout=20))
+        assert not result.ok and "input entry 3 refused" in result.message
+        assert time.monotonic() - started < 15
+    assert not marker.exists()
+
+
+def test_resim_stops_a_simulator_past_its_time_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    longest = max((ROOT / "recordings").glob("*.json"), key=lambda p: len(load_recording(p).inputlog))
+    assert main(["resim", str(longest), "--timeout", "0.001"]) == 1
+    out = capsys.readouterr().out.strip()
+    assert out == f"{longest}: the simulator did not finish within 0.001 s and was stopped"
+    assert main(["resim", str(longest), "--timeout", "60"]) == 0
+    assert main(["resim", str(longest), "--timeout", "0"]) == 2
