@@ -158,7 +158,7 @@ def _positions(log: list[str], battle_turns: list[int], side: str) -> list[int]:
     return positions
 
 
-def _build(*, data: bytes, detail: str, fmt: str, tag: str | None, model: str | None, outcome: Any,
+def _build(*, data: bytes, prefix: str, detail: str, fmt: str, tag: str | None, model: str | None, outcome: Any,
            finished: bool, final_reason: Any, turns: list[dict[str, Any]], log: list[str], dropped: int,
            decision_of: Any, side: str) -> Recording:
     opponent = "p2" if side == "p1" else "p1"
@@ -181,7 +181,7 @@ def _build(*, data: bytes, detail: str, fmt: str, tag: str | None, model: str | 
     if dropped:
         note += f"; {dropped} chat/markup/timer lines dropped"
     return validated({
-        "schema": "wolfeclick.recording/1", "id": imported_id("openenv", data, tag), "created": now(), "format": fmt,
+        "schema": "wolfeclick.recording/1", "id": imported_id(prefix, data, tag), "created": now(), "format": fmt,
         "seed": None,
         "players": {side: {"name": names[side], "policy": _policy(model), "metadata": {"model": model} if model else {}},
                     opponent: {"name": names[opponent], "policy": "", "metadata": {}}},
@@ -222,7 +222,8 @@ def read_record_battle(raw: dict[str, Any], data: bytes) -> Recording:
                 if illegal else None,
                 "latency_ms": None, "reward": _reward(turn.get("reward")), "policy_info": info}
 
-    return _build(data=data, detail=RECORD_FORMAT, fmt=fmt, tag=_get(raw, "battle_tag", str, where, None),
+    return _build(data=data, prefix="openenv-record", detail=RECORD_FORMAT, fmt=fmt,
+                  tag=_get(raw, "battle_tag", str, where, None),
                   model=_get(raw, "model", str, where, None), outcome=raw.get("outcome"),
                   finished=bool(raw.get("battle_finished")), final_reason=raw.get("final_reason"), turns=turns,
                   log=log, dropped=dropped, decision_of=decision, side=side)
@@ -255,7 +256,8 @@ def read_replay_battle(raw: dict[str, Any], data: bytes) -> Recording:
                 "command": "", "raw_output": raw_text, "latency_ms": None, "reward": _reward(turn.get("reward")),
                 "policy_info": info}
 
-    return _build(data=data, detail=REPLAY_FORMAT, fmt=fmt, tag=_get(meta, "battle_tag", str, where, None),
+    return _build(data=data, prefix="openenv-replay", detail=REPLAY_FORMAT, fmt=fmt,
+                  tag=_get(meta, "battle_tag", str, where, None),
                   model=_get(meta, "model", str, where, None), outcome=meta.get("outcome"),
                   finished=bool(meta.get("natural_finish")), final_reason=meta.get("final_reason"), turns=turns,
                   log=log, dropped=dropped, decision_of=decision, side=side)
