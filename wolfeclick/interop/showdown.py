@@ -49,42 +49,49 @@ def looks_like_log(text: str) -> bool:
 def decision_points(log: list[str]) -> list[tuple[int, int, list[str]]]:
     """(log position, battle turn, deciding sides) for each choice a side must have made, read from public lines.
 
-    Every ``|turn|N`` asks both sides; a replacement after ``|upkeep|`` (a faint) asks the sides that switch in.
+    Every ``|turn|N`` asks both sides. A side switching in after it already acted or fainted this turn (a
+    replacement after a faint, a U-turn or Baton Pass, an Eject Button) was asked again: that is a decision point
+    too, shared by the sides that switch in before the next move or turn.
     """
     points: list[tuple[int, int, list[str]]] = []
     turn = 0
-    after_upkeep = False
-    replacing: list[str] = []
+    busy: set[str] = set()
+    open_block = False
     for position, line in enumerate(log):
         parts = line.split("|")
         tag = parts[1] if len(parts) > 1 else ""
+        side = parts[2][:2] if len(parts) > 2 else ""
         if tag == "turn" and len(parts) > 2 and parts[2].isdigit():
             turn = int(parts[2])
             points.append((position + 1, turn, list(SIDES)))
-            after_upkeep, replacing = False, []
-        elif tag == "upkeep":
-            after_upkeep = True
-        elif tag == "switch" and after_upkeep and turn > 0 and len(parts) > 2:
-            side = parts[2][:2]
-            if side in SIDES and side not in replacing:
-                if not replacing:
+            busy, open_block = set(), False
+        elif turn == 0:
+            continue
+        elif tag == "switch" and side in SIDES:
+            if side in busy:
+                if not open_block or side in points[-1][2]:
                     points.append((position, turn, []))
-                replacing.append(side)
+                    open_block = True
                 points[-1][2].append(side)
-    return points
+            busy.add(side)
+        elif tag in ("move", "cant", "faint") and side in SIDES:
+            busy.add(side)
+            if tag != "faint":
+                open_block = False
+    return [(position, turn, sorted(deciding)) for position, turn, deciding in points]
 
 
 def seen_action(segment: list[str], side: str) -> dict[str, str] | None:
-    """The first move or (voluntary) switch ``side`` showed in ``segment``, as an ActionRecord dict."""
+    """The first move or switch ``side`` showed in ``segment`` (None when it could not act or fell first)."""
     for line in segment:
         parts = line.split("|")
-        if len(parts) < 4 or not parts[2].startswith(side):
+        if len(parts) < 3 or not parts[2].startswith(side):
             continue
-        if parts[1] == "move":
+        if parts[1] == "move" and len(parts) > 3:
             return {"action": "move", "choice": parts[3]}
-        if parts[1] == "switch":
+        if parts[1] == "switch" and len(parts) > 3:
             return {"action": "switch", "choice": parts[3].split(",")[0].strip()}
-        if parts[1] == "cant":
+        if parts[1] in ("cant", "faint"):
             return None
     return None
 
