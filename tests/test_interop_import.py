@@ -42,7 +42,7 @@ def test_each_format_is_recognised_from_its_content():
 def test_record_battle_maps_onto_the_decision_panel():
     raw = json.loads(RECORD.read_text())
     recording = imported(RECORD)
-    assert recording.source.kind == "imported" and recording.source.detail.startswith("openenv-wolfeclick record")
+    assert recording.source.kind == "imported" and recording.source.detail == "openenv-wolfeclick record_battle"
     assert recording.seed is None and recording.inputlog == []  # what the source lacks stays empty
     assert recording.format == raw["format"] and recording.result.winner == "p1" and recording.result.reason == "win"
     assert len(recording.turns) == len(raw["turns"])  # every turn it holds
@@ -64,7 +64,7 @@ def test_record_battle_maps_onto_the_decision_panel():
 def test_replay_battle_keeps_every_turn_and_what_the_viewer_showed():
     raw = json.loads(REPLAY.read_text())
     recording = imported(REPLAY)
-    assert recording.source.detail.startswith("openenv-wolfeclick replay_battle")
+    assert recording.source.detail == "openenv-wolfeclick replay_battle"
     assert len(recording.turns) == len(raw["turns"])
     for turn, source in zip(recording.turns, raw["turns"]):
         decision = turn.decisions["p1"]
@@ -80,7 +80,8 @@ def test_showdown_replay_is_public_only_with_shaped_reward():
     raw = json.loads(SHOWDOWN.read_text())
     recording = imported(SHOWDOWN)
     assert recording.id == "showdown-" + raw["id"] and recording.format == "gen9randombattle"
-    assert "public log only" in recording.source.detail
+    assert recording.source.detail == "showdown replay"
+    assert "public log only" in recording.players["p1"].metadata["import"]["notes"]
     assert {p.name for p in recording.players.values()} == {"Alice", "Bob"}
     assert recording.result.winner == "p2" and recording.result.reason == "win"
     turns = sum(1 for line in raw["log"].splitlines() if line.startswith("|turn|"))
@@ -100,6 +101,7 @@ def test_chat_html_and_timer_lines_are_dropped():
     recording = imported(HOSTILE)
     body = recording.to_json()
     assert "__pwned" not in body and "<script" not in body and "gl hf" not in body
+    assert "lines dropped" in recording.players["p2"].metadata["import"]["notes"]
     kept, dropped = clean_log(["|c|☆A|hi", "|html|<b>x</b>", "|raw|<i>", "|t:|1", "|inactive|Timer",
                                "plain text", "|move|p1a: A|Tackle|p2a: B", "|uhtml|n|<b>", "|j|☆A"])
     assert kept == ["|move|p1a: A|Tackle|p2a: B"] and dropped == 8

@@ -180,15 +180,17 @@ def _build(*, data: bytes, prefix: str, detail: str, fmt: str, tag: str | None, 
     note = "log rebuilt from the events each turn kept"
     if dropped:
         note += f"; {dropped} chat/markup/timer lines dropped"
+    imported = {"format": detail, "notes": note}
     return validated({
         "schema": "wolfeclick.recording/1", "id": imported_id(prefix, data, tag), "created": now(), "format": fmt,
         "seed": None,
-        "players": {side: {"name": names[side], "policy": _policy(model), "metadata": {"model": model} if model else {}},
-                    opponent: {"name": names[opponent], "policy": "", "metadata": {}}},
+        "players": {side: {"name": names[side], "policy": _policy(model),
+                           "metadata": {**({"model": model} if model else {}), "import": imported}},
+                    opponent: {"name": names[opponent], "policy": "", "metadata": {"import": imported}}},
         "result": {"winner": winner, "reason": reason, "turns": max([last_turn(log), *battle_turns]),
                    "error": error[:300] if error else None},
         "versions": imported_versions().model_dump(), "log": log, "inputlog": [], "turns": records,
-        "source": {"kind": "imported", "detail": f"{detail} ({note})"},
+        "source": {"kind": "imported", "detail": detail},
     }, detail)
 
 

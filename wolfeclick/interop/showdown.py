@@ -124,7 +124,7 @@ def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
                 "state": "", "legal_actions": [], "action": seen_action(window, side), "command": "",
                 "raw_output": None, "latency_ms": None,
                 "reward": {"total": total(components), "components": components, "outcome": outcome},
-                "policy_info": {"public_only": True, "note": "action as seen in the public log"},
+                "policy_info": {"public_only": True, "note": PUBLIC_NOTE},
             }
         turns.append({"index": k, "turn": turn, "deciding": deciding, "decisions": decisions,
                       "events": log[previous:position], "snapshot": public[k].snapshot})
@@ -133,11 +133,12 @@ def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
     reason = ("forfeit" if forfeited and winner else "win") if ended and winner else ("tie" if ended else "aborted")
     return validated({
         "schema": "wolfeclick.recording/1", "id": recording_id, "created": now(), "format": fmt, "seed": None,
-        "players": {side: {"name": names[side], "policy": "", "metadata": {}} for side in SIDES},
+        "players": {side: {"name": names[side], "policy": "", "metadata": {"import": {"format": detail, "notes": note}}}
+                    for side in SIDES},
         "result": {"winner": winner, "reason": reason, "turns": last_turn(log),
                    "error": None if ended else "the log ends before the battle does"},
         "versions": imported_versions().model_dump(), "log": log, "inputlog": [], "turns": turns,
-        "source": {"kind": "imported", "detail": f"{detail} ({note})"},
+        "source": {"kind": "imported", "detail": detail},
     }, detail)
 
 

@@ -80,7 +80,7 @@ SOURCE_FILTERS = ["all", "played", "tournament", "training", "branch", "imported
 def source_text(recording: Recording) -> str:
     """``played here``, ``tournament <id>``, ``training env``, ``imported from <format>``, ``branch of <id>``…"""
     source = recording.source
-    detail = (source.detail or "").split(" (")[0]
+    detail = source.detail or ""
     if source.kind == "played":
         return "played here"
     if source.kind == "imported":
