@@ -120,3 +120,15 @@ def test_rescoring_the_checkpoints_own_battle_agrees_everywhere(tiny_checkpoint)
     [rescore] = asyncio.run(rescore_many([recording], llm, "p1"))
     assert isinstance(rescore, Rescore) and len(rescore.decisions) >= 5
     assert rescore.agreement == 1.0
+
+
+@pytest.mark.parametrize("fixture", sorted((ROOT / "tests" / "data" / "interop").glob("*.*")), ids=lambda p: p.name)
+def test_an_imported_recording_cannot_be_branched_or_rescored(fixture: Path) -> None:
+    from wolfeclick.interop.sniff import read_any
+
+    imported = read_any(fixture.read_bytes(), fixture.name)
+    with pytest.raises(BranchError, match="no seed, input log and decisions") as info:
+        asyncio.run(branch(imported, 0, {}))
+    assert "imported" in str(info.value) and "\n" not in str(info.value)
+    [result] = asyncio.run(rescore_many([imported], make_policy("random"), "p1"))
+    assert isinstance(result, BranchError)

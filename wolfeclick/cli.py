@@ -1,4 +1,4 @@
-"""``python -m wolfeclick``: record battles, validate and re-simulate recordings, run tournaments.
+"""``python -m wolfeclick``: record battles, validate and re-simulate recordings, run tournaments, import, export.
 
 Thin: parse arguments, call the library, print paths and one-line errors. Every command has ``--help``.
 """
@@ -156,6 +156,29 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--json", type=Path, default=None, help="also write the table and matrix as JSON here")
     board.add_argument("--csv", type=Path, default=None, help="also write the table as CSV here")
     board.add_argument("--matrix-csv", type=Path, default=None, help="also write the per-pair matrix as CSV here")
+    importer = commands.add_parser("import", help="import foreign battle logs as recordings",
+                                   description="Read each FILE (an OpenEnv-WolfeClick record_battle.py log or "
+                                               "replay_battle.json, a Showdown replay .json or protocol .log, or a "
+                                               "recording); the format is recognised from the content. Write one "
+                                               "recording per file to --out and print its path; one line per file "
+                                               "that cannot be read (exit 1).")
+    importer.add_argument("files", nargs="+", type=Path)
+    importer.add_argument("--out", type=Path, default=Path("recordings"), help="directory for the recordings")
+
+    export = commands.add_parser("export", help="turn recordings into training rows (sft, grpo, jsonl)",
+                                 description="Write one JSON line per decision of the chosen side(s): sft = "
+                                             "prompt/completion for TRL's SFTTrainer; grpo = prompt, completion, "
+                                             "shaped reward, components, outcome, legal actions, battle id and turn; "
+                                             "jsonl = grpo plus the whole decision. Loads with "
+                                             "datasets.load_dataset('json', data_files=OUT).")
+    export.add_argument("recordings", nargs="+", type=Path, help="recording files or folders of them")
+    export.add_argument("--side", choices=["p1", "p2", "both"], default="both")
+    export.add_argument("--as", dest="kind", choices=["grpo", "sft", "jsonl"], default="grpo")
+    export.add_argument("--out", type=Path, required=True, help="the .jsonl file to write")
+    export.add_argument("--policy", default=None, help="only sides played by this policy spec")
+    export.add_argument("--winner", choices=["p1", "p2", "none"], default=None,
+                        help="only battles this side won (none: ties and unfinished battles)")
+    export.add_argument("--format", default=None, help="only battles in this format")
     return parser
 
 
@@ -428,11 +451,43 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         if path is not None:
             write_atomic(path, text())
     print(index)
+def cmd_import(args: argparse.Namespace) -> int:
+    from wolfeclick.battle.store import RecordingError, save_recording
+    from wolfeclick.interop.sniff import read_any
+
+    bad = 0
+    for path in args.files:
+        try:
+            recording = read_any(path.read_bytes())
+        except OSError as exc:
+            bad += 1
+            print(f"{path}: cannot read: {exc.strerror}", file=sys.stderr)
+            continue
+        except RecordingError as exc:
+            bad += 1
+            print(f"{path}: {exc}", file=sys.stderr)
+            continue
+        print(save_recording(recording, args.out), flush=True)
+    return 1 if bad else 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from wolfeclick.interop.export import ExportFilter, expand, export_files
+
+    total = len(expand(args.recordings))
+    with tqdm(total=total, unit="recording", file=sys.stderr, disable=total < 2) as bar:
+        stats = export_files(args.recordings, args.out, side=args.side, kind=args.kind,
+                             flt=ExportFilter(policy=args.policy, winner=args.winner, format=args.format),
+                             progress=lambda _: bar.update(1))
+    print(f"{args.out}: {stats.summary()}")
     return 0
 
 
 COMMANDS = {"record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema,
-            "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore, "leaderboard": cmd_leaderboard}
+            "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore, "leaderboard": cmd_leaderboard,
+            "import": cmd_import, "export": cmd_export}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -111,9 +111,9 @@ class ReplayingPolicy:
 
 def replayable(recording: Recording) -> None:
     """Raise BranchError unless ``recording`` holds what a replay needs (decisions and an input log)."""
-    if not recording.inputlog or not recording.turns:
+    if not recording.inputlog or not recording.turns or recording.seed is None:
         where = f" ({recording.source.kind}: {recording.source.detail})" if recording.source.kind == "imported" else ""
-        raise BranchError(f"{recording.id} has no input log and decisions to replay{where}")
+        raise BranchError(f"{recording.id} has no seed, input log and decisions to replay{where}")
 
 
 def _comparable(turn: TurnRecord) -> dict[str, Any]:

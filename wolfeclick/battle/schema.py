@@ -72,7 +72,8 @@ class SideDecision(_Model):
     illegal: bool = False
     illegal_reason: str | None = None
     rejected: list[str] = Field(default_factory=list, description="Choices the simulator refused before this one.")
-    latency_ms: float
+    latency_ms: float | None = Field(description="Decision time in ms; null when the source did not measure it "
+                                               "(imported recordings).")
     reward: RewardRecord
     policy_info: dict[str, Any] = Field(default_factory=dict, description="Policy extras: prompt, scores, tokens.")
 
@@ -145,7 +146,7 @@ class Recording(_Model):
     id: str = Field(pattern=ID_PATTERN)
     created: str = Field(description="ISO 8601 UTC time the recording was written (not part of its identity).")
     format: str
-    seed: int = Field(ge=0, le=MAX_SEED)
+    seed: int | None = Field(ge=0, le=MAX_SEED, description="The battle seed; null when unknown (imported recordings).")
     players: dict[Side, PlayerInfo] = Field(description="Both sides, p1 and p2.")
     result: Result
     versions: Versions

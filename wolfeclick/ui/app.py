@@ -25,7 +25,7 @@ from gradio.components.plot import PlotData
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError
 from wolfeclick.ui import compare as compare_mod
-from wolfeclick.ui.library import LIST_HEADERS, Library
+from wolfeclick.ui.library import LIST_HEADERS, SOURCE_FILTERS, Library
 from wolfeclick.ui.live import (
     AGENT_CHOICES,
     CUSTOM,
@@ -109,11 +109,11 @@ def build_app(library: Library | None = None) -> gr.Blocks:
     compare_stops: dict[str, asyncio.Event] = {}
 
     # ---------------------------------------------------------------- replay helpers
-    def replay_choices() -> list[tuple[str, str]]:
-        return [(f"{i.id} — {i.p1} vs {i.p2} ({i.winner}, {i.turns} turns)", i.id) for i in lib.list()]
+    def replay_choices(source: str | None = None) -> list[tuple[str, str]]:
+        return [(f"{i.id} — {i.p1} vs {i.p2} ({i.winner}, {i.turns} turns)", i.id) for i in lib.list(source)]
 
-    def list_rows() -> list[list[Any]]:
-        return [info.row() for info in lib.list()]
+    def list_rows(source: str | None = None) -> list[list[Any]]:
+        return [info.row() for info in lib.list(source)]
 
     def view_outputs(replay_id: str, index: int, perspective: str, request: gr.Request | None) -> list[Any]:
         view = lib.view(replay_id)
@@ -211,10 +211,10 @@ def build_app(library: Library | None = None) -> gr.Blocks:
     def replay_speed(speed: float, playing: bool):
         return gr.Timer(value=1.0 / max(0.1, float(speed or 1.0)), active=bool(playing))
 
-    def replay_refresh(current: str | None):
-        choices = replay_choices()
+    def replay_refresh(current: str | None, source: str = "all"):
+        choices = replay_choices(source)
         ids = {value for _, value in choices}
-        return list_rows(), gr.Dropdown(choices=choices, value=current if current in ids else None)
+        return list_rows(source), gr.Dropdown(choices=choices, value=current if current in ids else None)
 
     def replay_select_row(rows: Any, perspective: str, evt: gr.SelectData, request: gr.Request = None):
         try:
@@ -355,9 +355,10 @@ def build_app(library: Library | None = None) -> gr.Blocks:
                        "result": event.recording.result.model_dump(mode="json")}
 
     # ---------------------------------------------------------------- handlers: API-only replay access
-    def list_replays() -> list[dict]:
-        """API: the recordings (id, p1, p2, winner, turns, format, created), newest first."""
-        return [info.as_dict() for info in lib.list()]
+    def list_replays(source: str = "all") -> list[dict]:
+        """API: the recordings (id, p1, p2, winner, turns, format, created, source), newest first; ``source``
+        keeps one kind (played, tournament, training, branch, imported, ladder)."""
+        return [info.as_dict() for info in lib.list(source)]
 
     def get_replay(replay_id: str) -> dict:
         """API: one recording as JSON ({"error": …} for an unknown or invalid id)."""
@@ -464,8 +465,13 @@ def build_app(library: Library | None = None) -> gr.Blocks:
                 with gr.Row(equal_height=False):
                     with gr.Column(scale=1, min_width=280):
                         rp_select = gr.Dropdown(choices=[], label="Recording", allow_custom_value=True)
-                        rp_refresh = gr.Button("↻ Refresh list", size="sm")
-                        rp_upload = gr.File(label="Upload a recording (.json)", file_types=[".json"], type="filepath", height=110)
+                        with gr.Row():
+                            rp_source = gr.Dropdown(SOURCE_FILTERS, value="all", label="Source", scale=1,
+                                                    info="played here, tournament, training env, imported…")
+                            rp_refresh = gr.Button("↻ Refresh list", size="sm", scale=1)
+                        rp_upload = gr.File(label="Upload a recording, an OpenEnv-WolfeClick log or a Showdown replay "
+                                                  "(.json / .log)", file_types=[".json", ".log", ".txt"],
+                                            type="filepath", height=110)
                         rp_msg = gr.HTML("", js_on_load=None)
                         rp_persp = gr.Radio(["p1", "p2"], value="p1", label="Viewpoint",
                                             info="the other side's unrevealed Pokémon show as unknown")
@@ -558,7 +564,8 @@ def build_app(library: Library | None = None) -> gr.Blocks:
         rp_timer.tick(replay_tick, [rp_select, rp_step, rp_persp, rp_playing],
                       [*view_out, rp_timer, rp_play, rp_playing], api_visibility="private",
                       trigger_mode="always_last")
-        rp_refresh.click(replay_refresh, rp_select, [rp_table, rp_select], api_name="replays_refresh")
+        rp_refresh.click(replay_refresh, [rp_select, rp_source], [rp_table, rp_select], api_name="replays_refresh")
+        rp_source.input(replay_refresh, [rp_select, rp_source], [rp_table, rp_select], api_visibility="private")
         rp_table.select(replay_select_row, [rp_table, rp_persp], open_out, api_visibility="private")
         rp_upload.upload(replay_upload, [rp_upload, rp_persp], open_out, api_name="replay_upload")
 

@@ -23,15 +23,15 @@ from wolfeclick.battle.store import (
     MAX_RECORDING_BYTES,
     RecordingError,
     load_recording,
-    parse_recording,
     resolve_in,
     save_recording,
     write_atomic,
 )
+from wolfeclick.interop.sniff import read_any
 from wolfeclick.ui.replay_html import replay_file
 from wolfeclick.ui.view import BattleView
 
-__all__ = ["Library", "ReplayInfo", "recordings_dir", "upload_id", "LIST_LIMIT"]
+__all__ = ["Library", "ReplayInfo", "recordings_dir", "upload_id", "source_text", "LIST_LIMIT", "SOURCE_FILTERS"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 LIST_LIMIT = 500
@@ -58,16 +58,38 @@ class ReplayInfo:
     format: str
     created: str
     mtime: float
+    source: str = "played here"
+    """Where the recording came from, in words (``source_text``)."""
+    source_kind: str = "played"
 
     def row(self) -> list[str | int]:
-        return [self.id, self.p1, self.p2, self.winner, self.turns, self.format, self.created[:19].replace("T", " ")]
+        return [self.id, self.p1, self.p2, self.winner, self.turns, self.format, self.source,
+                self.created[:19].replace("T", " ")]
 
     def as_dict(self) -> dict[str, str | int]:
         return {"id": self.id, "p1": self.p1, "p2": self.p2, "winner": self.winner, "turns": self.turns,
-                "format": self.format, "created": self.created}
+                "format": self.format, "created": self.created, "source": self.source,
+                "source_kind": self.source_kind}
 
 
-LIST_HEADERS = ["id", "p1", "p2", "winner", "turns", "format", "date (UTC)"]
+LIST_HEADERS = ["id", "p1", "p2", "winner", "turns", "format", "source", "date (UTC)"]
+SOURCE_FILTERS = ["all", "played", "tournament", "training", "branch", "imported", "ladder"]
+"""What the list can be narrowed to: every recording, or one ``SourceInfo.kind``."""
+
+
+def source_text(recording: Recording) -> str:
+    """``played here``, ``tournament <id>``, ``training env``, ``imported from <format>``, ``branch of <id>``…"""
+    source = recording.source
+    detail = source.detail or ""
+    if source.kind == "played":
+        return "played here"
+    if source.kind == "imported":
+        return f"imported from {detail}" if detail else "imported"
+    if source.kind == "training":
+        return f"training env ({detail})" if detail else "training env"
+    if source.kind == "branch":
+        return f"branch of {source.parent}" if source.parent else "branch"
+    return f"{source.kind} {detail}".strip()
 
 
 def _winner_text(recording: Recording) -> str:
@@ -109,8 +131,8 @@ class Library:
         return stat.st_size, stat.st_mtime_ns
 
     # --- listing ---------------------------------------------------------------------------------------------
-    def list(self) -> list[ReplayInfo]:
-        """Valid recordings, newest first (invalid files are left out of the list)."""
+    def list(self, source: str | None = None) -> list[ReplayInfo]:
+        """Valid recordings, newest first (invalid files are left out); ``source`` keeps one SourceInfo kind."""
         if not self.directory.is_dir():
             return []
         entries = []
@@ -132,12 +154,13 @@ class Library:
                     rec = load_recording(path)
                     info = ReplayInfo(rec.id if rec.id == path.stem else path.stem,
                                       rec.players["p1"].name, rec.players["p2"].name,
-                                      _winner_text(rec), rec.result.turns, rec.format, rec.created, mtime)
+                                      _winner_text(rec), rec.result.turns, rec.format, rec.created, mtime,
+                                      source_text(rec), rec.source.kind)
                 except RecordingError:
                     pass
                 cached = (stamp, info)
                 self._infos[path.stem] = cached
-            if cached[1] is not None:
+            if cached[1] is not None and (source in (None, "", "all") or cached[1].source_kind == source):
                 out.append(cached[1])
         return out
 
@@ -174,14 +197,16 @@ class Library:
         return save_recording(recording, self.directory)
 
     def upload(self, data: bytes) -> tuple[Recording, bool]:
-        """Validate uploaded bytes and store them as ``upload-<sha256[:16]>.json``; (recording, newly stored).
+        """Validate (or import) uploaded bytes and store them as ``upload-<sha256[:16]>.json``; (recording, new).
 
-        Raises RecordingError (one line) and writes nothing when the bytes are not a valid recording.
+        The format is sniffed from the content (``interop.sniff.read_any``): a recording, an OpenEnv-WolfeClick log
+        or replay, a Showdown replay or protocol log. Raises a WolfeClickError (one line) and writes nothing when the
+        bytes are none of these.
         """
         if len(data) > MAX_RECORDING_BYTES:
             raise RecordingError(f"file is {len(data) / 1e6:.1f} MB; recordings are limited to "
                                  f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
-        recording = parse_recording(data)
+        recording = read_any(data)  # a recording, or a foreign battle log imported on the way in
         new_id = upload_id(data)
         recording = recording.model_copy(update={"id": new_id})
         path = self.path(new_id)

@@ -290,11 +290,12 @@ def _decision_panel(side: str, name: str, decision: SideDecision, final: bool) -
     if isinstance(prompt, str) and prompt:
         prompt_html = (f'<details class="wc-details"><summary>Full prompt</summary><pre class="wc-pre">'
                        f'{esc(_cut(prompt))}</pre></details>')
+    latency = "not measured" if decision.latency_ms is None else f"{decision.latency_ms:.1f} ms"
     return (
         f'<div class="wc-card wc-decision" style="border-top:4px solid {color}">'
         f'<div class="wc-side-label" style="color:{color}">{esc(side)} · {esc(name)} decided</div>'
         f'<div class="wc-action">{esc(action)} {badge}</div>'
-        f'<div class="wc-muted">command <code>{esc(decision.command)}</code> · latency {decision.latency_ms:.1f} ms'
+        f'<div class="wc-muted">command <code>{esc(decision.command or "unknown")}</code> · latency {latency}'
         f' · {len(decision.legal_actions)} legal options</div>{rejected}'
         f'{_scores(decision.policy_info, chosen)}{_reward_table(decision, final)}{raw}'
         f'<details class="wc-details"><summary>State it saw</summary><pre class="wc-pre">{esc(_cut(decision.state))}</pre></details>'

@@ -1,0 +1,208 @@
+"""Recordings → the rows a trainer reads, one JSON object per line (``datasets.load_dataset("json", …)`` loads them).
+
+- ``sft``: ``{"prompt", "completion"}`` strings, TRL ``SFTTrainer``'s prompt-completion shape (it trains on the
+  completion only). ``prompt`` is the exact chat-templated prompt a checkpoint was shown (its profile applied the
+  chat template), or the state markdown for a baseline; ``completion`` is the action JSON. This is what the
+  reference's JSON warm-up trained on. Decisions flagged illegal (a fallback was played, not chosen) and decisions
+  without an action are left out: they teach nothing to imitate.
+- ``grpo``: one row per decision with the prompt, the completion the policy produced, the shaped reward and its
+  components, the outcome, the legal actions and where it came from (battle id, side, turn). Extra columns are what
+  TRL's ``GRPOTrainer`` hands to reward functions.
+- ``jsonl``: the ``grpo`` row plus the rest of the decision (state, command, raw output, policy extras as JSON text,
+  so every row has the same column types).
+
+Decisions nobody saw a prompt or state for (Showdown imports: public log only) have nothing to train on and are
+skipped, and counted. Rows are pure functions of the recordings, in input order: same files, same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from wolfeclick.battle.schema import Recording, SideDecision
+from wolfeclick.battle.store import load_recording, write_atomic
+from wolfeclick.errors import WolfeClickError
+
+KINDS = ("sft", "grpo", "jsonl")
+SIDE_CHOICES = ("p1", "p2", "both")
+WINNER_CHOICES = ("p1", "p2", "none")
+
+
+class ExportError(WolfeClickError, ValueError):
+    """An export that cannot be done as asked (unknown kind or side, nothing to write)."""
+
+
+@dataclass(frozen=True)
+class ExportFilter:
+    """Which battles and sides to export: a policy spec (the side that played it), the winner, the format."""
+
+    policy: str | None = None
+    winner: str | None = None
+    """``p1``, ``p2`` or ``none`` (no winner: a tie or an unfinished battle)."""
+    format: str | None = None
+
+    def battle_ok(self, recording: Recording) -> bool:
+        if self.format and recording.format != self.format:
+            return False
+        if self.winner:
+            won = recording.result.winner or "none"
+            if won != self.winner:
+                return False
+        return True
+
+    def side_ok(self, recording: Recording, side: str) -> bool:
+        return not self.policy or recording.players[side].policy == self.policy
+
+
+@dataclass
+class ExportStats:
+    recordings: int = 0
+    battles: int = 0
+    rows: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, why: str) -> None:
+        self.skipped[why] = self.skipped.get(why, 0) + 1
+
+    def summary(self) -> str:
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+        return (f"{self.rows} rows from {self.battles} of {self.recordings} recordings"
+                + (f" (skipped: {skipped})" if skipped else ""))
+
+
+def action_json(decision: SideDecision) -> str:
+    """The action as the checkpoints speak it; the model's own text when it is exactly that action."""
+    if decision.action is None:
+        return ""
+    canonical = {"action": decision.action.action, "choice": decision.action.choice}
+    raw = decision.raw_output
+    if raw and not decision.illegal:
+        try:
+            parsed = json.loads(raw)
+        except (ValueError, TypeError):
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("action") == canonical["action"]:
+            return raw.strip()  # e.g. the wolfeclick-v1 option name, exactly as the model was taught to write it
+    return json.dumps(canonical, ensure_ascii=False)
+
+
+def prompt_of(decision: SideDecision) -> tuple[str, str]:
+    """(prompt text, what it is): the chat-templated prompt a checkpoint saw, else the state markdown."""
+    prompt = decision.policy_info.get("prompt")
+    if isinstance(prompt, str) and prompt:
+        return prompt, "chat_template"
+    return decision.state, "state"
+
+
+def outcome_word(recording: Recording, side: str) -> str:
+    winner = recording.result.winner
+    if winner is None:
+        return "tie" if recording.result.reason == "tie" else "unfinished"
+    return "win" if winner == side else "loss"
+
+
+def decision_rows(recording: Recording, sides: Iterable[str], kind: str, stats: ExportStats) -> Iterator[dict]:
+    """The rows of one recording for ``sides``, in decision order."""
+    sides = list(sides)
+    for turn in recording.turns:
+        for side in sides:
+            decision = turn.decisions.get(side)
+            if decision is None:
+                continue
+            prompt, prompt_kind = prompt_of(decision)
+            if not prompt:
+                stats.skip("decisions without a prompt or state (public-log imports)")
+                continue
+            if kind == "sft":
+                if decision.action is None or decision.illegal:
+                    stats.skip("illegal or action-less decisions (sft)")
+                    continue
+                yield {"prompt": prompt, "completion": action_json(decision), "battle_id": recording.id,
+                       "side": side, "turn": turn.turn, "index": turn.index}
+                continue
+            row = {
+                "prompt": prompt,
+                "prompt_kind": prompt_kind,
+                "completion": decision.raw_output if decision.raw_output is not None else action_json(decision),
+                "action": action_json(decision),
+                "reward": decision.reward.total,
+                "reward_components": dict(sorted(decision.reward.components.items())),
+                "outcome_reward": decision.reward.outcome,
+                "outcome": outcome_word(recording, side),
+                "legal_actions": [a.model_dump() for a in decision.legal_actions],
+                "illegal": decision.illegal,
+                "battle_id": recording.id,
+                "format": recording.format,
+                "side": side,
+                "policy": recording.players[side].policy,
+                "source": recording.source.kind,
+                "turn": turn.turn,
+                "index": turn.index,
+            }
+            if kind == "jsonl":
+                info = {k: v for k, v in decision.policy_info.items() if k != "prompt"}
+                row.update(state=decision.state, command=decision.command, raw_output=decision.raw_output,
+                           illegal_reason=decision.illegal_reason, latency_ms=decision.latency_ms,
+                           policy_info=json.dumps(info, sort_keys=True, ensure_ascii=False))
+            yield row
+
+
+def export_rows(recordings: Iterable[Recording], side: str, kind: str, flt: ExportFilter,
+                stats: ExportStats) -> Iterator[dict]:
+    """Every row of ``recordings`` that passes ``flt``, for ``side`` (``p1``, ``p2`` or ``both``)."""
+    if kind not in KINDS:
+        raise ExportError(f"unknown export kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if side not in SIDE_CHOICES:
+        raise ExportError(f"unknown side {side!r}; choose p1, p2 or both")
+    wanted = ["p1", "p2"] if side == "both" else [side]
+    for recording in recordings:
+        stats.recordings += 1
+        if not flt.battle_ok(recording):
+            continue
+        sides = [s for s in wanted if flt.side_ok(recording, s)]
+        if not sides:
+            continue
+        stats.battles += 1
+        for row in decision_rows(recording, sides, kind, stats):
+            stats.rows += 1
+            yield row
+
+
+def export_files(paths: list[Path], out: Path, *, side: str = "both", kind: str = "grpo",
+                 flt: ExportFilter | None = None, progress: Callable[[Path], None] | None = None) -> ExportStats:
+    """Read recordings from ``paths`` (files, or folders of ``*.json``) and write the rows to ``out`` atomically."""
+    files = expand(paths)
+    if not files:
+        raise ExportError("no recordings to export (no .json files in the paths given)")
+    stats = ExportStats()
+
+    def recordings() -> Iterator[Recording]:
+        for path in files:
+            recording = load_recording(path)
+            if progress is not None:
+                progress(path)
+            yield recording
+
+    lines = [json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
+             for row in export_rows(recordings(), side, kind, flt or ExportFilter(), stats)]
+    if not lines:
+        raise ExportError(f"nothing to export: {stats.summary()}")
+    write_atomic(out, "".join(lines))
+    return stats
+
+
+def expand(paths: list[Path]) -> list[Path]:
+    """Files as given; folders as their ``*.json`` files, sorted."""
+    out: list[Path] = []
+    for path in paths:
+        path = Path(path)
+        out.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return out
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of an exported file (for checks and tests)."""
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line]

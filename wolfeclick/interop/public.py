@@ -1,0 +1,207 @@
+"""What every importer shares: the foreign-file error, cleaning a human room's log, and replaying a public log.
+
+A foreign source rarely holds what a recording wants (the agent's view, legal actions, the Arena's reward), but a
+protocol log holds the public events. ``replay_public`` feeds them into one poke-env ``Battle`` per side — exactly
+what a spectator of that side could know — and reads the snapshots and reward views at chosen points of the log.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import platform
+import re
+from dataclasses import dataclass
+from importlib.metadata import version
+from typing import Any
+
+import wolfeclick
+from wolfeclick.battle.schema import Recording, Versions, is_valid_id
+from wolfeclick.battle.store import RecordingError, _first_error
+from wolfeclick.battle.tracker import SideTracker, generation
+from wolfeclick.game.reward import RewardView, reward_view
+from wolfeclick.game.snapshot import side_snapshot
+
+SIDES = ("p1", "p2")
+
+ROOM_ONLY = frozenset({
+    "c", "c:", "chat", "j", "J", "join", "l", "L", "leave", "n", "N", "name", "b", "B", "battle", "raw", "html",
+    "uhtml", "uhtmlchange", "inactive", "inactiveoff", "t:", "timer", "title", "badge", "seed", "debug", "error",
+    "bigerror", "notify", "tempnotify", "tempnotifyoff", "expire", "init", "deinit", "noinit", "popup", "hidelines",
+    "unlink", "controlshtml", "fieldhtml", "selectorhtml", "request", "sentchoice", "choice", "askreg", "userstats",
+    "queryresponse", "challstr", "updateuser", "updatesearch", "updatechallenges", "customgroups", "formats",
+    "rated", "player-inactive", "split", "spectator", "spectatorleave",
+})
+"""Lines a human battle room has that are not battle events (chat, markup, timers, joins): dropped on import, so
+nothing from a chat line or an ``|html|`` block ever reaches a page."""
+
+
+class ImportFormatError(RecordingError):
+    """A file that is no battle log we can read (or a truncated one); the message is one line.
+
+    A ``RecordingError`` (so a ``WolfeClickError``): everywhere a bad recording is refused, a bad import is too."""
+
+
+def clean_log(lines: list[str]) -> tuple[list[str], int]:
+    """(battle protocol lines, how many room-only or non-protocol lines were dropped)."""
+    kept: list[str] = []
+    dropped = 0
+    for raw in lines:
+        line = raw.rstrip("\r")
+        if not line:
+            continue
+        if not line.startswith("|"):
+            dropped += 1
+            continue
+        tag = line.split("|", 2)[1]
+        if tag in ROOM_ONLY:
+            dropped += 1
+            continue
+        kept.append(line)
+    return kept, dropped
+
+
+def format_id(text: str | None) -> str | None:
+    """``[Gen 9] Random Battle`` or ``gen9randombattle`` → ``gen9randombattle`` (None when no generation shows)."""
+    if not text:
+        return None
+    value = re.sub(r"[^a-z0-9]", "", str(text).lower())
+    return value if re.match(r"^gen\d", value) else None
+
+
+def checked_format(value: str | None, what: str) -> str:
+    """A format id poke-env can track, or a one-line ImportFormatError."""
+    if not value:
+        raise ImportFormatError(f"{what}: the battle format is missing (expected e.g. gen9randombattle)")
+    try:
+        generation(value)
+    except ValueError:
+        raise ImportFormatError(f"{what}: format {value[:40]!r} does not name a generation") from None
+    return value
+
+
+def imported_id(prefix: str, data: bytes, hint: str | None = None) -> str:
+    """A safe, deterministic id: ``prefix-<hint>`` when the source names its battle, else ``prefix-<sha256[:16]>``."""
+    if hint:
+        cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "-", str(hint)).strip("-.")[:100]
+        candidate = f"{prefix}-{cleaned}"
+        if cleaned and is_valid_id(candidate):
+            return candidate
+    return f"{prefix}-{hashlib.sha256(data).hexdigest()[:16]}"
+
+
+def imported_versions() -> Versions:
+    """The importer's own versions; the source's simulator version is unknown."""
+    return Versions(wolfeclick=wolfeclick.__version__, pokemon_showdown="unknown", poke_env=version("poke-env"),
+                    python=platform.python_version())
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def player_names(log: list[str]) -> dict[str, str]:
+    """Names from ``|player|p1|NAME|…`` lines (the last non-empty one wins)."""
+    names: dict[str, str] = {}
+    for line in log:
+        parts = line.split("|")
+        if len(parts) > 3 and parts[1] == "player" and parts[2] in SIDES and parts[3]:
+            names[parts[2]] = parts[3]
+    return names
+
+
+def winner_of(log: list[str], names: dict[str, str]) -> tuple[str | None, bool]:
+    """(winning side or None, whether the log shows the battle ended: ``|win|`` or ``|tie``)."""
+    for line in reversed(log):
+        parts = line.split("|")
+        if parts[1:2] == ["win"]:
+            name = parts[2] if len(parts) > 2 else ""
+            return next((side for side in SIDES if names.get(side) == name), None), True
+        if parts[1:2] == ["tie"]:
+            return None, True
+    return None, False
+
+
+def last_turn(log: list[str]) -> int:
+    turn = 0
+    for line in log:
+        parts = line.split("|")
+        if parts[1:2] == ["turn"] and len(parts) > 2 and parts[2].isdigit():
+            turn = int(parts[2])
+    return turn
+
+
+def turn_cuts(log: list[str]) -> dict[int, int]:
+    """Battle turn → the log position just after its ``|turn|N`` line (where that turn's decisions are made)."""
+    cuts: dict[int, int] = {}
+    for position, line in enumerate(log):
+        parts = line.split("|")
+        if parts[1:2] == ["turn"] and len(parts) > 2 and parts[2].isdigit():
+            cuts.setdefault(int(parts[2]), position + 1)
+    return cuts
+
+
+@dataclass(frozen=True)
+class PublicPoint:
+    """Both sides' public state at one position of the log."""
+
+    position: int
+    snapshot: dict[str, dict[str, Any]]
+    views: dict[str, RewardView]
+
+
+def replay_public(log: list[str], format_id_: str, names: dict[str, str], positions: list[int]) -> list[PublicPoint]:
+    """Feed ``log`` to one tracker per side and read both sides at each of ``positions`` (non-decreasing)."""
+    trackers = {side: SideTracker("import", side, names.get(side) or side, format_id_) for side in SIDES}
+    seats = [f"|player|{side}|{names.get(side) or side}|" for side in SIDES]
+    for tracker in trackers.values():  # tell each view its seat even when the log lost its |player| lines
+        tracker.feed(seats)
+    hints = lead_hints(log)
+    points: list[PublicPoint] = []
+    fed = 0
+    for position in positions:
+        position = max(fed, min(position, len(log)))
+        lines = [hinted for at in range(fed, position) for hinted in (*hints.get(at, ()), log[at])]
+        for tracker in trackers.values():
+            tracker.feed(lines)
+        fed = position
+        snapshot = {side: side_snapshot(trackers[side].battle, trackers[_other(side)].battle) for side in SIDES}
+        views = {side: reward_view(trackers[side].battle) for side in SIDES}
+        points.append(PublicPoint(position, snapshot, views))
+    return points
+
+
+def lead_hints(log: list[str]) -> dict[int, list[str]]:
+    """Tracker-only switch-ins for leads a log never shows switching in (the reference kept no pre-turn-1 lines).
+
+    A side's first Pokémon mentioned before any ``|switch|`` of that side is its lead, and a lead starts at full HP;
+    telling the trackers so lets the snapshots show it. The recording's log itself is left as the source had it.
+    """
+    hints: dict[int, list[str]] = {}
+    settled: set[str] = set()
+    for position, line in enumerate(log):
+        parts = line.split("|")
+        if len(parts) < 3 or not re.match(r"^p[12]a: ", parts[2]):
+            continue
+        side = parts[2][:2]
+        if side in settled:
+            continue
+        settled.add(side)
+        if parts[1] not in ("switch", "drag", "replace"):
+            name = parts[2][5:]
+            hints.setdefault(position, []).append(f"|switch|{side}a: {name}|{name}|100/100")
+    return hints
+
+
+def _other(side: str) -> str:
+    return "p2" if side == "p1" else "p1"
+
+
+def validated(data: dict[str, Any], what: str) -> Recording:
+    """The built recording, validated; a failure here means the source held values we cannot represent."""
+    from pydantic import ValidationError
+
+    try:
+        return Recording.model_validate(data)
+    except ValidationError as exc:
+        raise ImportFormatError(f"{what}: {_first_error(exc)}") from None

@@ -1,0 +1,174 @@
+"""Showdown's own replays: the replay site's ``.json`` (``{id, format, log, players, uploadtime, …}``) or a bare
+protocol ``.log``.
+
+Only public information exists in a spectator log: no request, so no legal actions and no state an agent saw. What
+the importer can say it says from the public events alone — each side's snapshot, the action each side was seen to
+take (its first ``|move|`` or ``|switch|`` after a decision point), and the Arena's shaped reward computed from two
+spectator-fed poke-env ``Battle`` views — and it marks every decision so (``policy_info.public_only``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wolfeclick.battle.schema import Recording
+from wolfeclick.game.reward import RewardBudget, outcome_reward, shaped_reward, total
+from wolfeclick.interop.public import (
+    SIDES,
+    ImportFormatError,
+    checked_format,
+    clean_log,
+    format_id,
+    imported_id,
+    imported_versions,
+    last_turn,
+    now,
+    player_names,
+    replay_public,
+    validated,
+    winner_of,
+)
+
+REPLAY_FORMAT = "showdown replay"
+LOG_FORMAT = "showdown protocol log"
+PUBLIC_NOTE = "public log only: no legal actions or agent state; actions and shaped reward read from public events"
+
+
+def looks_like_replay(raw: Any) -> bool:
+    return isinstance(raw, dict) and isinstance(raw.get("log"), str) and ("players" in raw or "id" in raw) \
+        and "schema" not in raw
+
+
+def looks_like_log(text: str) -> bool:
+    """A protocol log: several ``|tag|`` lines, among them the ones every battle has."""
+    lines = [line for line in text.splitlines() if line.startswith("|")]
+    tags = {line.split("|", 2)[1] for line in lines}
+    return len(lines) >= 3 and bool(tags & {"player", "switch", "turn", "start", "gametype"})
+
+
+def decision_points(log: list[str]) -> list[tuple[int, int, list[str]]]:
+    """(log position, battle turn, deciding sides) for each choice a side must have made, read from public lines.
+
+    Every ``|turn|N`` asks both sides. A side switching in after it already acted or fainted this turn (a
+    replacement after a faint, a U-turn or Baton Pass, an Eject Button) was asked again: that is a decision point
+    too, shared by the sides that switch in before the next move or turn.
+    """
+    points: list[tuple[int, int, list[str]]] = []
+    turn = 0
+    busy: set[str] = set()
+    open_block = False
+    for position, line in enumerate(log):
+        parts = line.split("|")
+        tag = parts[1] if len(parts) > 1 else ""
+        side = parts[2][:2] if len(parts) > 2 else ""
+        if tag == "turn" and len(parts) > 2 and parts[2].isdigit():
+            turn = int(parts[2])
+            points.append((position + 1, turn, list(SIDES)))
+            busy, open_block = set(), False
+        elif turn == 0:
+            continue
+        elif tag == "switch" and side in SIDES:
+            if side in busy:
+                if not open_block or side in points[-1][2]:
+                    points.append((position, turn, []))
+                    open_block = True
+                points[-1][2].append(side)
+            busy.add(side)
+        elif tag in ("move", "cant", "faint") and side in SIDES:
+            busy.add(side)
+            if tag != "faint":
+                open_block = False
+    return [(position, turn, sorted(deciding)) for position, turn, deciding in points]
+
+
+def seen_action(segment: list[str], side: str) -> dict[str, str] | None:
+    """The first move or switch ``side`` showed in ``segment`` (None when it could not act or fell first)."""
+    for line in segment:
+        parts = line.split("|")
+        if len(parts) < 3 or not parts[2].startswith(side):
+            continue
+        if parts[1] == "move" and len(parts) > 3:
+            return {"action": "move", "choice": parts[3]}
+        if parts[1] == "switch" and len(parts) > 3:
+            return {"action": "switch", "choice": parts[3].split(",")[0].strip()}
+        if parts[1] in ("cant", "faint"):
+            return None
+    return None
+
+
+def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
+                    names: dict[str, str] | None = None, dropped: int = 0) -> Recording:
+    """A recording of a battle known only from its spectator log ``log`` (already cleaned)."""
+    names = {**(names or {}), **player_names(log)}
+    for side in SIDES:
+        names.setdefault(side, side)
+    points = decision_points(log)
+    public = replay_public(log, fmt, names, [p for p, _, _ in points] + [len(log)])
+    winner, ended = winner_of(log, names)
+    forfeited = any(line.startswith("|-message|") and line.endswith(" forfeited.") for line in log)
+    budgets = {side: RewardBudget() for side in SIDES}
+    last_point = {side: max((k for k, (_, _, deciding) in enumerate(points) if side in deciding), default=-1)
+                  for side in SIDES}
+    turns = []
+    previous = 0
+    for k, (position, turn, deciding) in enumerate(points):
+        decisions = {}
+        for side in deciding:
+            later = next((j for j in range(k + 1, len(points)) if side in points[j][2]), len(points))
+            end = public[later].position
+            window = log[position:end]
+            components, budgets[side] = shaped_reward(public[k].views[side], public[later].views[side], window, side,
+                                                      False, budgets[side])
+            outcome = outcome_reward(winner, side) if ended and k == last_point[side] else 0.0
+            decisions[side] = {
+                "state": "", "legal_actions": [], "action": seen_action(window, side), "command": "",
+                "raw_output": None, "latency_ms": None,
+                "reward": {"total": total(components), "components": components, "outcome": outcome},
+                "policy_info": {"public_only": True, "note": PUBLIC_NOTE},
+            }
+        turns.append({"index": k, "turn": turn, "deciding": deciding, "decisions": decisions,
+                      "events": log[previous:position], "snapshot": public[k].snapshot})
+        previous = position
+    note = PUBLIC_NOTE + (f"; {dropped} chat/markup/timer lines dropped" if dropped else "")
+    reason = ("forfeit" if forfeited and winner else "win") if ended and winner else ("tie" if ended else "aborted")
+    return validated({
+        "schema": "wolfeclick.recording/1", "id": recording_id, "created": now(), "format": fmt, "seed": None,
+        "players": {side: {"name": names[side], "policy": "", "metadata": {"import": {"format": detail, "notes": note}}}
+                    for side in SIDES},
+        "result": {"winner": winner, "reason": reason, "turns": last_turn(log),
+                   "error": None if ended else "the log ends before the battle does"},
+        "versions": imported_versions().model_dump(), "log": log, "inputlog": [], "turns": turns,
+        "source": {"kind": "imported", "detail": detail},
+    }, detail)
+
+
+def read_showdown_replay(raw: dict[str, Any], data: bytes) -> Recording:
+    """A replay-site JSON object → recording."""
+    lines, dropped = clean_log(str(raw["log"]).split("\n"))
+    if not lines:
+        raise ImportFormatError(f"{REPLAY_FORMAT}: its 'log' holds no battle protocol lines")
+    fmt = format_id(raw.get("formatid")) or format_id(str(raw.get("id", "")).split("-")[0]) \
+        or format_id(raw.get("format")) or _tier(lines)
+    fmt = checked_format(fmt, REPLAY_FORMAT)
+    players = raw.get("players")
+    names = {side: str(name) for side, name in zip(SIDES, players)} if isinstance(players, list) else {}
+    hint = raw.get("id") if isinstance(raw.get("id"), str) else None
+    return from_public_log(lines, fmt=fmt, recording_id=imported_id("showdown", data, hint), detail=REPLAY_FORMAT,
+                           names=names, dropped=dropped)
+
+
+def read_showdown_log(text: str, data: bytes) -> Recording:
+    """A bare protocol log (``.log``) → recording."""
+    lines, dropped = clean_log(text.split("\n"))
+    fmt = checked_format(_tier(lines), LOG_FORMAT)
+    return from_public_log(lines, fmt=fmt, recording_id=imported_id("showdownlog", data), detail=LOG_FORMAT,
+                           dropped=dropped)
+
+
+def _tier(lines: list[str]) -> str | None:
+    """The format from ``|tier|[Gen 9] Random Battle``."""
+    for line in lines:
+        parts = line.split("|")
+        if parts[1:2] == ["tier"] and len(parts) > 2:
+            return format_id(parts[2])
+    return None

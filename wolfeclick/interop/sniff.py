@@ -1,0 +1,71 @@
+"""One entry point for every battle file a user may bring: ``read_any`` recognises the format from the content.
+
+Recognised: a schema-v1 recording (validated as is), an OpenEnv-WolfeClick ``record_battle.py`` log, its
+``replay_battle.json``, a Showdown replay-site JSON and a bare Showdown protocol log. The file name is only used in
+messages; the user never picks a format. Anything else is a one-line ``ImportFormatError`` (or ``RecordingError``
+for a recording that fails its schema).
+"""
+
+from __future__ import annotations
+
+import json
+
+from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.store import MAX_JSON_DEPTH, _check_size, _depth_ok, parse_recording
+from wolfeclick.interop import openenv, showdown
+from wolfeclick.interop.public import ImportFormatError
+
+FORMATS = ("wolfeclick recording", openenv.RECORD_FORMAT, openenv.REPLAY_FORMAT, showdown.REPLAY_FORMAT,
+           showdown.LOG_FORMAT)
+
+__all__ = ["read_any", "sniff", "FORMATS", "ImportFormatError"]
+
+
+def _text(data: bytes) -> str:
+    _check_size(len(data))
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ImportFormatError("file is not UTF-8 text") from None
+
+
+def sniff(data: bytes) -> str:
+    """The name of the format ``data`` is in (one of ``FORMATS``), or a one-line ImportFormatError."""
+    return _read(data)[0]
+
+
+def read_any(data: bytes, name: str = "") -> Recording:
+    """The recording held in (or imported from) ``data``; ``name`` only labels error messages."""
+    try:
+        return _read(data)[1]()
+    except ImportFormatError as exc:
+        raise ImportFormatError(f"{name}: {exc}" if name else str(exc)) from None
+
+
+def _read(data: bytes):
+    text = _text(data)
+    head = text.lstrip()[:1]
+    if head in ("{", "["):
+        if not _depth_ok(text):
+            raise ImportFormatError(f"JSON is nested more than {MAX_JSON_DEPTH} levels deep")
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(f"not valid JSON (truncated or corrupt): {exc.msg} at line {exc.lineno}") \
+                from None
+        if isinstance(raw, dict) and "schema" in raw:
+            return FORMATS[0], lambda: parse_recording(data)
+        if openenv.looks_like_replay(raw):
+            return openenv.REPLAY_FORMAT, lambda: openenv.read_replay_battle(raw, data)
+        if openenv.looks_like_record(raw):
+            return openenv.RECORD_FORMAT, lambda: openenv.read_record_battle(raw, data)
+        if showdown.looks_like_replay(raw):
+            return showdown.REPLAY_FORMAT, lambda: showdown.read_showdown_replay(raw, data)
+        if isinstance(raw, dict):
+            keys = ", ".join(sorted(str(k) for k in raw)[:6]) or "none"
+            raise ImportFormatError(f"unrecognised JSON (top-level keys: {keys[:120]}); expected a recording, an "
+                                    "OpenEnv-WolfeClick battle log or replay, or a Showdown replay")
+        raise ImportFormatError(f"unrecognised JSON (the top level is a {type(raw).__name__}, not an object)")
+    if showdown.looks_like_log(text):
+        return showdown.LOG_FORMAT, lambda: showdown.read_showdown_log(text, data)
+    raise ImportFormatError("not a battle file: neither JSON nor a Showdown protocol log")
