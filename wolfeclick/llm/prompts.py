@@ -219,6 +219,10 @@ class V1History:
         self.traced: dict[str, str] = {}
         """By opponent species: the ability its last ``-ability`` event named, for Pokémon whose own is Trace."""
         self.own_ability: dict[str, str | None] = {}
+        self.own_events: list[tuple[str, str, bool]] = []
+        """Abilities events gave our Pokémon since the last decision: (team key, ability, after a wait request)."""
+        self._waiting = 0
+        """0, or 1 after an ``upkeep``, 2 once the opponent then sends a Pokémon in: we were sent a wait request."""
         self.own_entry: dict[str, dict[str, Any]] = {}
         """By team key: our Pokémon's ability as 0.8 had it, and the request entry it was last read from."""
 
@@ -236,8 +240,15 @@ class V1History:
         events = getattr(battle, "_replay_data", None) or []
         fresh, self.read = events[self.read:], len(events)
         ours = battle.player_role or "p1"
+        self._waiting = 0  # the request being answered came after everything read before
         for event in fresh:
             kind = event[1] if len(event) > 1 else ""
+            if kind == "upkeep":
+                self._waiting = 1
+            elif kind == "turn":
+                self._waiting = 0
+            elif kind in ("switch", "drag") and self._waiting == 1 and len(event) > 2 and not event[2].startswith(ours):
+                self._waiting = 2
             if kind == "-transform" and len(event) > 3:
                 self._transform(battle, event[2], event[3], ours)
             elif kind == "-ability" and len(event) > 3:
@@ -259,7 +270,7 @@ class V1History:
         single = v1_single_ability(into.species, mon.gen)
         if source.startswith(ours):  # 0.8 set our Pokémon's ability too, until the next changed request entry
             if single:
-                self.own_ability[_team_key(source)] = single
+                self.own_events.append((_team_key(source), single, self._waiting == 2))
             return
         copy = self.copies.setdefault(mon.species, _Copy())
         copy.ability = single or copy.ability
@@ -274,7 +285,7 @@ class V1History:
             return
         ability = to_id(event[3])
         if event[2].startswith(ours):
-            self.own_ability[_team_key(event[2])] = ability
+            self.own_events.append((_team_key(event[2]), ability, self._waiting == 2))
         elif getattr(mon, "_ability", None) == "trace":
             self.traced[mon.species] = ability
         elif mon.species in self.copies:
@@ -299,12 +310,20 @@ class V1History:
 
     # --- our side ------------------------------------------------------------------------------------------
     def _own(self, request: dict[str, Any] | None) -> None:
-        """poke-env 0.8 re-read a Pokémon's ability from the request whenever its entry there had changed."""
+        """poke-env 0.8 re-read a Pokémon's ability from each request in which its entry had changed; between
+        requests, events set it. The requests we see are the ones we answer, plus (inferred) the wait request sent
+        while the opponent replaces a fainted Pokémon at the end of a turn: an entry that changed was re-read then,
+        and only the events after it still count."""
+        events, self.own_events = self.own_events, []
         for entry in ((request or {}).get("side") or {}).get("pokemon") or []:
             key = _team_key(str(entry.get("ident", "")))
-            if self.own_entry.get(key) != entry:
+            changed = self.own_entry.get(key) != entry
+            if changed:
                 self.own_entry[key] = entry
                 self.own_ability[key] = to_id(entry.get("ability") or entry.get("baseAbility") or "") or None
+            for event_key, ability, after_wait in events:
+                if event_key == key and (after_wait or not changed):
+                    self.own_ability[key] = ability
 
     def own_ability_of(self, battle: Any, mon: Any) -> str | None:
         """Our Pokémon's ability as poke-env 0.8 showed it: the request's (so a transformed Pokémon shows its own,
