@@ -67,12 +67,12 @@ def play(format_id: str, seeds: list[int], max_turns: int = 400) -> Counter[str]
 
 
 def test_every_listed_option_parses_back_in_gen4_battles() -> None:
-    seen = play("gen4randombattle", list(range(1, 13)))
+    seen = play("gen4randombattle", list(range(1, 11)))
     assert seen["decisions"] > 500 and seen["options"] > 3000
     assert seen["hiddenpower"] > 50  # Hidden Power is an option at about one gen4 decision point in ten
 
 
 @pytest.mark.parametrize("gen", [2, 3, 4, 5, 6, 7])
 def test_listed_hidden_power_parses_back_in_every_generation_that_has_it(gen: int) -> None:
-    seen = play(f"gen{gen}randombattle", [1, 2, 3], max_turns=60)
-    assert seen["hiddenpower"] > 0, f"no Hidden Power option in gen{gen} battles 1-3"
+    seen = play(f"gen{gen}randombattle", [1, 2], max_turns=30)
+    assert seen["hiddenpower"] > 0, f"no Hidden Power option in gen{gen} battles 1-2"
