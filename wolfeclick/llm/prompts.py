@@ -16,6 +16,8 @@ included:
   species id; only the first four moves and five switches are listed.
 
 The answer texts are ``{"action": "move", "choice": "closecombat"}`` (``json.dumps`` of the reference's options).
+Where poke-env 0.8 (the reference's) and 0.16 (ours) track Transform, Trace and our own ability differently,
+``V1History`` replays the battle's parsed events with 0.8's rules (``docs/llm.md``, Fidelity).
 
 ``arena-v1`` (the default for other checkpoints) shows the project's own clearer state markdown (``Observation.state``
 from ``wolfeclick.game.state``) and asks for ``{"action": …, "choice": NAME}`` with the names the simulator uses.
@@ -219,12 +221,13 @@ class V1History:
         self.traced: dict[str, str] = {}
         """By opponent species: the ability its last ``-ability`` event named, for Pokémon whose own is Trace."""
         self.own_ability: dict[str, str | None] = {}
+        """By team key: our Pokémon's ability as 0.8 had it."""
+        self.own_entry: dict[str, dict[str, Any]] = {}
+        """By team key: the request entry our Pokémon's ability was last read from."""
         self.own_events: list[tuple[str, str, bool]] = []
         """Abilities events gave our Pokémon since the last decision: (team key, ability, after a wait request)."""
         self._waiting = 0
         """0, or 1 after an ``upkeep``, 2 once the opponent then sends a Pokémon in: we were sent a wait request."""
-        self.own_entry: dict[str, dict[str, Any]] = {}
-        """By team key: our Pokémon's ability as 0.8 had it, and the request entry it was last read from."""
 
     def opponent_speed(self, mon: Any) -> int | None:
         """poke-env 0.8 kept a transformed Pokémon's copied base stats after it switched out."""
