@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from game_helpers import pokemon, request, team
 
-from wolfeclick.game.actions import LegalAction, find_by_command, legal_actions, parse_action
+from wolfeclick.game.actions import PARSER_MODES, LegalAction, find_by_command, legal_actions, parse_action
 
 BENCH = ["Snorlax", "Garchomp", "Starmie", "Scizor", "Gengar"]
 
@@ -112,3 +115,84 @@ def test_find_by_command() -> None:
     assert find_by_command("move thunderbolt terastallize", LEGAL) == LEGAL[0]
     assert find_by_command("/choose switch 3", LEGAL) is not None
     assert find_by_command("pass", LEGAL) is None
+
+
+# ------------------------------------------------------------------------------------------------ parser modes
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "llm.md"
+
+TABLE_LEGAL = [
+    LegalAction("move", "Ice Punch", "icepunch", 1),
+    LegalAction("move", "U-turn", "uturn", 2),
+    LegalAction("move", "Hidden Power Grass 70", "hiddenpower", 3),
+    LegalAction("move", "Thunder Wave", "thunderwave", 4),
+    LegalAction("switch", "Shaymin-Sky", "shayminsky", 2),
+    LegalAction("switch", "Ho-Oh", "hooh", 3),
+    LegalAction("switch", "Garchomp", "garchomp", 4),
+]
+TABLE_LISTED = list(zip(TABLE_LEGAL, ["icepunch", "uturn", "hiddenpowergrass", "thunderwave", "shayminsky", "hooh",
+                                      "garchomp"]))
+
+
+def parser_table() -> list[tuple[str, str, str]]:
+    """The rows of the parser table in docs/llm.md: (model output, tolerant, reference)."""
+    text = DOCS.read_text()
+    body = text[text.index("<!-- parser-table:start -->"):text.index("<!-- parser-table:end -->")]
+    rows = []
+    for line in body.splitlines()[3:]:
+        match = re.match(r"^\| `(.*)` \| (\S+) \| (\S+) \| .* \|$", line)
+        assert match, f"malformed parser-table row: {line}"
+        rows.append((match.group(1).replace("\\n", "\n"), match.group(2), match.group(3)))
+    return rows
+
+
+def test_the_parser_table_is_there() -> None:
+    rows = parser_table()
+    assert len(rows) >= 25
+    assert any(t != r for _, t, r in rows) and any(t == r for _, t, r in rows)
+
+
+@pytest.mark.parametrize("text,tolerant,reference", parser_table(), ids=lambda v: v[:40] if isinstance(v, str) else v)
+def test_parser_table_row(text: str, tolerant: str, reference: str) -> None:
+    shown = dict(TABLE_LISTED)
+    for mode, want in (("tolerant", tolerant), ("reference", reference)):
+        parsed = parse_action(text, TABLE_LEGAL, mode=mode, listed=TABLE_LISTED)
+        got = shown[parsed.action] if parsed.action is not None else "rejected"
+        assert got == want, f"{mode}: {got} (reason: {parsed.reason})"
+        assert (parsed.reason is None) == parsed.legal
+
+
+@pytest.mark.parametrize("fenced", ['```json\n{"action": "move", "choice": "icepunch"}\n```',
+                                    '```\n{"action": "move", "choice": "icepunch"}\n```'])
+def test_both_parsers_read_a_fenced_answer(fenced: str) -> None:
+    for mode in PARSER_MODES:
+        assert parse_action(fenced, TABLE_LEGAL, mode=mode, listed=TABLE_LISTED).action == TABLE_LEGAL[0]
+
+
+def test_reference_parser_reasons_are_one_line() -> None:
+    for text in ["", "no json", '{"action": "Move", "choice": "icepunch"}', '{"action": "move", "choice": "x"}']:
+        parsed = parse_action(text, TABLE_LEGAL, mode="reference", listed=TABLE_LISTED)
+        assert not parsed.legal and parsed.reason and "\n" not in parsed.reason
+
+
+def test_reference_parser_matches_only_listed_options() -> None:
+    # without ``listed`` both parsers fall back to the simulator names
+    assert parse_action('{"action": "move", "choice": "icepunch"}', TABLE_LEGAL, mode="reference").action is None
+    assert parse_action('{"action": "move", "choice": "ice punch"}', TABLE_LEGAL, mode="reference").legal
+    only_moves = TABLE_LISTED[:4]
+    parsed = parse_action('{"action": "switch", "choice": "garchomp"}', TABLE_LEGAL, mode="reference", listed=only_moves)
+    assert not parsed.legal
+
+
+def test_unknown_parser_mode_is_a_bug() -> None:
+    with pytest.raises(ValueError, match="unknown parser mode"):
+        parse_action('{"action": "move", "choice": "icepunch"}', TABLE_LEGAL, mode="lenient")
+
+
+@pytest.mark.parametrize("name,typed", [("Hidden Power Grass 70", "hiddenpowergrass"),
+                                        ("Hidden Power Fire", "hiddenpowerfire")])
+def test_hidden_power_answers_by_its_typed_id(name: str, typed: str) -> None:
+    legal = [LegalAction("move", name, "hiddenpower", 1), LegalAction("move", "Surf", "surf", 2)]
+    for answer in (typed, "hiddenpower", name):
+        parsed = parse_action(f'{{"action": "move", "choice": "{answer}"}}', legal)
+        assert parsed.action == legal[0], answer

@@ -216,3 +216,78 @@ def test_cli_records_an_llm_battle(tiny_checkpoint, tmp_path) -> None:  # noqa: 
     )
     lines = [line for line in bad.stderr.splitlines() if line.strip()]
     assert bad.returncode != 0 and len(lines) == 1 and "nobody/no-such-model" in lines[0], bad.stderr
+
+
+def hidden_power_observation() -> Observation:
+    """A real gen4 decision point whose legal moves include Hidden Power (listed by v1 as ``hiddenpower<type>``)."""
+    for battle in golden_battles():
+        tracker = SideTracker(str(battle["seed"]), "p1", "Alice", "gen4randombattle")
+        for chunk in battle["p1"]:
+            for line in chunk.split("\n"):
+                if not (line.startswith("|request|") and len(line) > 9):
+                    tracker.feed([line])
+                    continue
+                request = json.loads(line[9:])
+                tracker.feed_request(request)
+                obs = None if request.get("wait") else observation(tracker, request)
+                if obs is not None and any(a.id == "hiddenpower" for a in obs.legal_actions):
+                    return obs
+    raise AssertionError("no Hidden Power in the golden battles")
+
+
+@pytest.mark.parametrize("parser", ["tolerant", "reference"])
+def test_generate_mode_plays_the_listed_hidden_power(tiny_checkpoint, monkeypatch, parser) -> None:  # noqa: F811
+    policy = make_llm_policy(f"llm:{tiny_checkpoint}?mode=generate&parser={parser}", profile="v1")
+    assert policy.parser == parser and policy.metadata()["parser"] == parser
+    obs = hidden_power_observation()
+    hidden = next(a for a in obs.legal_actions if a.id == "hiddenpower")
+    listed = next(c.choice for c in policy.profile.build(obs).candidates if c.action == hidden)
+    assert listed.startswith("hiddenpower") and listed != "hiddenpower"
+    tokenizer = policy.handle.tokenizer
+    texts = ["{", json.dumps({"action": "move", "choice": listed})]
+    batcher = policy.handle.entry.batcher()
+    monkeypatch.setattr(batcher, "run", lambda request, client=None: GenerateResult(
+        [tokenizer(t, add_special_tokens=False).input_ids for t in texts]))
+    decision = policy.decide(obs)
+    assert not decision.illegal and decision.action == hidden and decision.info["chosen_sample"] == 1
+    assert decision.info["parser"] == parser
+
+
+def test_reference_parser_rejects_what_the_reference_rejected(tiny_checkpoint, monkeypatch) -> None:  # noqa: F811
+    texts = ['{"action": "move", "choice": "Close Combat"}', '{"action": "Move", "choice": "closecombat"}']
+    outcomes = {}
+    for parser in ("tolerant", "reference"):
+        policy = make_llm_policy(f"llm:{tiny_checkpoint}", mode="generate", profile="v1", parser=parser)
+        tokenizer = policy.handle.tokenizer
+        monkeypatch.setattr(policy.handle.entry.batcher(), "run", lambda request, client=None, tok=tokenizer:
+                            GenerateResult([tok(t, add_special_tokens=False).input_ids for t in texts]))
+        outcomes[parser] = policy.decide(observation(*notebook_state()))
+    assert not outcomes["tolerant"].illegal and outcomes["tolerant"].action.name == "closecombat"
+    assert outcomes["reference"].illegal and "is not a listed option" in outcomes["reference"].illegal_reason
+
+
+def test_bad_parser_option_is_one_line(tiny_checkpoint) -> None:  # noqa: F811
+    with pytest.raises(CheckpointError, match="unknown parser mode 'lenient'") as info:
+        make_llm_policy(f"llm:{tiny_checkpoint}?parser=lenient")
+    assert "\n" not in str(info.value)
+
+
+def test_cli_parser_option_reaches_the_policy() -> None:
+    from wolfeclick.cli import _llm_options, build_parser
+
+    for command in (["record", "--p1", "random", "--p2", "random"], ["bench", "--players", "random,heuristic", "--pairs", "1"]):
+        args = build_parser().parse_args([*command, "--mode", "generate", "--parser", "reference"])
+        assert _llm_options(args)["parser"] == "reference"
+        assert _llm_options(build_parser().parse_args(command))["parser"] is None  # the policy's default: tolerant
+
+
+def test_recorded_generate_battle_says_which_parser_judged(tiny_checkpoint) -> None:  # noqa: F811
+    from wolfeclick.battle.runner import play_battle
+    from wolfeclick.battle.specs import make_policy
+
+    llm = make_policy(f"llm:{tiny_checkpoint}?max_new_tokens=4", mode="generate", parser="reference")
+    recording = asyncio.run(play_battle(llm, make_policy("random"), format_id="gen4randombattle", seed=3,
+                                        max_turns=4))
+    assert recording.players["p1"].metadata["parser"] == "reference"
+    decisions = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions]
+    assert decisions and all(d.policy_info["parser"] == "reference" for d in decisions)

@@ -5,11 +5,18 @@ poke-env 0.8.3 it used; see docs/llm.md for how ``tests/data/llm_v1_golden.json.
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import pytest
 
-from tests.llm_fixtures import golden_battles, notebook_state, observation, tiny_checkpoint  # noqa: F401
+from tests.llm_fixtures import (  # noqa: F401
+    golden_battles,
+    notebook_state,
+    observation,
+    tiny_checkpoint,
+)
 from wolfeclick.battle.tracker import SideTracker
 from wolfeclick.llm.prompts import V1_SYSTEM_PROMPT, ArenaV1, WolfeclickV1, make_profile
 from wolfeclick.llm.specs import CheckpointError
@@ -65,12 +72,22 @@ def test_v1_chat_template_text(tiny_checkpoint) -> None:  # noqa: F811
                            "<|im_end|>\n<|im_start|>assistant\n")
 
 
-@pytest.mark.parametrize("battle", golden_battles(), ids=lambda b: f"seed{b['seed']}")
-def test_v1_matches_the_reference_formatter_on_real_battles(battle) -> None:
+DRIFT = Path(__file__).parent / "data" / "llm_v1_drift.json.gz"
+"""Gen4 battles where Transform and Trace made the earlier v1 emulation drift (issue 9, cases a-d), laid out like the
+golden battles plus ``case``, ``what`` and ``old_differs_at`` (the decision points the earlier emulation got wrong).
+Streams from ``scripts/v1_streams.py``; expected texts from the reference formatter on poke-env 0.8.3."""
+
+
+def drift_battles() -> list[dict]:
+    with gzip.open(DRIFT, "rt") as handle:
+        return json.load(handle)["battles"]
+
+
+def v1_messages(battle: dict) -> list[tuple[str, list]]:
+    """Replay a battle's p1 stream into a tracker; at each decision point, the v1 user message and candidates."""
     tracker = SideTracker(str(battle["seed"]), "p1", "Alice", "gen4randombattle")
     profile = WolfeclickV1()
-    expected = iter(battle["expected"])
-    checked = 0
+    found = []
     for chunk in battle["p1"]:
         for line in chunk.split("\n"):
             if not line.startswith("|request|"):
@@ -83,14 +100,30 @@ def test_v1_matches_the_reference_formatter_on_real_battles(battle) -> None:
             if request.get("wait") or request.get("teamPreview"):
                 continue
             prompt = profile.build(observation(tracker, request))
-            want = next(expected)
-            assert prompt.messages[1]["content"] == want, f"decision {checked} differs"
-            # every listed option is a candidate, and its answer text is the reference's json.dumps of it
-            listed = [line for line in want.splitlines() if line.startswith("- action: ")]
-            assert [f"- action: {c.action.kind!r}, choice: {c.choice!r}" for c in prompt.candidates] == listed
-            assert all(json.loads(c.text) == {"action": c.action.kind, "choice": c.choice} for c in prompt.candidates)
-            checked += 1
-    assert checked == len(battle["expected"]) and checked > 20
+            found.append((prompt.messages[1]["content"], prompt.candidates))
+    return found
+
+
+@pytest.mark.parametrize("battle", golden_battles(), ids=lambda b: f"seed{b['seed']}")
+def test_v1_matches_the_reference_formatter_on_real_battles(battle) -> None:
+    found = v1_messages(battle)
+    assert len(found) == len(battle["expected"]) and len(found) > 20
+    for checked, ((user, candidates), want) in enumerate(zip(found, battle["expected"])):
+        assert user == want, f"decision {checked} differs"
+        # every listed option is a candidate, and its answer text is the reference's json.dumps of it
+        listed = [line for line in want.splitlines() if line.startswith("- action: ")]
+        assert [f"- action: {c.action.kind!r}, choice: {c.choice!r}" for c in candidates] == listed
+        assert all(json.loads(c.text) == {"action": c.action.kind, "choice": c.choice} for c in candidates)
+
+
+@pytest.mark.parametrize("battle", drift_battles(), ids=lambda b: f"{b['case']}-seed{b['seed']}")
+def test_v1_after_transform_and_trace_matches_the_reference(battle) -> None:
+    """Issue 9 (a)-(d): battles where Transform and Trace made the earlier emulation drift from the reference."""
+    found = [user for user, _ in v1_messages(battle)]
+    assert len(found) == len(battle["expected"])
+    assert battle["old_differs_at"], "a drift case must have been a drift"
+    for index in battle["old_differs_at"] + list(range(len(found))):
+        assert found[index] == battle["expected"][index], f"{battle['case']}: decision {index} differs"
 
 
 def test_v1_keeps_one_history_per_battle() -> None:

@@ -25,10 +25,14 @@ def _add_llm_options(parser: argparse.ArgumentParser) -> None:
                        help="weights on CUDA (default nf4; without CUDA: none)")
     group.add_argument("--profile", default=None, help="prompt profile (default: the checkpoint's own)")
     group.add_argument("--temperature", type=float, default=0.0, help="0 = take the best-scored action")
+    group.add_argument("--parser", choices=["tolerant", "reference"], default=None,
+                       help="generate mode: how samples are read (default tolerant; reference = exactly what the "
+                            "reference harness accepted)")
 
 
 def _llm_options(args: argparse.Namespace) -> dict:
-    return {"mode": args.mode, "quant": args.quant, "profile": args.profile, "temperature": args.temperature}
+    return {"mode": args.mode, "quant": args.quant, "profile": args.profile, "temperature": args.temperature,
+            "parser": args.parser}
 
 
 MAX_BATTLES = 1_000_000

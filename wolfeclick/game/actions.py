@@ -1,8 +1,14 @@
 """Legal actions and the action JSON the checkpoints speak.
 
 The legal set is computed from the simulator's own ``|request|`` JSON (the ground truth of what a side may do), not
-from a tracker's guess. An action is written ``{"action": "move"|"switch", "choice": NAME}``; NAME is matched by
-Showdown id, so ``Thunder Wave``, ``thunder-wave`` and ``thunderwave`` are the same move.
+from a tracker's guess. An action is written ``{"action": "move"|"switch", "choice": NAME}``. Two parser modes read it:
+
+- ``tolerant`` (the default): NAME is matched by Showdown id, so ``Thunder Wave``, ``thunder-wave`` and
+  ``thunderwave`` are the same move; the first object in the text that names a legal action wins.
+- ``reference``: exactly what the published checkpoints' own harness (OpenEnv-WolfeClick ``record_battle.py`` with
+  ``action_space.parse_llm_action``) accepted, so illegal-action rates compare with its published runs.
+
+``docs/llm.md`` tabulates where the two differ; each row is a test in ``tests/test_game_actions.py``.
 """
 
 from __future__ import annotations
@@ -10,12 +16,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 MAX_MOVES = 4
 MAX_SWITCHES = 5
 
 ActionKind = Literal["move", "switch"]
+ParserMode = Literal["tolerant", "reference"]
+PARSER_MODES: tuple[str, ...] = ("tolerant", "reference")
+DEFAULT_PARSER: ParserMode = "tolerant"
 
 
 def to_id(text: str) -> str:
@@ -42,6 +51,14 @@ class LegalAction:
     def json_text(self, choice: str | None = None) -> str:
         """The canonical JSON text of this action (what a model is asked to emit)."""
         return json.dumps(self.to_json(choice))
+
+    def ids(self) -> set[str]:
+        """The Showdown ids that name this action. Hidden Power is also its typed id without the power
+        (``hiddenpowergrass`` for the request's ``Hidden Power Grass 70``), the name poke-env and the v1 prompt use."""
+        names = {self.id, to_id(self.name)}
+        if self.id == "hiddenpower":
+            names.add(re.sub(r"[0-9]+$", "", to_id(self.name)))
+        return names
 
 
 def species_of(details: str) -> str:
@@ -116,11 +133,28 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def parse_action(text: str | None, legal: list[LegalAction]) -> ParsedAction:
-    """Find the first action object in ``text`` and match it to a legal action.
+Listed = Sequence[tuple[LegalAction, str]]
+"""The options as a prompt listed them: each legal action with the choice text shown for it."""
 
-    Tolerant about form (key order and case, prose or ``<think>`` blocks around it), exact about meaning: the kind
-    must agree and the choice must equal a legal action's name by Showdown id.
+
+def parse_action(text: str | None, legal: list[LegalAction], *, mode: str = DEFAULT_PARSER,
+                 listed: Listed | None = None) -> ParsedAction:
+    """Read the action ``text`` names, in parser ``mode``; ``listed`` is what the prompt offered (default: each
+    legal action under its simulator name). Raises ``ValueError`` for an unknown mode (a bug: callers validate)."""
+    options = list(listed) if listed is not None else [(a, a.name) for a in legal]
+    if mode == "tolerant":
+        return _parse_tolerant(text, legal, options)
+    if mode == "reference":
+        return _parse_reference(text, options)
+    raise ValueError(f"unknown parser mode {mode!r} (expected one of {', '.join(PARSER_MODES)})")
+
+
+def _parse_tolerant(text: str | None, legal: list[LegalAction], options: Listed) -> ParsedAction:
+    """The first action object in ``text`` that names a legal action.
+
+    Tolerant about form (key order and case, case of the kind, prose or ``<think>`` blocks around it, an illegal
+    object before a legal one), exact about meaning: the kind must agree and the choice must be one of a legal
+    action's ids (``LegalAction.ids``) or the id of the choice the prompt listed for it.
     """
     if text is None or not text.strip():
         return ParsedAction(None, "empty output")
@@ -128,6 +162,7 @@ def parse_action(text: str | None, legal: list[LegalAction]) -> ParsedAction:
     candidates = _json_objects(body) or _json_objects(text)
     if not candidates:
         return ParsedAction(None, "no JSON object in output")
+    shown = {action: to_id(choice) for action, choice in options}
     last_reason = "no action object in output"
     for obj in candidates:
         lowered = {str(k).strip().lower(): v for k, v in obj.items()}
@@ -139,10 +174,58 @@ def parse_action(text: str | None, legal: list[LegalAction]) -> ParsedAction:
             last_reason = f"unknown action kind {kind!r}"
             continue
         for action in legal:
-            if action.kind == kind_id and choice_id in (action.id, to_id(action.name)):
+            if action.kind == kind_id and (choice_id in action.ids() or choice_id == shown.get(action)):
                 return ParsedAction(action)
         last_reason = f"{kind_id} {choice!r} is not a legal action now"
     return ParsedAction(None, last_reason)
+
+
+# The reference's rules (OpenEnv-WolfeClick, action_space.py and record_battle.py), restated:
+# 1. drop closed <think>…</think> blocks (case-sensitive), strip, and read the rest as one JSON document;
+# 2. failing that, take the first {"action": "move"|"switch", "choice": "…"} object (that key order, nothing else
+#    inside; the pattern ignores case, the schema check after it does not) in the text without think blocks, or
+#    if there is none, in the raw text; only that first object is tried;
+# 3. either way the value must be an object with "action" exactly "move" or "switch" and a string "choice"
+#    (other keys are ignored), and the choice must equal a listed option's choice after strip, lower-casing and
+#    spaces to hyphens, for an option of that kind.
+_REFERENCE_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL)
+_REFERENCE_OBJECT_RE = re.compile(r'\{\s*"action"\s*:\s*"(?:move|switch)"\s*,\s*"choice"\s*:\s*"[^"]*"\s*\}',
+                                  re.IGNORECASE)
+
+
+def _reference_key(choice: str) -> str:
+    return choice.strip().lower().replace(" ", "-")
+
+
+def _reference_match(document: str, options: Listed) -> ParsedAction:
+    try:
+        value = json.loads(document)
+    except ValueError:
+        return ParsedAction(None, "not a JSON document")
+    if not isinstance(value, dict):
+        return ParsedAction(None, "the JSON is not an object")
+    kind, choice = value.get("action"), value.get("choice")
+    if kind not in ("move", "switch") or not isinstance(choice, str):
+        return ParsedAction(None, "the JSON does not match {\"action\": \"move\"|\"switch\", \"choice\": str}")
+    key = _reference_key(choice)
+    for action, shown in options:
+        if action.kind == kind and _reference_key(shown) == key:
+            return ParsedAction(action)
+    return ParsedAction(None, f"{kind} {choice!r} is not a listed option")
+
+
+def _parse_reference(text: str | None, options: Listed) -> ParsedAction:
+    """What the reference's harness accepts for one sample, and the action it plays for it."""
+    if text is None or not text.strip():
+        return ParsedAction(None, "empty output")
+    whole = _reference_match(_REFERENCE_THINK_RE.sub("", text).strip(), options)
+    if whole.legal:
+        return whole
+    stripped = _REFERENCE_THINK_RE.sub("", text).strip()
+    found = _REFERENCE_OBJECT_RE.search(stripped) or _REFERENCE_OBJECT_RE.search(text)
+    if found is None:
+        return ParsedAction(None, f"{whole.reason}, and no {{\"action\", \"choice\"}} object in it")
+    return _reference_match(found.group(0), options)
 
 
 def find_by_command(command: str, legal: list[LegalAction]) -> LegalAction | None:

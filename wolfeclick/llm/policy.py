@@ -5,11 +5,13 @@
   the battle's own random generator when ``temperature > 0``). Never illegal.
 - ``generate``: the reference's behaviour — k sampled completions (k=4, 24 new tokens, temperature 0.3, top-p 0.95,
   top-k 20), the first that names a legal action is played; if none does, the seeded fallback is played and the
-  decision is flagged illegal (the reward layer charges −10 for it).
+  decision is flagged illegal (the reward layer charges −10 for it). Each sample is read by the ``parser`` mode
+  (``tolerant``, the default, or ``reference``: exactly what the reference's harness accepted; see
+  ``wolfeclick.game.actions``) against the options the prompt listed.
 
 Every decision records, in ``Decision.info`` (→ ``SideDecision.policy_info``): ``profile``, the exact chat-templated
 ``prompt``, ``mode``, ``prompt_tokens``, ``new_tokens``, ``candidates`` with their scores (score mode) or
-``samples`` (generate mode), ``model_ms``, ``queue_ms``, ``batch_size`` and ``latency_ms``.
+``samples`` and ``parser`` (generate mode), ``model_ms``, ``queue_ms``, ``batch_size`` and ``latency_ms``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import math
 import time
 from typing import Any
 
-from wolfeclick.game.actions import parse_action
+from wolfeclick.game.actions import DEFAULT_PARSER, PARSER_MODES, parse_action
 from wolfeclick.llm.generation import REFERENCE_SAMPLING, GenerateRequest
 from wolfeclick.llm.loading import MODEL_CACHE, ModelHandle
 from wolfeclick.llm.prompts import Candidate, Profile, make_profile
@@ -38,13 +40,16 @@ class LLMPolicy:
     blocking = True
 
     def __init__(self, spec: str, handle: ModelHandle, profile: Profile, *, mode: str = "score",
-                 temperature: float = 0.0, norm: str = "sum", sampling: dict[str, Any] | None = None) -> None:
+                 temperature: float = 0.0, norm: str = "sum", sampling: dict[str, Any] | None = None,
+                 parser: str = DEFAULT_PARSER) -> None:
         if mode not in MODES:
             raise CheckpointError(f"unknown decoding mode {mode!r} (expected score or generate)")
         if norm not in NORMS:
             raise CheckpointError(f"unknown score normalisation {norm!r} (expected sum or mean)")
         if temperature < 0:
             raise CheckpointError("temperature must be >= 0")
+        if parser not in PARSER_MODES:
+            raise CheckpointError(f"unknown parser mode {parser!r} (expected {' or '.join(PARSER_MODES)})")
         self.spec = spec
         self.handle = handle
         self.profile = profile
@@ -52,6 +57,7 @@ class LLMPolicy:
         self.temperature = float(temperature)
         self.norm = norm
         self.sampling = dict(REFERENCE_SAMPLING, **(sampling or {}))
+        self.parser = parser
         self.end_ids = self._end_ids()
 
     # ------------------------------------------------------------------------------------------------ metadata
@@ -82,6 +88,7 @@ class LLMPolicy:
             meta.update(temperature=self.temperature, norm=self.norm)
         else:
             meta["sampling"] = dict(self.sampling)
+            meta["parser"] = self.parser
         if entry.notice:
             meta["notice"] = entry.notice
         return meta
@@ -129,7 +136,7 @@ class LLMPolicy:
         if self.mode == "score":
             decision = self._score(observation, prompt.candidates, prompt.text, prompt_ids, batcher, client, info)
         else:
-            decision = self._generate(observation, legal, prompt_ids, batcher, client, info)
+            decision = self._generate(observation, legal, prompt.candidates, prompt_ids, batcher, client, info)
         info["latency_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
         decision.info = info
         return decision
@@ -157,8 +164,8 @@ class LLMPolicy:
         chosen = candidates[index]
         return Decision(action=chosen.action, raw_output=chosen.text)
 
-    def _generate(self, observation: Observation, legal: list[Any], prompt_ids: list[int], batcher: Any, client: Any,
-                  info: dict[str, Any]) -> Decision:
+    def _generate(self, observation: Observation, legal: list[Any], candidates: list[Candidate], prompt_ids: list[int],
+                  batcher: Any, client: Any, info: dict[str, Any]) -> Decision:
         s = self.sampling
         seed = observation.rng.getrandbits(63)
         request = GenerateRequest(prompt_ids, samples=int(s["samples"]), max_new_tokens=int(s["max_new_tokens"]),
@@ -168,12 +175,13 @@ class LLMPolicy:
         tokenizer = self.handle.tokenizer
         with self.handle.entry.tokenizer_lock:
             texts = [tokenizer.decode(ids, skip_special_tokens=True) for ids in result.token_ids]
-        info.update(samples=texts, sampling=dict(s), seed=seed,
+        info.update(samples=texts, sampling=dict(s), seed=seed, parser=self.parser,
                     new_tokens=sum(len(ids) for ids in result.token_ids), model_ms=round(result.model_ms, 3),
                     queue_ms=result.extra.get("queue_ms", 0.0), batch_size=result.batch_size)
         reasons = []
+        listed = [(c.action, c.choice) for c in candidates]
         for n, text in enumerate(texts):
-            parsed = parse_action(text, legal)
+            parsed = parse_action(text, legal, mode=self.parser, listed=listed)
             if parsed.legal:
                 info["chosen_sample"] = n
                 return Decision(action=parsed.action, raw_output=text)
@@ -202,7 +210,8 @@ def _option(options: dict[str, str], key: str, cast: Any, default: Any) -> Any:
 
 
 def make_llm_policy(spec: str, *, mode: str | None = "score", quant: str | None = None, profile: str | None = None,
-                    temperature: float | None = 0.0, device: str | None = None, **_ignored: Any) -> LLMPolicy:
+                    temperature: float | None = 0.0, device: str | None = None, parser: str | None = None,
+                    **_ignored: Any) -> LLMPolicy:
     """Resolve, load (through the shared cache) and wrap the checkpoint a spec names.
 
     Options written in the spec (``llm:…?mode=generate&quant=nf4``) win over these arguments, so one command line
@@ -216,6 +225,9 @@ def make_llm_policy(spec: str, *, mode: str | None = "score", quant: str | None 
     temperature = _option(o, "temperature", float, 0.0 if temperature is None else temperature)
     profile_name = o.get("profile") or profile or (parsed.preset.profile if parsed.preset else None)
     norm = o.get("norm") or "sum"
+    parser = o.get("parser") or parser or DEFAULT_PARSER
+    if parser not in PARSER_MODES:
+        raise CheckpointError(f"unknown parser mode {parser!r} (expected {' or '.join(PARSER_MODES)})")
     sampling = {
         "samples": _option(o, "samples", int, REFERENCE_SAMPLING["samples"]),
         "max_new_tokens": _option(o, "max_new_tokens", int, REFERENCE_SAMPLING["max_new_tokens"]),
@@ -229,4 +241,4 @@ def make_llm_policy(spec: str, *, mode: str | None = "score", quant: str | None 
     checkpoint = resolve_checkpoint(parsed)
     handle = MODEL_CACHE.get(checkpoint, device=device, quant=quant)
     return LLMPolicy(spec.strip(), handle, profile_obj, mode=mode, temperature=temperature, norm=norm,
-                     sampling=sampling)
+                     sampling=sampling, parser=parser)

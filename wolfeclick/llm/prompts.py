@@ -16,6 +16,8 @@ included:
   species id; only the first four moves and five switches are listed.
 
 The answer texts are ``{"action": "move", "choice": "closecombat"}`` (``json.dumps`` of the reference's options).
+Where poke-env 0.8 (the reference's) and 0.16 (ours) track Transform, Trace and our own ability differently,
+``V1History`` replays the battle's parsed events with 0.8's rules (``docs/llm.md``, Fidelity).
 
 ``arena-v1`` (the default for other checkpoints) shows the project's own clearer state markdown (``Observation.state``
 from ``wolfeclick.game.state``) and asks for ``{"action": …, "choice": NAME}`` with the names the simulator uses.
@@ -135,21 +137,17 @@ def v1_single_ability(species: str | None, gen: int) -> str | None:
     return abilities[0] if len(abilities) == 1 else None
 
 
-def v1_revealed_moves(mon: Any) -> list[str]:
+def v1_revealed_moves(mon: Any, copied: list[str] | None = None) -> list[str]:
     """An opponent's revealed move ids as poke-env 0.8 had them.
 
-    While transformed, poke-env 0.16 lists the target's moves; 0.8 listed the Pokémon's own moves plus the copied
-    moves it actually used (their PP went down).
+    0.8 added every move a Pokémon used to its moves for good; 0.16 keeps the moves a transformed Pokémon uses in a
+    separate set that is dropped when it faints or switches out, and lists the target's four moves while it is
+    transformed. So: its own moves, then ``copied``, the moves it used while transformed (from the move events,
+    in the order used, so one used in the very turn it fainted is not lost).
     """
-    if not getattr(mon, "transformed", False):
-        return [move.id for move in mon.moves.values()]
-    own = list(getattr(getattr(mon, "_moves", None), "_base_moves", {}) or {})
-
-    def full_pp(move: Any) -> int:  # a Transform copy starts with 5 PP
-        return min(5, move.max_pp) if getattr(move, "_from_transform", False) else move.max_pp
-
-    used = [m.id for m in mon.moves.values() if m.id not in own and m.current_pp < full_pp(m)]
-    return own + used
+    own = list(getattr(getattr(mon, "_moves", None), "_base_moves", {}) or {}) if getattr(mon, "transformed", False) \
+        else [move.id for move in mon.moves.values()]
+    return own + [move for move in copied or [] if move not in own]
 
 
 def v1_own_moves(mon: Any) -> list[Any]:
@@ -163,16 +161,6 @@ def v1_own_moves(mon: Any) -> list[Any]:
     return ordered + [m for m in moves if m not in ordered][: max(0, 4 - len(ordered))] if ordered else moves
 
 
-def v1_own_ability(mon: Any) -> str | None:
-    """poke-env 0.8 re-read our Pokémon's ability from each new request, so a transformed or tracing Pokémon shows
-    its own ability (``limber``, ``trace``); 0.16 keeps the copied one until the switch-out."""
-    request = getattr(mon, "_last_request", None) or {}
-    own = to_id(request.get("ability") or request.get("baseAbility") or "") or getattr(mon, "_ability", None)
-    if getattr(mon, "transformed", False) or own == "trace":
-        return own
-    return mon.ability
-
-
 @dataclass
 class _Seen:
     """What the reference's opponent tracker remembers about one opponent species."""
@@ -183,23 +171,173 @@ class _Seen:
     moves: list[str] = field(default_factory=list)
     item: str | None = None
     ability: str | None = None
-    traced: str | None = None
     transform_ability: str | None = None
     transform_speed: int | None = None
 
 
+def _team_key(ident: str) -> str:
+    """``p2a: Ditto`` → ``p2: Ditto``: the key of a Pokémon in poke-env's team dicts."""
+    head, _, name = ident.partition(": ")
+    return f"{head[:2]}: {name}"
+
+
+def _base_speed(species: str | None, gen: int) -> int | None:
+    try:
+        from poke_env.data import GenData
+
+        return int(GenData.from_gen(gen).pokedex[species]["baseStats"]["spe"])
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+@dataclass
+class _Copy:
+    """What poke-env 0.8 made of an opponent's Transforms: the copied ability and base speed, kept for good."""
+
+    ability: str | None = None
+    speed: int | None = None
+    active: bool = False
+    """Transformed now (from the ``-transform`` event until it faints or leaves the field)."""
+    moves: list[str] = field(default_factory=list)
+    """Moves it used while transformed, in order."""
+
+
 class V1History:
-    """The reference's opponent history: keyed by species, in first-seen order, updated at each decision."""
+    """The reference's opponent history (keyed by species, in first-seen order), updated at each decision, plus what
+    poke-env 0.8 would have known from the protocol events since the last decision.
+
+    The events are the battle's own record of the lines it parsed (poke-env's ``Battle._replay_data``): read in
+    order, they fix what a decision-time look at poke-env 0.16's state cannot — the target of a Transform (taken at
+    the ``-transform`` event, not from whoever is active later), a copied move used in the turn the transformed
+    Pokémon faints, a Trace followed by a faint in the same turn, and our own Pokémon's ability.
+    """
 
     def __init__(self) -> None:
         self.seen: dict[str, _Seen] = {}
+        self.read = 0
+        """How many of the battle's parsed events have been read."""
+        self.copies: dict[str, _Copy] = {}
+        """By opponent species."""
+        self.traced: dict[str, str] = {}
+        """By opponent species: the ability its last ``-ability`` event named, for Pokémon whose own is Trace."""
+        self.own_ability: dict[str, str | None] = {}
+        """By team key: our Pokémon's ability as 0.8 had it."""
+        self.own_entry: dict[str, dict[str, Any]] = {}
+        """By team key: the request entry our Pokémon's ability was last read from."""
+        self.own_events: list[tuple[str, str, bool]] = []
+        """Abilities events gave our Pokémon since the last decision: (team key, ability, after a wait request)."""
+        self._waiting = 0
+        """0, or 1 after an ``upkeep``, 2 once the opponent then sends a Pokémon in: we were sent a wait request."""
 
     def opponent_speed(self, mon: Any) -> int | None:
         """poke-env 0.8 kept a transformed Pokémon's copied base stats after it switched out."""
         entry = self.seen.get(mon.species)
         return entry.transform_speed if entry is not None and not getattr(mon, "transformed", False) else None
 
-    def update(self, battle: Any) -> None:
+    # --- events --------------------------------------------------------------------------------------------
+    def _mon(self, battle: Any, ident: str) -> Any:
+        key = _team_key(ident)
+        return battle.team.get(key) or battle.opponent_team.get(key)
+
+    def _events(self, battle: Any) -> None:
+        events = getattr(battle, "_replay_data", None) or []
+        fresh, self.read = events[self.read:], len(events)
+        ours = battle.player_role or "p1"
+        self._waiting = 0  # the request being answered came after everything read before
+        for event in fresh:
+            kind = event[1] if len(event) > 1 else ""
+            if kind == "upkeep":
+                self._waiting = 1
+            elif kind == "turn":
+                self._waiting = 0
+            elif kind in ("switch", "drag") and self._waiting == 1 and len(event) > 2 and not event[2].startswith(ours):
+                self._waiting = 2
+            if kind == "-transform" and len(event) > 3:
+                self._transform(battle, event[2], event[3], ours)
+            elif kind == "-ability" and len(event) > 3:
+                self._ability(battle, event, ours)
+            elif kind == "move" and len(event) > 3 and not event[2].startswith(ours):
+                self._move(battle, event)
+            elif kind in ("switch", "drag") and len(event) > 2 and not event[2].startswith(ours):
+                for copy in self.copies.values():  # singles: whoever was out has left the field
+                    copy.active = False
+            elif kind == "faint" and len(event) > 2 and not event[2].startswith(ours):
+                mon = self._mon(battle, event[2])
+                if mon is not None and mon.species in self.copies:
+                    self.copies[mon.species].active = False
+
+    def _transform(self, battle: Any, source: str, target: str, ours: str) -> None:
+        mon, into = self._mon(battle, source), self._mon(battle, target)
+        if mon is None or into is None or not into.species:
+            return
+        single = v1_single_ability(into.species, mon.gen)
+        if source.startswith(ours):  # 0.8 set our Pokémon's ability too, until the next changed request entry
+            if single:
+                self.own_events.append((_team_key(source), single, self._waiting == 2))
+            return
+        copy = self.copies.setdefault(mon.species, _Copy())
+        copy.ability = single or copy.ability
+        copy.speed = _base_speed(into.species, mon.gen) or copy.speed
+        copy.active = True
+
+    def _ability(self, battle: Any, event: list[str], ours: str) -> None:
+        if len(event) > 4 and event[4].startswith("[from] move:"):
+            return  # 0.8 kept an ability given by a move (Skill Swap, Worry Seed …) as temporary
+        mon = self._mon(battle, event[2])
+        if mon is None:
+            return
+        ability = to_id(event[3])
+        if event[2].startswith(ours):
+            self.own_events.append((_team_key(event[2]), ability, self._waiting == 2))
+        elif getattr(mon, "_ability", None) == "trace":
+            self.traced[mon.species] = ability
+        elif mon.species in self.copies:
+            self.copies[mon.species].ability = ability
+
+    def _move(self, battle: Any, event: list[str]) -> None:
+        mon = self._mon(battle, event[2])
+        copy = self.copies.get(mon.species) if mon is not None else None
+        if copy is None or not copy.active or "[from]Magic Coat" in event:
+            return
+        move = to_id(event[3])
+        if move in ("struggle", "recharge") or move in copy.moves:
+            return
+        try:
+            from poke_env.data import GenData
+
+            if move not in GenData.from_gen(mon.gen).moves:
+                return
+        except ValueError:
+            return
+        copy.moves.append(move)
+
+    # --- our side ------------------------------------------------------------------------------------------
+    def _own(self, request: dict[str, Any] | None) -> None:
+        """poke-env 0.8 re-read a Pokémon's ability from each request in which its entry had changed; between
+        requests, events set it. The requests we see are the ones we answer, plus (inferred) the wait request sent
+        while the opponent replaces a fainted Pokémon at the end of a turn: an entry that changed was re-read then,
+        and only the events after it still count."""
+        events, self.own_events = self.own_events, []
+        for entry in ((request or {}).get("side") or {}).get("pokemon") or []:
+            key = _team_key(str(entry.get("ident", "")))
+            changed = self.own_entry.get(key) != entry
+            if changed:
+                self.own_entry[key] = entry
+                self.own_ability[key] = to_id(entry.get("ability") or entry.get("baseAbility") or "") or None
+            for event_key, ability, after_wait in events:
+                if event_key == key and (after_wait or not changed):
+                    self.own_ability[key] = ability
+
+    def own_ability_of(self, battle: Any, mon: Any) -> str | None:
+        """Our Pokémon's ability as poke-env 0.8 showed it: the request's (so a transformed Pokémon shows its own,
+        ``limber``, and a tracer ``trace``), or what an event said since its entry in the request last changed."""
+        key = next((k for k, m in battle.team.items() if m is mon), None)
+        return self.own_ability.get(key) or mon.ability if key is not None else mon.ability
+
+    # --- the reference's tracker -----------------------------------------------------------------------------
+    def update(self, battle: Any, request: dict[str, Any] | None = None) -> None:
+        self._events(battle)
+        self._own(request)
         for mon in battle.opponent_team.values():
             if not mon.species:
                 continue
@@ -207,38 +345,31 @@ class V1History:
             entry = self.seen.get(mon.species) or _Seen(mon.species, v1_percent(mon.current_hp_fraction), status)
             entry.hp = v1_percent(mon.current_hp_fraction)
             entry.status = status
-            for move_id in v1_revealed_moves(mon):
+            copy = self.copies.get(mon.species)
+            for move_id in v1_revealed_moves(mon, copy.moves if copy is not None else None):
                 if move_id not in entry.moves:
                     entry.moves.append(move_id)
             if mon.item is not None:
                 entry.item = mon.item
             ability = mon.ability
-            if getattr(mon, "transformed", False):
+            if copy is not None:
                 # poke-env 0.8 gave a transformed Pokémon the target's ability only when the target's species has
-                # exactly one, and kept it after the switch-out; 0.16 copies the known ability until switch-out
-                target = battle.active_pokemon
-                single = v1_single_ability(target.species, mon.gen) if target is not None else None
-                entry.transform_ability = single or entry.transform_ability
-                if target is not None and target.base_stats.get("spe"):
-                    entry.transform_speed = int(target.base_stats["spe"])
-                ability = entry.transform_ability or getattr(mon, "_ability", None)
-            elif entry.transform_ability:
-                ability = entry.transform_ability
-            if getattr(mon, "_ability", None) == "trace":
-                # poke-env 0.8 (the reference's) kept a traced ability for good; 0.16 drops it on switch-out
-                temporary = getattr(mon, "temporary_ability", None)
-                if temporary:
-                    entry.traced = temporary
-                elif entry.traced:
-                    ability = entry.traced
+                # exactly one, and kept it (and the base stats) after the switch-out
+                entry.transform_ability = copy.ability
+                entry.transform_speed = copy.speed
+                ability = copy.ability or getattr(mon, "_ability", None)
+            if getattr(mon, "_ability", None) == "trace" and mon.species in self.traced:
+                # poke-env 0.8 kept a traced ability for good; 0.16 drops it on switch-out or faint
+                ability = self.traced[mon.species]
             if ability is not None:
                 entry.ability = ability
             self.seen[mon.species] = entry
 
 
-def v1_state(battle: Any, history: V1History) -> str:
-    """The reference's Part A/B/C markdown for ``battle`` (``history`` is updated first, as the reference does)."""
-    history.update(battle)
+def v1_state(battle: Any, history: V1History, request: dict[str, Any] | None = None) -> str:
+    """The reference's Part A/B/C markdown for ``battle`` (``history`` is updated first, as the reference does;
+    ``request`` is the one being answered)."""
+    history.update(battle, request)
     lines = ["## Part A: Active Field"]
     own = battle.active_pokemon
     if own is not None:
@@ -247,7 +378,7 @@ def v1_state(battle: Any, history: V1History) -> str:
             f"- Name: {own.species or 'Unknown'}",
             f"- HP: {v1_percent(own.current_hp_fraction):.1f}%",
             f"- Status: {v1_status(own, 'Healthy')}",
-            f"- Ability: {v1_own_ability(own) or 'Unknown'}",
+            f"- Ability: {history.own_ability_of(battle, own) or 'Unknown'}",
             f"- Item: {own.item or 'None'}",
             f"- Stat Modifiers: {v1_stat_changes(own)}",
         ]))
@@ -340,7 +471,7 @@ class WolfeclickV1(Profile):
 
     def build(self, observation: Any) -> Prompt:
         battle = observation.battle
-        state = v1_state(battle, self.history(battle))
+        state = v1_state(battle, self.history(battle), observation.request)
         candidates = v1_options(list(observation.legal_actions), battle)
         user = f"{state}\n\n{v1_instructions(candidates)}"
         messages = [{"role": "system", "content": V1_SYSTEM_PROMPT}, {"role": "user", "content": user}]

@@ -9,7 +9,7 @@ Grammar (``docs/llm.md`` has the long form)::
     MODEL, BASE, ADAPTER:  HUB_ID[@REVISION]  (owner/name, revision = branch, tag or commit)
                         |  /local/path  (./rel and ~/… too; no revision)
     OPTIONS:               key=value&key=value   (mode, quant, profile, temperature, device, norm, samples,
-                                                  max_new_tokens, gen_temperature, top_p, top_k)
+                                                  max_new_tokens, gen_temperature, top_p, top_k, parser)
 
 Hub checkpoints are fetched with ``huggingface_hub.snapshot_download`` (so they land in the usual cache); the
 revision is resolved to the commit sha of the snapshot, which goes into the recording. With ``HF_HUB_OFFLINE=1`` or
@@ -38,7 +38,7 @@ HUB_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.jinja", "*.model", "*.tik
 
 OPTION_KEYS = {
     "mode", "quant", "profile", "temperature", "device", "norm", "samples", "max_new_tokens", "gen_temperature",
-    "top_p", "top_k",
+    "top_p", "top_k", "parser",
 }
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 
