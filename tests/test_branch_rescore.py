@@ -70,7 +70,7 @@ def test_a_tampered_recording_is_refused_in_one_line(parent: Recording) -> None:
 
 def test_a_recording_without_an_input_log_cannot_be_branched(parent: Recording) -> None:
     stripped = parent.model_copy(update={"inputlog": []})
-    with pytest.raises(BranchError, match="no input log"):
+    with pytest.raises(BranchError, match="no seed, input log"):
         asyncio.run(branch(stripped, 2, {}))
     with pytest.raises(BranchError, match="step must be between 0 and"):
         asyncio.run(branch(parent, len(parent.turns), {}))

@@ -11,9 +11,12 @@ from poke_env.battle import Battle
 from wolfeclick.errors import InputError
 
 _IGNORED = frozenset({"t:", "expire", "uhtmlchange", "tempnotify", "tempnotifyoff", "win", "tie", "split", "request"})
-_SKIPPED = _IGNORED | frozenset(Battle.MESSAGES_TO_IGNORE)
-"""Lines never handed to poke-env: our own skip list plus the tags poke-env itself ignores (the blank ``|`` and
-``|upkeep`` lines are a third of a battle's log; poke-env would only copy them into its replay buffer)."""
+_KEPT_FOR_READERS = frozenset({"upkeep"})
+"""Tags poke-env ignores that a reader of its event buffer still needs: the v1 prompt's history infers a wait
+request from ``|upkeep`` (``wolfeclick.llm.prompts``)."""
+_SKIPPED = _IGNORED | (frozenset(Battle.MESSAGES_TO_IGNORE) - _KEPT_FOR_READERS)
+"""Lines never handed to poke-env: our own skip list plus the tags poke-env itself ignores (the blank ``|`` lines
+alone are a fifth of a battle's log; poke-env would only copy them into its replay buffer)."""
 _log = logging.getLogger("wolfeclick.tracker")
 _quiet = logging.getLogger("wolfeclick.poke_env")
 _quiet.setLevel(logging.CRITICAL)
