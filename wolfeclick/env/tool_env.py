@@ -80,8 +80,8 @@ class ShowdownToolEnv:
         """
         return self._play("switch", pokemon)
 
-    def finish(self) -> float:
-        """End the rollout: forfeit a battle still going (so it is saved) and return the final reward."""
+    # --- internals (underscored: TRL makes every public method a tool) -----------------------------------------
+    def _finish(self) -> float:
         if not self.done and self._env.observation_data is not None:
             self._env.close()
             self.done = True
@@ -90,7 +90,6 @@ class ShowdownToolEnv:
                 self._settle_end(end)
         return self.reward
 
-    # --- internals (underscored: TRL makes every public method a tool) -----------------------------------------
     def _play(self, kind: str, name: str) -> str:
         if self.done or self._env.observation_data is None:
             raise ValueError("The battle is over; no more moves can be played.")
@@ -127,6 +126,11 @@ class ShowdownToolEnv:
         self.result = end.recording.result.model_dump()
 
 
+def finish(env: ShowdownToolEnv) -> float:
+    """End a rollout: forfeit its battle if it is still going (so it is saved) and return the final reward."""
+    return env._finish()
+
+
 def reward_func(environments: list[ShowdownToolEnv], **kwargs: Any) -> list[float]:
     """GRPO reward: each rollout's battle reward (shaped + outcome), after ending battles the rollout left unfinished."""
-    return [env.finish() for env in environments]
+    return [finish(env) for env in environments]
