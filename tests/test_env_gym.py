@@ -145,6 +145,9 @@ def test_dead_simulator_fails_step_in_one_line(tmp_path):
         assert time.monotonic() - started < 10 and "\n" not in str(caught.value)
         recording = load_recording(next(Path(tmp_path).glob("*.json")))
         assert recording.result.reason == "aborted"  # the turns played so far are kept
+        _, info = env.reset(seed=2)  # the dead simulator was replaced: the next battle plays
+        assert env.step(0)[-1]["turn"] >= 1 and info["legal_actions"]
+        env.close()
     finally:
         service.close()
 

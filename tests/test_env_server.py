@@ -120,3 +120,24 @@ def test_http_battle_by_episode_id_and_one_line_4xx(server):
         over = http.post("/step", json={"action": {"index": 0}, "episode_id": "http-1"})
         assert over.status_code == 400 and "over" in over.json()["detail"]
         assert http.get("/health").json()["status"] == "healthy"
+
+
+def test_closing_a_session_forfeits_its_battle(server):
+    url, recordings = server
+
+    async def leave_early() -> None:
+        async with ShowdownClient(base_url=url) as client:
+            result = await client.reset(seed=11, opponent="maxdamage")
+            await client.step(ShowdownAction(text=result.observation.legal_actions[0]))
+
+    asyncio.run(leave_early())
+    deadline = time.monotonic() + 30
+    path = None
+    while time.monotonic() < deadline:
+        path = next(recordings.glob("*s11-env-agent-vs-maxdamage.json"), None)
+        if path is not None:
+            break
+        time.sleep(0.1)
+    assert path is not None, "the abandoned battle was not saved"
+    recording = load_recording(path)
+    assert recording.result.reason == "forfeit" and recording.result.winner == "p2"

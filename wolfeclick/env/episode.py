@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wolfeclick.battle.batch import relaxed_gc
 from wolfeclick.battle.runner import stream_battle
 from wolfeclick.battle.schema import Recording, SourceInfo, TurnRecord
 from wolfeclick.battle.store import save_recording
@@ -84,20 +85,25 @@ class Episode:
     async def _play(self, service: SimService, p1: Policy, p2: Policy, format_id: str, seed: int, max_turns: int,
                     recordings: Path | None, source_detail: str | None) -> None:
         try:
-            process = await service.process()
-            async for item in stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns,
-                                            process=process):
-                if isinstance(item, TurnRecord):
-                    self.events.put(("record", item))
-                    continue
-                recording = item.model_copy(update={"source": SourceInfo(kind="training", detail=source_detail)})
-                path = None
-                if recordings is not None:
-                    path = await asyncio.to_thread(save_recording, recording, recordings)
-                self.events.put(("end", EpisodeEnd(recording, path)))
+            with relaxed_gc():  # training is bulk play: collect cycles as rarely as batches do
+                await self._stream(service, p1, p2, format_id, seed, max_turns, recordings, source_detail)
         except BaseException as exc:  # surfaced in the caller's thread (a refused start, a full disk, a bug)
             self.events.put(("error", exc))
             raise
+
+    async def _stream(self, service: SimService, p1: Policy, p2: Policy, format_id: str, seed: int, max_turns: int,
+                      recordings: Path | None, source_detail: str | None) -> None:
+        process = await service.process()
+        async for item in stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns,
+                                        process=process):
+            if isinstance(item, TurnRecord):
+                self.events.put(("record", item))
+                continue
+            recording = item.model_copy(update={"source": SourceInfo(kind="training", detail=source_detail)})
+            path = None
+            if recordings is not None:
+                path = await asyncio.to_thread(save_recording, recording, recordings)
+            self.events.put(("end", EpisodeEnd(recording, path)))
 
     def answer(self, decision: Decision) -> None:
         self.seat.decisions.put(decision)

@@ -12,7 +12,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any, Coroutine
 
-from wolfeclick.sim.process import SimPool, SimProcess
+from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
 
 
 class SimService:
@@ -49,7 +49,8 @@ class SimService:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     async def process(self) -> SimProcess:
-        """A simulator process for the next battle (round robin); the pool is started on first use."""
+        """A simulator process for the next battle (round robin); the pool is started on first use, and a process
+        that died (killed, crashed) is replaced before it is handed out again."""
         if self._pool_ready is None:
             self._pool_ready = asyncio.get_running_loop().create_future()
             pool = SimPool(self.processes)
@@ -62,7 +63,16 @@ class SimService:
             self._pool = pool
             self._pool_ready.set_result(pool)
         pool = await asyncio.shield(self._pool_ready)
-        return pool.pick()
+        process = pool.pick()
+        try:
+            await process.call("hello")  # a dead process answers at once with SimulatorError
+        except SimulatorError:
+            replacement = SimProcess()
+            await replacement.start()  # a simulator that cannot start fails this battle, in one line
+            pool.processes[pool.processes.index(process)] = replacement
+            await process.close()
+            process = replacement
+        return process
 
     @property
     def pool(self) -> SimPool | None:
