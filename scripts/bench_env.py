@@ -238,7 +238,11 @@ def main() -> None:
         "",
         "CPU is user + system time of the Python process (all threads) and of the simulator processes; it is the "
         "steadier figure on a shared machine. The env's extra work per step is two thread hand-offs and building the "
-        "observation text (the `wolfeclick-v1` state and options); the runner's own work is the same on both sides.",
+        "observation text (the `wolfeclick-v1` state and options); the runner's own work is the same on both sides. "
+        "On a contended machine the env's wall-clock figures can beat the runner's: its Python work is spread over "
+        "more threads (the env threads, the decision thread, the event loop), which the OS scheduler gives a larger "
+        "share of the CPUs other processes compete for. On an idle machine expect the wall cost to follow the CPU "
+        "cost.",
         "",
         "",
     ])
@@ -254,6 +258,7 @@ def main() -> None:
             "",
             "For comparison, the reference env (OpenEnv-WolfeClick) needs an external Showdown server and polls every "
             "0.2 s, so it cannot exceed 5 steps/s per env by design.",
+            "",
             "",
         ])
     text += ("Reproduce: `.venv/bin/python scripts/bench_env.py --battles "

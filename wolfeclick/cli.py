@@ -216,7 +216,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_serve_env(args: argparse.Namespace) -> int:
+    import os
+
     import uvicorn
+
+    if "gradio" not in sys.modules and os.environ.get("ENABLE_WEB_INTERFACE", "").lower() not in ("1", "true", "yes"):
+        # openenv-core imports gradio for an optional web UI this server never mounts; gradio's import is most of
+        # the start-up time, and openenv-core treats a missing gradio as "no web UI"
+        sys.modules["gradio"] = None  # type: ignore[assignment]
 
     from wolfeclick.battle.specs import make_policy
     from wolfeclick.env.server import create_server_app
