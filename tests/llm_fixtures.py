@@ -74,7 +74,15 @@ def _corpus() -> list[str]:
     return lines * 3
 
 
-def build_tokenizer(path: Path):
+def tool_chat_template() -> str:
+    """Qwen3-4B-Instruct-2507's own chat template, as TRL ships it: it renders tools, tool calls and tool results
+    (TRL's ``environment_factory`` needs that) and a system + user conversation exactly as ``CHAT_TEMPLATE`` does."""
+    from trl.chat_template_utils import qwen3_instruct_2507_chat_template
+
+    return qwen3_instruct_2507_chat_template
+
+
+def build_tokenizer(path: Path, chat_template: str = CHAT_TEMPLATE):
     """A byte-level BPE tokenizer (about 700 tokens) with ChatML special tokens and chat template."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -86,12 +94,12 @@ def build_tokenizer(path: Path):
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     core.train_from_iterator(_corpus(), trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                        chat_template=CHAT_TEMPLATE)
+                                        chat_template=chat_template)
     tokenizer.save_pretrained(path)
     return tokenizer
 
 
-def build_tiny_checkpoint(root: str | Path, *, seed: int = 0) -> Path:
+def build_tiny_checkpoint(root: str | Path, *, seed: int = 0, chat_template: str = CHAT_TEMPLATE) -> Path:
     """Write the tiny base model + tokenizer to ``root`` and two LoRA adapters under ``root/adapters``."""
     import torch
     from peft import LoraConfig, get_peft_model
@@ -99,7 +107,7 @@ def build_tiny_checkpoint(root: str | Path, *, seed: int = 0) -> Path:
 
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer(root)
+    tokenizer = build_tokenizer(root, chat_template)
     torch.manual_seed(seed)
     config = Qwen3Config(
         vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
@@ -135,6 +143,13 @@ def tiny_checkpoint(tmp_path_factory) -> Path:
     """The tiny checkpoint folder (base + tokenizer), adapters in ``adapters/a`` and ``adapters/b``."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-llm"))
+
+
+@pytest.fixture(scope="session")
+def tiny_tool_checkpoint(tmp_path_factory) -> Path:
+    """The same tiny checkpoint, its tokenizer carrying Qwen3-4B-Instruct-2507's tool-rendering chat template."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-tool-llm"), chat_template=tool_chat_template())
 
 
 # ------------------------------------------------------------------------------------------- a warm Hub cache

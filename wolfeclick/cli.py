@@ -183,6 +183,21 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--winner", choices=["p1", "p2", "none"], default=None,
                         help="only battles this side won (none: ties and unfinished battles)")
     export.add_argument("--format", default=None, help="only battles in this format")
+    serve_env = commands.add_parser("serve-env", help="serve the training env over OpenEnv (HTTP + WebSocket)",
+                                    description="An OpenEnv server (openenv-core): POST /reset, POST /step, GET /state, "
+                                                "GET /schema, GET /health, WS /ws; one battle per session. Every "
+                                                "episode is saved as a recording (source: training).")
+    serve_env.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    serve_env.add_argument("--port", type=int, default=8001, help="port (default 8001)")
+    serve_env.add_argument("--opponent", default="random", help="default opponent spec (a reset may name another)")
+    serve_env.add_argument("--format", default=DEFAULT_FORMAT, help=f"default format (default {DEFAULT_FORMAT})")
+    serve_env.add_argument("--prompt", default="wolfeclick-v1", help="prompt profile of the observation text")
+    serve_env.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help="truncate battles after this turn")
+    serve_env.add_argument("--max-sessions", type=int, default=32, help="battles in flight at once")
+    serve_env.add_argument("--out", type=Path, default=None,
+                           help="directory for the recordings (default $WOLFECLICK_RECORDINGS or recordings)")
+    serve_env.add_argument("--no-recordings", dest="recordings", action="store_false",
+                           help="do not save episodes as recordings")
     return parser
 
 
@@ -486,12 +501,31 @@ def cmd_export(args: argparse.Namespace) -> int:
                              flt=ExportFilter(policy=args.policy, winner=args.winner, format=args.format),
                              progress=lambda _: bar.update(1))
     print(f"{args.out}: {stats.summary()}")
+def cmd_serve_env(args: argparse.Namespace) -> int:
+    import os
+
+    import uvicorn
+
+    if "gradio" not in sys.modules and os.environ.get("ENABLE_WEB_INTERFACE", "").lower() not in ("1", "true", "yes"):
+        # openenv-core imports gradio for an optional web UI this server never mounts; gradio's import is most of
+        # the start-up time, and openenv-core treats a missing gradio as "no web UI"
+        sys.modules["gradio"] = None  # type: ignore[assignment]
+
+    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.env.server import create_server_app
+
+    make_policy(args.opponent)  # an unknown spec fails now, in one line, not at the first reset
+    recordings = False if not args.recordings else args.out
+    app = create_server_app(opponent=args.opponent, format=args.format, prompt=args.prompt, max_turns=args.max_turns,
+                            recordings=recordings, max_sessions=args.max_sessions)
+    print(f"serving the WolfeClick env on http://{args.host}:{args.port} (WebSocket /ws)", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 
 COMMANDS = {"record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema,
             "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore, "leaderboard": cmd_leaderboard,
-            "import": cmd_import, "export": cmd_export}
+            "import": cmd_import, "export": cmd_export, "serve-env": cmd_serve_env}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,143 @@
+"""The OpenEnv server as a subprocess (``python -m wolfeclick serve-env``): two WebSocket sessions play whole battles
+at once through ``ShowdownClient``, a battle over plain HTTP by ``episode_id``, and one-line 4xx for bad actions."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from wolfeclick.battle.store import load_recording
+from wolfeclick.env.client import ShowdownAction, ShowdownClient
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    recordings = tmp_path_factory.mktemp("env-server")
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "wolfeclick", "serve-env", "--port", str(port), "--format",
+                             "gen9randombattle", "--out", str(recordings)], cwd=ROOT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120  # importing openenv-core imports gradio: slow on a busy machine
+    while True:
+        try:
+            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"serve-env did not start: {proc.stdout.read() if proc.stdout else ''}")
+        time.sleep(0.3)
+    yield url, recordings
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+async def play(url: str, seed: int, opponent: str) -> tuple[int, object]:
+    async with ShowdownClient(base_url=url) as client:
+        result = await client.reset(seed=seed, opponent=opponent)
+        steps = 0
+        while not result.done:
+            action = ShowdownAction(index=steps % len(result.observation.legal_actions))
+            result = await client.step(action)
+            steps += 1
+        state = await client.state()
+        return steps, result, state
+
+
+def test_two_websocket_sessions_play_whole_battles_at_once(server):
+    url, recordings = server
+
+    async def both():
+        return await asyncio.gather(play(url, 3, "random"), play(url, 4, "heuristic"))
+
+    (steps_a, last_a, state_a), (steps_b, last_b, state_b) = asyncio.run(both())
+    for steps, last, state in ((steps_a, last_a, state_a), (steps_b, last_b, state_b)):
+        assert steps > 3 and last.done and last.observation.text.startswith("The battle is over")
+        assert last.observation.info["result"]["reason"] in ("win", "tie")
+        assert state.done and state.step_count == steps
+        recording = load_recording(Path(last.observation.info["recording_path"]))
+        assert recording.source.kind == "training"
+        assert sum(1 for t in recording.turns if "p1" in t.decisions) == steps
+    assert last_a.observation.info["recording_id"] != last_b.observation.info["recording_id"]
+    assert state_b.opponent == "heuristic"
+
+
+def test_http_battle_by_episode_id_and_one_line_4xx(server):
+    url, _ = server
+    with httpx.Client(base_url=url, timeout=60) as http:
+        schema = http.get("/schema").json()
+        assert {"text", "index"} <= set(schema["action"]["properties"])
+        first = http.post("/reset", json={"seed": 7, "episode_id": "http-1"}).json()
+        assert first["observation"]["episode_id"] == "http-1" and first["observation"]["legal_actions"]
+        text = first["observation"]["legal_actions"][0]
+        step = http.post("/step", json={"action": {"text": text}, "episode_id": "http-1"})
+        assert step.status_code == 200 and step.json()["observation"]["info"]["illegal"] is False
+        babble = http.post("/step", json={"action": {"text": "no idea"}, "episode_id": "http-1"}).json()
+        assert babble["observation"]["info"]["illegal"] is True  # played as the flagged fallback, not an error
+        bad = {
+            "no action": {"episode_id": "http-1"},
+            "neither field": {"action": {}, "episode_id": "http-1"},
+            "both fields": {"action": {"text": "x", "index": 0}, "episode_id": "http-1"},
+            "wrong type": {"action": {"index": "first"}, "episode_id": "http-1"},
+            "unknown field": {"action": {"move": "surf"}, "episode_id": "http-1"},
+            "negative index": {"action": {"index": -1}, "episode_id": "http-1"},
+            "unknown episode": {"action": {"index": 0}, "episode_id": "nope"},
+            "no episode": {"action": {"index": 0}},
+        }
+        for what, body in bad.items():
+            response = http.post("/step", json=body)
+            assert 400 <= response.status_code < 500, (what, response.status_code, response.text)
+            detail = response.json()["detail"]
+            assert isinstance(detail, str) and detail and "\n" not in detail, (what, detail)
+        assert http.post("/step", content=b"{not json", headers={"content-type": "application/json"}).status_code == 422
+        assert http.post("/reset", json={"opponent": "nobody"}).status_code == 400
+        # the battle survived the bad requests and goes on to its end
+        result = step.json()
+        while not result["done"]:
+            result = http.post("/step", json={"action": {"index": 0}, "episode_id": "http-1"}).json()
+        over = http.post("/step", json={"action": {"index": 0}, "episode_id": "http-1"})
+        assert over.status_code == 400 and "over" in over.json()["detail"]
+        assert http.get("/health").json()["status"] == "healthy"
+
+
+def test_closing_a_session_forfeits_its_battle(server):
+    url, recordings = server
+
+    async def leave_early() -> None:
+        async with ShowdownClient(base_url=url) as client:
+            result = await client.reset(seed=11, opponent="maxdamage")
+            await client.step(ShowdownAction(text=result.observation.legal_actions[0]))
+
+    asyncio.run(leave_early())
+    deadline = time.monotonic() + 30
+    path = None
+    while time.monotonic() < deadline:
+        path = next(recordings.glob("*s11-env-agent-vs-maxdamage.json"), None)
+        if path is not None:
+            break
+        time.sleep(0.1)
+    assert path is not None, "the abandoned battle was not saved"
+    recording = load_recording(path)
+    assert recording.result.reason == "forfeit" and recording.result.winner == "p2"

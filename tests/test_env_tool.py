@@ -1,0 +1,160 @@
+"""``ShowdownToolEnv``: a battle played by tool calls, and a real TRL ``GRPOTrainer`` run on the tiny offline Qwen3
+with ``environment_factory`` (CPU, one step), whose rollouts end up as recordings."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+
+import pytest
+
+from tests.llm_fixtures import tiny_tool_checkpoint  # noqa: F401  (pytest fixture)
+from wolfeclick.battle.store import load_recording
+from wolfeclick.env import ShowdownToolEnv, reward_func
+from wolfeclick.env.tool_env import finish
+
+FORMAT = "gen9randombattle"
+
+
+def first_option(env: ShowdownToolEnv) -> tuple[str, str]:
+    action, choice = env._options()[0]
+    return action.kind, choice
+
+
+def test_a_whole_battle_by_tool_calls(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, max_turns=300)
+    text = env.reset(seed=5, format=FORMAT, opponent="heuristic", prompt=[{"role": "user", "content": "x"}])
+    assert "Valid options for this state:" in text and "move(name)" in text
+    with pytest.raises(ValueError, match=r"move\('splash'\) is not a legal action now. Legal: "):
+        env.move("splash")
+    assert env.illegal_calls == 1
+    calls = 0
+    while not env.done:
+        kind, choice = first_option(env)
+        result = env.move(choice) if kind == "move" else env.switch(choice)
+        calls += 1
+        assert isinstance(result, str) and result
+    assert env.result["reason"] == "win" and result.startswith("The battle is over")
+    with pytest.raises(ValueError, match="battle is over"):
+        env.move("anything")
+    recording = load_recording(env.recording_path)
+    assert recording.source.kind == "training" and recording.players["p2"].policy == "heuristic"
+    mine = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions]
+    assert len(mine) == calls and not any(d.illegal for d in mine)  # a refused tool call is never played
+    expected = sum(d.reward.total + d.reward.outcome for d in mine)
+    assert reward_func([env]) == [pytest.approx(expected, abs=1e-3)]
+
+
+def test_reward_func_ends_unfinished_rollouts_as_forfeits(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path)
+    env.reset(seed=6, format=FORMAT)
+    kind, choice = first_option(env)
+    env.move(choice) if kind == "move" else env.switch(choice)
+    [reward] = reward_func([env])
+    assert env.done and env.result["reason"] == "forfeit" and env.result["winner"] == "p2"
+    recording = load_recording(env.recording_path)
+    shaped = sum(t.decisions["p1"].reward.total for t in recording.turns if "p1" in t.decisions)
+    assert reward == pytest.approx(shaped - 10.0, abs=1e-3)
+    assert reward_func([env]) == [reward]  # reading it again changes nothing
+
+
+def test_tools_have_trl_schemas():
+    from transformers.utils import get_json_schema
+
+    public = [name for name, _ in inspect.getmembers(ShowdownToolEnv, inspect.isfunction) if not name.startswith("_")]
+    assert sorted(public) == ["move", "reset", "switch"]  # TRL makes every public method but reset a tool
+    move = get_json_schema(ShowdownToolEnv.move)["function"]
+    assert move["name"] == "move" and move["parameters"]["required"] == ["name"]
+    assert "valid options" in move["parameters"]["properties"]["name"]["description"]
+    assert get_json_schema(ShowdownToolEnv.switch)["function"]["parameters"]["required"] == ["pokemon"]
+
+
+def prime_to_call_a_tool(model, tokenizer, prompt_text: str, call: str, steps: int = 45) -> None:
+    """Teach the random tiny model one tool call (a few Adam steps), so the rollouts really play moves."""
+    import torch
+
+    prompt_ids = tokenizer(prompt_text).input_ids
+    call_ids = tokenizer(call, add_special_tokens=False).input_ids
+    ids = torch.tensor([prompt_ids + call_ids])
+    labels = ids.clone()
+    labels[:, :len(prompt_ids)] = -100
+    optimiser = torch.optim.Adam(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(steps):
+        loss = model(input_ids=ids, labels=labels).loss
+        loss.backward()
+        optimiser.step()
+        optimiser.zero_grad()
+    model.eval()
+
+
+def test_grpo_trainer_runs_with_the_tool_env(tiny_tool_checkpoint, tmp_path, monkeypatch):  # noqa: F811
+    import torch
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a 64-wide model: more threads only spin (and the machine is shared)
+    try:
+        run_grpo(tiny_tool_checkpoint, tmp_path)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def run_grpo(tiny_tool_checkpoint, tmp_path) -> None:  # noqa: F811
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_tool_checkpoint)
+    model = AutoModelForCausalLM.from_pretrained(tiny_tool_checkpoint, dtype=torch.float32)
+    recordings = tmp_path / "recordings"
+    factory = functools.partial(ShowdownToolEnv, recordings=recordings, format=FORMAT, max_turns=20)
+
+    # the first decision of seed 1, and the tool call that plays its first move
+    probe = factory()
+    question = [{"role": "user", "content": "You are playing a Pokémon Showdown battle.\n\n"}]
+    observation = probe.reset(seed=1, prompt=question)
+    kind, choice = first_option(probe)
+    finish(probe)
+    from transformers.utils import get_json_schema
+
+    tools = [get_json_schema(probe.move), get_json_schema(probe.switch)]
+    messages = [{"role": "user", "content": question[0]["content"] + observation}]
+    prompt_text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True)
+    argument = "name" if kind == "move" else "pokemon"
+    call = (f'<tool_call>\n{json.dumps({"name": kind, "arguments": {argument: choice}})}\n</tool_call><|im_end|>')
+    prime_to_call_a_tool(model, tokenizer, prompt_text, call)
+
+    seen: list[list[float]] = []
+
+    def battle_reward(environments, **kwargs):
+        rewards = reward_func(environments, **kwargs)
+        seen.append(rewards)
+        return rewards
+
+    dataset = Dataset.from_list([{"prompt": question, "seed": 1}, {"prompt": question, "seed": 1}])
+    args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=2, num_generations=2,
+                      max_completion_length=768, temperature=0.2, learning_rate=1e-4, use_cpu=True, report_to=[],
+                      logging_steps=1, save_strategy="no", max_tool_calling_iterations=3, seed=0,
+                      chat_template_kwargs={"enable_thinking": False}, dataloader_num_workers=0)
+    trainer = GRPOTrainer(model=model, reward_funcs=battle_reward, args=args, train_dataset=dataset,
+                          processing_class=tokenizer, environment_factory=factory)
+    trainer.train()
+
+    assert seen and len(seen[0]) == 2
+    environments = trainer.environments
+    assert all(isinstance(env, ShowdownToolEnv) and env.done for env in environments)
+    assert seen[0] == [env.reward for env in environments]
+    files = sorted(recordings.glob("*.json"))
+    assert files
+    played = 0
+    for path in files:
+        recording = load_recording(path)
+        assert recording.source.kind == "training"
+        played += sum(1 for t in recording.turns if "p1" in t.decisions)
+    assert played >= 1, "the primed model's tool calls were played as moves"
+    assert os.path.exists(environments[0].recording_path)

@@ -1,0 +1,273 @@
+"""``ShowdownEnv``: a Gymnasium env where one agent battles a chosen opponent on the embedded simulator.
+
+- The observation is the text the agent reads: by default the ``wolfeclick-v1`` user message (what the published
+  checkpoints were trained on), or another prompt profile's.
+- The action is the model's raw text, read with the same tolerant parser as generate mode, or an index into
+  ``info["legal_actions"]`` (the exact answer strings). An answer that names no legal action is played as the
+  seeded fallback and charged −10, flagged in ``info`` and in the recording.
+- Rewards are the runner's own: a decision's shaped reward is known once every side that decided with it has
+  decided again (or the battle ended), so a step's reward is the sum over the agent's decisions settled during that
+  step — almost always just the last one; after the agent's own forced switch it arrives one step later.
+  The outcome (±10) comes on the final step and is reported apart in ``info["reward"]``.
+- Every episode is a normal recording (``source.kind = "training"``), saved when it ends.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from pathlib import Path
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+
+from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
+from wolfeclick.battle.schema import TurnRecord
+from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.tracker import generation
+from wolfeclick.env.episode import AGENT_SPEC, STEP_TIMEOUT_S, EnvError, Episode, EpisodeEnd
+from wolfeclick.env.service import SimService, default_service
+from wolfeclick.game.actions import parse_action
+from wolfeclick.llm.prompts import Candidate, Prompt, make_profile
+from wolfeclick.policies.base import Decision, Observation, Policy, fallback_decision
+
+DEFAULT_PROMPT = "wolfeclick-v1"
+MAX_OBSERVATION_CHARS = 100_000
+MAX_ACTION_CHARS = 4_096
+SEED_LIMIT = 2**31 - 1
+
+
+class AnyText(gym.spaces.Text):
+    """``gymnasium.spaces.Text`` that holds any string up to ``max_length`` (states have spaces, ``%``, ``|``…)."""
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+
+def recordings_dir(value: str | os.PathLike[str] | None | bool) -> Path | None:
+    """Where episodes are saved: the argument, else ``$WOLFECLICK_RECORDINGS``, else ``recordings``; False: nowhere."""
+    if value is False:
+        return None
+    if value is None or value is True:
+        return Path(os.environ.get("WOLFECLICK_RECORDINGS", "recordings"))
+    return Path(value)
+
+
+class ShowdownEnv(gym.Env):
+    """A single-agent Showdown battle against ``opponent`` (any policy spec, or a ``Policy``)."""
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(self, opponent: str | Policy = "random", *, format: str = DEFAULT_FORMAT, prompt: str = DEFAULT_PROMPT,
+                 max_turns: int = DEFAULT_MAX_TURNS, agent_side: str = "p1",
+                 recordings: str | os.PathLike[str] | None | bool = None, service: SimService | None = None,
+                 render_mode: str | None = None, step_timeout_s: float = STEP_TIMEOUT_S,
+                 agent_spec: str = AGENT_SPEC, **llm_options: Any) -> None:
+        if agent_side not in ("p1", "p2"):
+            raise EnvError(f"agent_side must be 'p1' or 'p2', not {agent_side!r}")
+        generation(format)  # an unknown format fails here, in one line
+        self.format = format
+        self.opponent = make_policy(opponent, **llm_options) if isinstance(opponent, str) else opponent
+        self.profile = make_profile(prompt)
+        self.max_turns = max_turns
+        self.agent_side = agent_side
+        self.recordings = recordings_dir(recordings)
+        self.service = service or default_service()
+        self.render_mode = render_mode
+        self.step_timeout_s = step_timeout_s
+        self.agent_spec = agent_spec
+        self.observation_space = AnyText(max_length=MAX_OBSERVATION_CHARS)
+        self.action_space = AnyText(max_length=MAX_ACTION_CHARS)
+        self._episode: Episode | None = None
+        self._observation: Observation | None = None
+        self._prompt: Prompt | None = None
+        self._played_candidates: list[Candidate] = []
+        self._text = ""
+        self._finalizer: weakref.finalize | None = None
+        self.battle_seed: int | None = None
+        self.last_end: EpisodeEnd | None = None
+        """The recording (and where it was saved) of the last episode that ended by ``reset`` or ``close``."""
+        self.steps = 0
+
+    # --- Gymnasium ---------------------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start a new battle (forfeiting one still in progress). ``seed`` is the battle seed itself.
+
+        Without a seed the battle seed is drawn from the env's generator (seeded by the first ``reset(seed=…)``).
+        ``options`` may set ``opponent`` (a spec), ``format`` and ``max_turns`` for this and later episodes.
+        """
+        super().reset(seed=seed)
+        self._end_episode()
+        options = dict(options or {})
+        if "format" in options:
+            generation(str(options["format"]))
+            self.format = str(options["format"])
+        if "opponent" in options:
+            spec = options["opponent"]
+            self.opponent = make_policy(spec) if isinstance(spec, str) else spec
+        if "max_turns" in options:
+            self.max_turns = int(options["max_turns"])
+        battle_seed = int(seed) if seed is not None else int(self.np_random.integers(0, SEED_LIMIT))
+        if battle_seed < 0:
+            raise EnvError(f"seed must be non-negative, not {battle_seed}")
+        self.battle_seed = battle_seed
+        self.steps = 0
+        detail = f"wolfeclick.env vs {self.opponent.spec}"
+        episode = Episode(self.service, self.opponent, agent_side=self.agent_side, format_id=self.format,
+                          seed=battle_seed, max_turns=self.max_turns, recordings=self.recordings,
+                          source_detail=detail, agent_spec=self.agent_spec)
+        self._episode = episode
+        self._finalizer = weakref.finalize(self, Episode.abandon, episode)
+        records, observation = episode.wait(self.step_timeout_s)
+        if observation is None:  # the battle ended before the agent was asked anything (it never does in practice)
+            self._set_observation(None)
+            return self._text, self._info(records, terminal=True)
+        self._set_observation(observation)
+        return self._text, self._info(records)
+
+    def step(self, action: str | int | np.integer) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        episode, observation = self._episode, self._observation
+        if episode is None:
+            raise EnvError("no battle in progress: call reset() first")
+        if observation is None:
+            raise EnvError("the battle is over: call reset() to start another")
+        decision = self.decide(action)
+        self._played_candidates = self._prompt.candidates if self._prompt is not None else []
+        self.steps += 1
+        episode.answer(decision)
+        records, next_observation = episode.wait(self.step_timeout_s)
+        self._set_observation(next_observation)
+        info = self._info(records, terminal=next_observation is None, decision=decision)
+        reward = info["reward"]["shaped"] + info["reward"]["outcome"]
+        terminated = truncated = False
+        if next_observation is None:
+            assert episode.end is not None
+            result = episode.end.recording.result
+            if result.reason == "aborted":
+                raise EnvError(f"the battle was aborted: {result.error}")
+            truncated = result.reason == "turn_limit"
+            terminated = not truncated
+        return self._text, float(reward), terminated, truncated, info
+
+    def render(self) -> str | None:
+        return self._text if self.render_mode == "ansi" else None
+
+    def close(self) -> None:
+        """Forfeit a battle still in progress (its recording is saved) and free its simulator slot."""
+        self._end_episode()
+        super().close()
+
+    # --- actions -----------------------------------------------------------------------------------------------
+    def decide(self, action: str | int | np.integer) -> Decision:
+        """The decision an action stands for: a legal action, or the flagged seeded fallback."""
+        assert self._observation is not None and self._prompt is not None
+        observation, candidates = self._observation, self._prompt.candidates
+        if isinstance(action, (bool, np.bool_)):
+            raise TypeError("an action is the model's text or an index into info['legal_actions'], not a bool")
+        if isinstance(action, (int, np.integer)):
+            index = int(action)
+            if 0 <= index < len(candidates):
+                return Decision(action=candidates[index].action, info={"env_action": index})
+            return fallback_decision(observation, f"index {index} is not in 0..{len(candidates) - 1}")
+        if not isinstance(action, str):
+            raise TypeError(f"an action is the model's text or an index into info['legal_actions'], "
+                            f"not {type(action).__name__}")
+        stripped = action.strip()
+        for candidate in candidates:  # the exact answer string (what a scored model emits)
+            if stripped == candidate.text:
+                return Decision(action=candidate.action, raw_output=action)
+        parsed = parse_action(action, list(observation.legal_actions))
+        if parsed.legal:
+            return Decision(action=parsed.action, raw_output=action)
+        return fallback_decision(observation, parsed.reason or "no legal action named", raw_output=action)
+
+    # --- what the agent sees -----------------------------------------------------------------------------------
+    @property
+    def legal_actions(self) -> list[str]:
+        """The exact answer strings for the current decision (empty once the battle is over)."""
+        return [c.text for c in self._prompt.candidates] if self._prompt is not None else []
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        """The current legal actions with their answer strings (``legal_actions[i]`` is ``candidates[i].text``)."""
+        return list(self._prompt.candidates) if self._prompt is not None else []
+
+    @property
+    def observation_data(self) -> Observation | None:
+        """The runner's observation of the current decision (the side's poke-env ``Battle`` included)."""
+        return self._observation
+
+    def _set_observation(self, observation: Observation | None) -> None:
+        self._observation = observation
+        if observation is None:
+            self._prompt = None
+            end = self._episode.end if self._episode is not None else None
+            self._text = end_text(end.recording, self.agent_side) if end is not None else ""
+            return
+        self._prompt = self.profile.build(observation)
+        self._text = self._prompt.messages[-1]["content"]
+
+    def _info(self, records: list[TurnRecord], *, terminal: bool = False,
+              decision: Decision | None = None) -> dict[str, Any]:
+        side = self.agent_side
+        shaped, outcome, components, settled = 0.0, 0.0, {}, []
+        for record in records:
+            mine = record.decisions.get(side)
+            if mine is None:
+                continue
+            settled.append(record.index)
+            shaped += mine.reward.total
+            outcome += mine.reward.outcome
+            for name, value in mine.reward.components.items():
+                components[name] = round(components.get(name, 0.0) + value, 6)
+        observation = self._observation
+        info: dict[str, Any] = {
+            "legal_actions": self.legal_actions,
+            "turn": observation.turn if observation is not None else (
+                self._episode.end.recording.result.turns if self._episode and self._episode.end else 0),
+            "reward": {"shaped": round(shaped, 6), "outcome": outcome, "components": components},
+            "settled_decisions": settled,
+            "battle_seed": self.battle_seed,
+            "recording_path": None,
+            "result": None,
+        }
+        if decision is not None:
+            info["illegal"] = decision.illegal
+            info["illegal_reason"] = decision.illegal_reason
+            info["action"] = self._answer_text(decision)
+        if terminal and self._episode is not None and self._episode.end is not None:
+            end = self._episode.end
+            info["recording_path"] = str(end.path) if end.path is not None else None
+            info["recording_id"] = end.recording.id
+            info["result"] = end.recording.result.model_dump()
+        return info
+
+    def _answer_text(self, decision: Decision) -> str | None:
+        """The answer string of the action played (as listed in ``legal_actions`` when it was chosen)."""
+        for candidate in self._played_candidates:
+            if candidate.action == decision.action:
+                return candidate.text
+        return decision.action.json_text() if decision.action is not None else None
+
+    def _end_episode(self) -> None:
+        episode, self._episode = self._episode, None
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        self._observation = self._prompt = None
+        if episode is not None:
+            self.last_end = episode.finish(self.step_timeout_s)
+
+
+def end_text(recording: Any, side: str) -> str:
+    """What the agent reads when the battle is over."""
+    result = recording.result
+    if result.reason == "turn_limit":
+        verdict = f"stopped at the turn limit (turn {result.turns})"
+    elif result.winner is None:
+        verdict = "a tie" if result.reason == "tie" else f"ended ({result.reason})"
+    else:
+        verdict = "won" if result.winner == side else "lost"
+        verdict = f"{verdict} on turn {result.turns}" + (" by forfeit" if result.reason == "forfeit" else "")
+    return f"The battle is over: you {verdict}." if result.winner is not None else f"The battle is over: {verdict}."

@@ -1,0 +1,151 @@
+"""One battle played step by step: the runner on the service's loop, the agent's seat handed to the caller's thread.
+
+The agent is a blocking ``Policy`` whose ``decide`` publishes the observation and waits for the caller's decision,
+so the runner, its turn records and its recordings are exactly what ``stream_battle`` makes for any other policy.
+The caller's thread and the runner meet through two queues; an episode that is abandoned (closed, garbage
+collected, reset) makes the seat raise, which the runner turns into a forfeit that frees the simulator slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wolfeclick.battle.batch import relaxed_gc
+from wolfeclick.battle.runner import stream_battle
+from wolfeclick.battle.schema import Recording, SourceInfo, TurnRecord
+from wolfeclick.battle.store import save_recording
+from wolfeclick.env.service import SimService
+from wolfeclick.errors import WolfeClickError
+from wolfeclick.policies.base import Decision, Observation, Policy
+
+AGENT_SPEC = "env:agent"
+STEP_TIMEOUT_S = 120.0
+"""No step waits longer than this for the simulator (it answers in milliseconds; only a wedged process is slower)."""
+
+
+class EnvError(WolfeClickError, RuntimeError):
+    """The env cannot do what was asked (no battle in progress, the battle is over, the simulator died)."""
+
+
+class EpisodeClosed(Exception):
+    """Raised inside the agent's seat when the episode is abandoned: the runner forfeits the agent's side."""
+
+
+_CLOSE = object()
+
+
+class AgentSeat:
+    """The agent's side of the battle: ``decide`` waits for the decision the env's caller makes."""
+
+    blocking = True
+
+    def __init__(self, spec: str, events: "queue.Queue[tuple[str, Any]]") -> None:
+        self.spec = spec
+        self.events = events
+        self.decisions: "queue.Queue[Any]" = queue.Queue()
+        self.abandoned = threading.Event()
+
+    def metadata(self) -> dict[str, Any]:
+        return {"kind": "env", "description": "an agent stepping wolfeclick.env (Gymnasium / TRL / OpenEnv)"}
+
+    def decide(self, observation: Observation) -> Decision:
+        if self.abandoned.is_set():
+            raise EpisodeClosed("the env was closed before the battle ended")
+        self.events.put(("decide", observation))
+        answer = self.decisions.get()
+        if answer is _CLOSE:
+            raise EpisodeClosed("the env was closed before the battle ended")
+        return answer
+
+
+@dataclass
+class EpisodeEnd:
+    recording: Recording
+    path: Path | None
+
+
+class Episode:
+    """A battle in flight on ``service``; ``wait`` returns the turn records up to the agent's next decision."""
+
+    def __init__(self, service: SimService, opponent: Policy, *, agent_side: str, format_id: str, seed: int,
+                 max_turns: int, recordings: Path | None, source_detail: str | None, agent_spec: str = AGENT_SPEC) -> None:
+        self.events: "queue.Queue[tuple[str, Any]]" = queue.Queue()
+        self.seat = AgentSeat(agent_spec, self.events)
+        self.side = agent_side
+        self.end: EpisodeEnd | None = None
+        p1, p2 = (self.seat, opponent) if agent_side == "p1" else (opponent, self.seat)
+        self.future = service.submit(self._play(service, p1, p2, format_id, seed, max_turns, recordings,
+                                                source_detail))
+
+    async def _play(self, service: SimService, p1: Policy, p2: Policy, format_id: str, seed: int, max_turns: int,
+                    recordings: Path | None, source_detail: str | None) -> None:
+        try:
+            with relaxed_gc():  # training is bulk play: collect cycles as rarely as batches do
+                await self._stream(service, p1, p2, format_id, seed, max_turns, recordings, source_detail)
+        except BaseException as exc:  # surfaced in the caller's thread (a refused start, a full disk, a bug)
+            self.events.put(("error", exc))
+            raise
+
+    async def _stream(self, service: SimService, p1: Policy, p2: Policy, format_id: str, seed: int, max_turns: int,
+                      recordings: Path | None, source_detail: str | None) -> None:
+        process = await service.process()
+        async for item in stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns,
+                                        process=process):
+            if isinstance(item, TurnRecord):
+                self.events.put(("record", item))
+                continue
+            recording = item.model_copy(update={"source": SourceInfo(kind="training", detail=source_detail)})
+            path = None
+            if recordings is not None:
+                path = await asyncio.to_thread(save_recording, recording, recordings)
+            self.events.put(("end", EpisodeEnd(recording, path)))
+
+    def answer(self, decision: Decision) -> None:
+        self.seat.decisions.put(decision)
+
+    def wait(self, timeout: float = STEP_TIMEOUT_S) -> tuple[list[TurnRecord], Observation | None]:
+        """Turn records finished since the last call, and the agent's next observation (None once the battle ended)."""
+        records: list[TurnRecord] = []
+        while True:
+            try:
+                kind, value = self.events.get(timeout=timeout)
+            except queue.Empty:
+                self.abandon()
+                raise EnvError(f"the simulator did not answer within {timeout:.0f} s; the battle was abandoned") from None
+            if kind == "record":
+                records.append(value)
+            elif kind == "decide":
+                return records, value
+            elif kind == "end":
+                self.end = value
+                return records, None
+            else:
+                raise value
+
+    def abandon(self) -> None:
+        """Make the agent forfeit (now, or at its next decision); returns at once."""
+        self.seat.abandoned.set()
+        self.seat.decisions.put(_CLOSE)
+
+    def finish(self, timeout: float = STEP_TIMEOUT_S) -> EpisodeEnd | None:
+        """Abandon the battle if it is still going and wait for its recording (saved by then)."""
+        if self.end is not None:
+            return self.end
+        self.abandon()
+        try:
+            self.future.result(timeout=timeout)
+        except Exception:  # already reported to the caller through ``wait``, or a forfeit that could not be written
+            pass
+        while self.end is None:
+            try:
+                kind, value = self.events.get_nowait()
+            except queue.Empty:
+                break
+            if kind == "end":
+                self.end = value
+        return self.end

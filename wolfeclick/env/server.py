@@ -1,0 +1,295 @@
+"""The OpenEnv server: ``ShowdownEnv`` behind openenv-core's FastAPI app (``python -m wolfeclick serve-env``).
+
+Endpoints are openenv-core's: ``POST /reset``, ``POST /step``, ``GET /state``, ``GET /schema``, ``GET /health``,
+``GET /metadata`` and ``WS /ws``. A WebSocket connection is a session with one battle at a time; closing it forfeits
+the battle. openenv-core builds a fresh environment for every plain HTTP request, so an HTTP battle lives in the
+server's episode table under the ``episode_id`` that ``/reset`` returns (or was given), and each ``/step`` names it;
+an HTTP battle left idle longer than ``idle_timeout_s`` is forfeited. Malformed actions and impossible requests get
+a 4xx whose ``detail`` is one line; the server binds 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from openenv.core.env_server import Action, Environment, Observation, State, create_fastapi_app
+from openenv.core.env_server.types import EnvironmentMetadata
+from pydantic import Field, model_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+import wolfeclick
+from wolfeclick.battle.runner import DEFAULT_FORMAT
+from wolfeclick.env.env import DEFAULT_PROMPT, ShowdownEnv
+from wolfeclick.env.episode import EnvError
+from wolfeclick.env.service import SimService
+from wolfeclick.errors import WolfeClickError, one_line
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8001
+MAX_SESSIONS = 32
+"""Battles in flight at once; each waiting agent holds one of the runner's 64 decision threads."""
+
+
+FINISHED_KEPT_S = 60.0
+"""A finished HTTP battle stays answerable ("the battle is over") this long after its last step."""
+
+
+class ShowdownAction(Action):
+    """Either the model's raw ``text`` (parsed like generate mode) or an ``index`` into ``legal_actions``."""
+
+    text: Optional[str] = Field(None, max_length=4096, description="The model's output, e.g. '{\"action\": \"move\", "
+                                                                   "\"choice\": \"surf\"}'.")
+    index: Optional[int] = Field(None, ge=0, le=64, description="An index into the observation's legal_actions.")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "ShowdownAction":
+        if (self.text is None) == (self.index is None):
+            raise ValueError("give exactly one of 'text' or 'index'")
+        return self
+
+
+class ShowdownObservation(Observation):
+    text: str = Field(description="What the agent reads (the prompt profile's user message), or the final verdict.")
+    legal_actions: list[str] = Field(default_factory=list, description="The exact answer strings, in index order.")
+    turn: int = 0
+    episode_id: Optional[str] = Field(None, description="Pass this to /step over plain HTTP.")
+    truncated: bool = False
+    info: dict[str, Any] = Field(default_factory=dict, description="Reward components, illegal flag, recording path.")
+
+
+class ShowdownState(State):
+    format: Optional[str] = None
+    opponent: Optional[str] = None
+    seed: Optional[int] = None
+    done: bool = False
+    recording_path: Optional[str] = None
+    active_episodes: int = 0
+
+
+class ServerError(EnvError):
+    status_code = 400
+
+
+class EpisodeNotFound(ServerError):
+    status_code = 404
+
+
+class ServerFull(ServerError):
+    status_code = 429
+
+
+@dataclass
+class _Entry:
+    env: ShowdownEnv
+    opponent: str
+    steps: int = 0
+    done: bool = False
+    last_used: float = field(default_factory=time.monotonic)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class EpisodeTable:
+    """The server's battles by episode id: shared by every session and HTTP request of one app."""
+
+    def __init__(self, *, opponent: str, format: str, prompt: str, max_turns: int, recordings: Path | None | bool,
+                 max_episodes: int, idle_timeout_s: float, processes: int | None = None) -> None:
+        self.defaults = {"opponent": opponent, "format": format, "prompt": prompt, "max_turns": max_turns}
+        self.recordings = recordings
+        self.max_episodes = max_episodes
+        self.idle_timeout_s = idle_timeout_s
+        self.service = SimService(processes)
+        self.entries: dict[str, _Entry] = {}
+        self.lock = threading.Lock()
+
+    def start(self, episode_id: str | None, seed: int | None, options: dict[str, Any]) -> tuple[str, _Entry, str, dict]:
+        self.reap()
+        episode_id = episode_id or f"ep-{uuid.uuid4().hex[:16]}"
+        with self.lock:
+            old = self.entries.pop(episode_id, None)
+            active = sum(1 for entry in self.entries.values() if not entry.done)
+            if old is None and active >= self.max_episodes:
+                raise ServerFull(f"the server already has {self.max_episodes} battles in flight; finish or close one")
+        if old is not None:
+            old.env.close()
+        opponent = str(options.get("opponent") or self.defaults["opponent"])
+        try:
+            env = ShowdownEnv(opponent, format=str(options.get("format") or self.defaults["format"]),
+                              prompt=str(options.get("prompt") or self.defaults["prompt"]),
+                              max_turns=int(options.get("max_turns") or self.defaults["max_turns"]),
+                              recordings=self.recordings, service=self.service,
+                              agent_spec=str(options.get("agent") or "env:agent"))
+        except (WolfeClickError, ValueError) as exc:
+            raise ServerError(one_line(exc)) from None
+        entry = _Entry(env, opponent)
+        text, info = env.reset(seed=seed)
+        with self.lock:
+            self.entries[episode_id] = entry
+        return episode_id, entry, text, info
+
+    def get(self, episode_id: str) -> _Entry:
+        with self.lock:
+            entry = self.entries.get(episode_id)
+        if entry is None:
+            raise EpisodeNotFound(f"no battle with episode_id {episode_id!r}: call /reset first (it may have ended "
+                                  f"or idled out)")
+        entry.last_used = time.monotonic()
+        return entry
+
+    def drop(self, episode_id: str) -> None:
+        with self.lock:
+            entry = self.entries.pop(episode_id, None)
+        if entry is not None:
+            entry.env.close()
+
+    def reap(self) -> None:
+        """Forfeit HTTP battles nobody has stepped for ``idle_timeout_s``; forget finished ones after a minute."""
+        now = time.monotonic()
+        with self.lock:
+            stale = [key for key, entry in self.entries.items()
+                     if entry.last_used < now - (FINISHED_KEPT_S if entry.done else self.idle_timeout_s)]
+        for key in stale:
+            self.drop(key)
+
+    def close(self) -> None:
+        for key in list(self.entries):
+            self.drop(key)
+        self.service.close()
+
+
+class ShowdownServerEnv(Environment[ShowdownAction, ShowdownObservation, ShowdownState]):
+    """One OpenEnv environment instance: a WebSocket session's, or a single HTTP request's."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, table: EpisodeTable) -> None:
+        super().__init__()
+        self.table = table
+        try:  # openenv-core 0.3 builds per-request envs on the event loop, session envs in a worker thread
+            asyncio.get_running_loop()
+            self.per_request = True
+        except RuntimeError:
+            self.per_request = False
+        self.episode_id: str | None = None
+        self.owned: set[str] = set()
+
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, opponent: Optional[str] = None,
+              format: Optional[str] = None, prompt: Optional[str] = None, max_turns: Optional[int] = None,
+              **kwargs: Any) -> ShowdownObservation:
+        if not self.per_request and self.episode_id is not None and self.episode_id != episode_id:
+            self.table.drop(self.episode_id)  # one battle per session: a new reset forfeits the old battle
+            self.owned.discard(self.episode_id)
+        options = {"opponent": opponent, "format": format, "prompt": prompt, "max_turns": max_turns}
+        self.episode_id, entry, text, info = self.table.start(episode_id, seed, options)
+        if not self.per_request:
+            self.owned.add(self.episode_id)
+        return self._observation(self.episode_id, text, 0.0, False, False, info)
+
+    def step(self, action: ShowdownAction, timeout_s: Optional[float] = None, episode_id: Optional[str] = None,
+             **kwargs: Any) -> ShowdownObservation:
+        key = episode_id or self.episode_id
+        if key is None:
+            raise ServerError("no battle in this session: call /reset first (over HTTP, pass the episode_id it "
+                              "returned)")
+        entry = self.table.get(key)
+        with entry.lock:
+            if entry.done:
+                raise ServerError(f"the battle {key!r} is over: call /reset to start another")
+            choice: str | int = action.text if action.text is not None else int(action.index or 0)
+            text, reward, terminated, truncated, info = entry.env.step(choice)
+            entry.steps += 1
+            entry.done = terminated or truncated
+        self.episode_id = key
+        return self._observation(key, text, float(reward), terminated, truncated, info)
+
+    @property
+    def state(self) -> ShowdownState:
+        entry = self.table.entries.get(self.episode_id) if self.episode_id else None
+        active = len(self.table.entries)
+        if entry is None:
+            return ShowdownState(episode_id=self.episode_id, active_episodes=active)
+        end = entry.env.last_end
+        return ShowdownState(episode_id=self.episode_id, step_count=entry.steps, format=entry.env.format,
+                             opponent=entry.opponent, seed=entry.env.battle_seed, done=entry.done,
+                             recording_path=str(end.path) if end is not None and end.path else None,
+                             active_episodes=active)
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(name="wolfeclick", version=wolfeclick.__version__,
+                                   description="Pokémon Showdown battles on the embedded simulator, one per session; "
+                                               "every episode is a WolfeClick Arena recording.")
+
+    def close(self) -> None:
+        """A WebSocket session ending forfeits its battle; a per-request env leaves the table alone."""
+        for key in list(self.owned):
+            self.table.drop(key)
+        self.owned.clear()
+
+    @staticmethod
+    def _observation(episode_id: str, text: str, reward: float, terminated: bool, truncated: bool,
+                     info: dict[str, Any]) -> ShowdownObservation:
+        return ShowdownObservation(text=text, legal_actions=list(info.get("legal_actions", [])),
+                                   turn=int(info.get("turn", 0)), episode_id=episode_id, truncated=truncated,
+                                   info={k: v for k, v in info.items() if k != "legal_actions"},
+                                   reward=reward, done=terminated or truncated)
+
+
+def _one_line_detail(detail: Any) -> str:
+    """FastAPI's validation details (a list of dicts) as one line: ``action.index: Input should be …``."""
+    if isinstance(detail, list) and detail:
+        first = detail[0] if isinstance(detail[0], dict) else {"msg": str(detail[0])}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body",))
+        message = str(first.get("msg", "invalid request")).replace("Value error, ", "")
+        more = f" (and {len(detail) - 1} more)" if len(detail) > 1 else ""
+        return (f"{where}: {message}" if where else message) + more
+    return one_line(Exception(str(detail))) if detail else "invalid request"
+
+
+def create_server_app(*, opponent: str = "random", format: str = DEFAULT_FORMAT, prompt: str = DEFAULT_PROMPT,
+                      max_turns: int = 300, recordings: Path | None | bool = None, max_sessions: int = MAX_SESSIONS,
+                      idle_timeout_s: float = 600.0, processes: int | None = None) -> FastAPI:
+    """The FastAPI app: openenv-core's routes over one episode table, with one-line 4xx errors."""
+    table = EpisodeTable(opponent=opponent, format=format, prompt=prompt, max_turns=max_turns, recordings=recordings,
+                         max_episodes=max_sessions, idle_timeout_s=idle_timeout_s, processes=processes)
+    app = create_fastapi_app(functools.partial(ShowdownServerEnv, table), ShowdownAction, ShowdownObservation,
+                             max_concurrent_envs=max_sessions)
+    app.title = "WolfeClick Arena OpenEnv server"
+    app.state.episodes = table
+
+    @app.exception_handler(ServerError)
+    async def _server_error(request: Request, exc: ServerError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
+
+    @app.exception_handler(WolfeClickError)
+    async def _user_error(request: Request, exc: WolfeClickError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"detail": _one_line_detail(exc.detail)}, status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _one_line_detail(exc.errors())}, status_code=422)
+
+    async def _close_table() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, table.close)
+
+    app.router.on_shutdown.append(_close_table)
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    """``wolfeclick.env.server:app`` (what openenv.yaml names) builds the default app when first asked for."""
+    if name == "app":
+        return create_server_app()
+    raise AttributeError(f"module 'wolfeclick.env.server' has no attribute {name!r}")

@@ -1,0 +1,136 @@
+"""``ShowdownToolEnv`` for TRL's ``GRPOTrainer(environment_factory=ShowdownToolEnv)``: a battle played by tool calls.
+
+TRL makes one instance per rollout with no arguments, calls ``reset(**row)`` with the dataset row's columns
+(``seed``, ``format``, ``opponent``), appends the returned text to the prompt, and exposes every other public method
+as a tool whose schema comes from its docstring. Each tool call plays one decision and returns the next state text.
+A call that names no legal action (or comes after the battle ended) raises ``ValueError``; TRL shows the message to
+the model, and nothing is played. ``reward_func`` reads each env's ``reward`` once the rollout is over.
+
+``reward`` is the agent's shaped reward so far plus the outcome (±10) once the battle has ended. A rollout that stops
+before the battle does (out of tokens or tool calls) forfeits when the reward is read, so every rollout is a whole,
+saved recording; the forfeit counts as a loss (−10), which teaches finishing battles within the budget.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from wolfeclick.battle.runner import DEFAULT_FORMAT
+from wolfeclick.env.env import ShowdownEnv
+from wolfeclick.game.actions import to_id
+from wolfeclick.game.reward import outcome_reward
+
+TOOL_HINT = ("Play by calling the tools: move(name) with one of the moves listed above, or switch(pokemon) with one "
+             "of the Pokémon listed above. Each call returns the next battle state.")
+
+
+class ShowdownToolEnv:
+    """One battle per rollout against ``opponent``; defaults can be changed by subclassing or keyword arguments."""
+
+    default_opponent = "random"
+    default_format = DEFAULT_FORMAT
+    prompt = "wolfeclick-v1"
+    max_turns = 100
+
+    def __init__(self, *, opponent: str | None = None, format: str | None = None, recordings: Any = None,
+                 max_turns: int | None = None) -> None:
+        self._opponent = opponent or os.environ.get("WOLFECLICK_ENV_OPPONENT") or self.default_opponent
+        self._format = format or self.default_format
+        self._env = ShowdownEnv(self._opponent, format=self._format, prompt=self.prompt,
+                                max_turns=max_turns or self.max_turns, recordings=recordings)
+        self.reward = 0.0
+        self.done = False
+        self.illegal_calls = 0
+        self.recording_path: str | None = None
+        self.result: dict[str, Any] | None = None
+
+    def reset(self, **kwargs: Any) -> str:
+        """Start the battle for a dataset row: ``seed`` (int), ``format`` and ``opponent`` (a policy spec)."""
+        options: dict[str, Any] = {}
+        if kwargs.get("format"):
+            options["format"] = str(kwargs["format"])
+        if kwargs.get("opponent"):
+            options["opponent"] = str(kwargs["opponent"])
+        seed = kwargs.get("seed")
+        text, info = self._env.reset(seed=None if seed is None else int(seed), options=options)
+        self.reward, self.done, self.illegal_calls = 0.0, False, 0
+        self.recording_path = self.result = None
+        return f"{text}\n\n{TOOL_HINT}"
+
+    def move(self, name: str) -> str:
+        """Use one of your active Pokémon's moves this turn.
+
+        Args:
+            name: The move to use, exactly as listed in the valid options (for example "thunderbolt").
+
+        Returns:
+            The battle state after the turn, with the next valid options.
+        """
+        return self._play("move", name)
+
+    def switch(self, pokemon: str) -> str:
+        """Switch your active Pokémon out for another one from your team.
+
+        Args:
+            pokemon: The Pokémon to switch in, exactly as listed in the valid options (for example "garchomp").
+
+        Returns:
+            The battle state after the turn, with the next valid options.
+        """
+        return self._play("switch", pokemon)
+
+    # --- internals (underscored: TRL makes every public method a tool) -----------------------------------------
+    def _finish(self) -> float:
+        if not self.done and self._env.observation_data is not None:
+            self._env.close()
+            self.done = True
+            end = self._env.last_end
+            if end is not None:
+                self._settle_end(end)
+        return self.reward
+
+    def _play(self, kind: str, name: str) -> str:
+        if self.done or self._env.observation_data is None:
+            raise ValueError("The battle is over; no more moves can be played.")
+        index = self._find(kind, str(name))
+        if index is None:
+            self.illegal_calls += 1
+            options = ", ".join(f"{a.kind}({c!r})" for a, c in self._options())
+            raise ValueError(f"{kind}({name!r}) is not a legal action now. Legal: {options or 'none'}.")
+        text, reward, terminated, truncated, info = self._env.step(index)
+        self.reward += float(reward)
+        if terminated or truncated:
+            self.done = True
+            self.recording_path = info.get("recording_path")
+            self.result = info.get("result")
+            return text
+        return f"{text}\n\n{TOOL_HINT}"
+
+    def _options(self) -> list[tuple[Any, str]]:
+        return [(c.action, c.choice) for c in self._env.candidates]
+
+    def _find(self, kind: str, name: str) -> int | None:
+        wanted = to_id(name)
+        for index, (action, choice) in enumerate(self._options()):
+            if action.kind == kind and wanted in (to_id(choice), action.id, to_id(action.name)):
+                return index
+        return None
+
+    def _settle_end(self, end: Any) -> None:
+        side = self._env.agent_side
+        shaped = sum(t.decisions[side].reward.total for t in end.recording.turns if side in t.decisions)
+        # the recording charges no outcome to a side that forfeits mid-decision; the result still says who won
+        self.reward = round(shaped + outcome_reward(end.recording.result.winner, side), 6)
+        self.recording_path = str(end.path) if end.path is not None else None
+        self.result = end.recording.result.model_dump()
+
+
+def finish(env: ShowdownToolEnv) -> float:
+    """End a rollout: forfeit its battle if it is still going (so it is saved) and return the final reward."""
+    return env._finish()
+
+
+def reward_func(environments: list[ShowdownToolEnv], **kwargs: Any) -> list[float]:
+    """GRPO reward: each rollout's battle reward (shaped + outcome), after ending battles the rollout left unfinished."""
+    return [finish(env) for env in environments]
