@@ -138,7 +138,8 @@ class RecordingSaver:
 
     Ids derive from format, seed and policies, so a rerun of a seed, a stopped Live battle or a one-turn API battle
     would otherwise replace a different, complete recording. The first save claims the recording's id if it is
-    free (or already holds this very battle), else ``<id>-2``, ``<id>-3``…; the claim is an atomic no-replace link,
+    free (or already holds this very battle), else the first free of ``<id>-2``, ``<id>-3``… (only the plain id is
+    read and compared, so thousands of training rollouts of one seed stay cheap); the claim is an atomic no-replace link,
     so two runs — even in two processes — never get one id. Later saves of the same run replace their own file.
     """
 
@@ -160,6 +161,8 @@ class RecordingSaver:
             try:
                 write_atomic(path, copy.to_json(), replace=False)
             except FileExistsError:
+                if candidate != recording.id:
+                    continue  # only the plain id is shared by a replay of the same battle: no need to read it
                 try:
                     existing = load_recording(path)
                 except RecordingError:
