@@ -108,6 +108,8 @@ class Narrator:
     names: dict[str, str] = field(default_factory=dict)
     hp: dict[str, float] = field(default_factory=dict)
     hp_delta: dict[str, float] = field(default_factory=lambda: {"p1": 0.0, "p2": 0.0})
+    active: dict[str, str] = field(default_factory=dict)
+    """The name each side last sent out (for the end-of-battle field)."""
 
     # --- helpers -------------------------------------------------------------------------------------------
     def who(self, ident: str) -> str:
@@ -208,6 +210,8 @@ def _switch(n: Narrator, m: Message) -> Sentence:
     level = next((d.strip() for d in details[1:] if d.strip().startswith("L")), "")
     pct, _ = _hp_percent(args[2]) if len(args) > 2 else (None, None)
     n.hp[n._key(args[0])] = pct if pct is not None else n.hp.get(n._key(args[0]), 100.0)
+    if side is not None and m.kind != "replace":
+        n.active[side] = name
     shown = name if species == name else f"{name} ({species})"
     extra = ", ".join(x for x in (level, _fmt(pct) + " HP" if pct is not None else "") if x)
     owner = n.names.get(side or "", side or "")
