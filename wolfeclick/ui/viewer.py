@@ -144,6 +144,8 @@ def _window(view: BattleView, start: int, budget: int) -> tuple[int, int, list[s
     low, high = start, start  # [low, high) rendered so far
     while (low > 0 or high < total) and used < budget:
         for index in ((high,) if high < total else ()) + ((low - 1,) if low > 0 else ()):
+            if used >= budget:
+                break
             text = view.html(index, None, text_limit=TEXT_LIMIT)
             panels[index] = text
             used += len(text.encode("utf-8"))
