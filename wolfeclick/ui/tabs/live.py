@@ -42,8 +42,8 @@ from wolfeclick.ui.viewer import live_payload, to_json
 
 __all__ = ["LiveUI", "build", "live_start", "live_stop", "STREAM_OUTPUTS"]
 
-STREAM_OUTPUTS = ("status", "data", "turn", "open_button", "last")
-"""The order of ``/live_start``'s outputs for API clients."""
+STREAM_OUTPUTS = ("status", "data", "turn", "open_button", "link", "last")
+"""The order of ``/live_start``'s outputs (API clients get all but the last, a State)."""
 
 
 @dataclass
@@ -68,7 +68,7 @@ class LiveUI:
     last: gr.State
 
     def stream_outputs(self) -> list[Any]:
-        return [getattr(self, name) for name in STREAM_OUTPUTS] + [self.link]
+        return [getattr(self, name) for name in STREAM_OUTPUTS]
 
 
 def _link(request: gr.Request | None, query: str) -> str:
@@ -125,7 +125,8 @@ async def live_start(ctx: AppContext, ui: LiveUI, agent: str, agent_custom: str,
                        ui.data: to_json(live_payload(view, run=run, since=max(0, len(view) - 1), status="",
                                                      replay_id=recording.id, link=link)),
                        ui.link: f"Recorded as `{recording.id}`. Replay link: [{link}]({query})",
-                       ui.turn: {"done": True, "recording": recording.id, "result": result, "link": link},
+                       ui.turn: {"done": True, "recording": recording.id, "result": result, "link": link,
+                                 "step": max(0, len(turns) - 1)},
                        ui.open_button: gr.Button(visible=True),
                        ui.last: {"id": recording.id, "step": max(0, len(turns) - 1)}}
     except Exception as exc:  # noqa: BLE001 - one line for a user error, a logged bug otherwise
