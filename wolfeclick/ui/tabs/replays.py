@@ -78,7 +78,7 @@ async def open_replay(ctx: AppContext, ui: ReplaysUI, replay_id: str | None, ste
         payload, json_path, export_path = await asyncio.to_thread(_prepare, ctx, str(replay_id), step, turn)
     except Exception as exc:  # noqa: BLE001 - split by failure(): one line, or a logged bug
         return {ui.message: message_html(failure(ctx, exc, "open_replay"))}
-    return {ui.data: payload, ui.select: gr.Dropdown(value=replay_id), ui.message: message_html(message),
+    return {ui.data: payload, ui.select: gr.update(value=replay_id), ui.message: message_html(message),
             ui.json_file: gr.DownloadButton(value=json_path, interactive=True),
             ui.export_file: gr.DownloadButton(value=export_path, interactive=True)}
 
@@ -117,7 +117,7 @@ def list_page(ctx: AppContext, ui: ReplaysUI, query: str | None, page: Any) -> d
     shown = page_of(rows, page, ctx.settings.page_size)
     table = [[r["id"], r["p1"], r["p2"], r["winner"], r["turns"], r["format"], r["source"],
               str(r["created"])[:19].replace("T", " ")] for r in shown.rows]
-    return {ui.table: gr.Dataframe(value=table, headers=LIST_HEADERS), ui.page: shown.page,
+    return {ui.table: table, ui.page: shown.page,
             ui.caption: shown.caption()}
 
 
@@ -187,7 +187,7 @@ def build(ctx: AppContext) -> ReplaysUI:
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
             viewer = viewer_component("replays", "wc-replays-viewer")
             data = data_component("wc-replays-data")
-    with gr.Accordion("All recordings (search; click a row to open it)", open=False):
+    with gr.Accordion("All recordings (search; click a row to open it)", open=True):
         with gr.Row():
             search = gr.Textbox(label="Search", placeholder="policy, format, winner, source (e.g. source:tournament)",
                                 scale=4)
