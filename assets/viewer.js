@@ -196,6 +196,7 @@
     if (target && (target.isContentEditable || /^(TEXTAREA|SELECT)$/.test(target.tagName) ||
         (target.tagName === "INPUT" && target.type !== "range"))) return;
     const t0 = event.timeStamp || performance.now();
+    const h0 = performance.now();
     let done = true;
     if (event.key === "ArrowRight") { pause(); show(event.shiftKey ? turnStep(1) : state.index + 1); }
     else if (event.key === "ArrowLeft") { pause(); show(event.shiftKey ? turnStep(-1) : state.index - 1); }
@@ -205,8 +206,9 @@
     else done = false;
     if (!done) return;
     event.preventDefault();
-    const sync = performance.now() - t0;
-    requestAnimationFrame(() => window.__wcTimings.push({ key: event.key, sync, frame: performance.now() - t0 }));
+    const now = performance.now();
+    const sync = now - t0, handler = now - h0;
+    requestAnimationFrame(() => window.__wcTimings.push({ key: event.key, sync, handler, frame: performance.now() - t0 }));
   });
 
   function setItems(fromStep, html) {

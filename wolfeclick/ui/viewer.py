@@ -22,8 +22,8 @@ from wolfeclick.ui.view import SIDE_COLORS, SIDES, BattleView
 __all__ = ["battle_payload", "live_payload", "charts_svg", "turn_list_html", "nice_ticks", "MAX_PAYLOAD_BYTES",
            "TEXT_LIMIT"]
 
-MAX_PAYLOAD_BYTES = 4 * 1024 * 1024
-"""Panels per payload at most (a 300-turn baseline battle is about 1.5 MB; a 100k-turn upload gets a window)."""
+MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
+"""Panels per payload at most (a 300-turn battle is about 4.4 MB; a 100k-turn upload gets a window)."""
 TEXT_LIMIT = 6000
 """A state or prompt longer than this is cut in the step panels (the JSON download has it whole)."""
 CHART_W, CHART_H = 460, 210
@@ -113,7 +113,18 @@ def _chart(key: str, title: str, x: Sequence[int], series: Mapping[str, Sequence
 
 
 def charts_svg(view: BattleView) -> tuple[str, dict[str, list[list[float]]]]:
-    """Both charts (team HP, cumulative reward) as SVG, and each chart's marker position for every step."""
+    """Both charts (team HP, cumulative reward) as SVG, and each chart's marker position for every step.
+    Memoised on the view for as long as it does not grow (an API step asks for one marker)."""
+    key = (view.steps, view.finished)
+    cached = getattr(view, "_charts_memo", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    result = _charts(view)
+    view._charts_memo = (key, result)  # type: ignore[attr-defined]
+    return result
+
+
+def _charts(view: BattleView) -> tuple[str, dict[str, list[list[float]]]]:
     data = view.series()
     names = view.meta.names
     hp_html, hp_marks = _chart("hp", "Team HP (mean public HP %, 6 slots)", data["x"], data["hp"], names, (0, 100))
