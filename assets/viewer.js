@@ -81,6 +81,7 @@
       return;
     }
     state.index = i;
+    const onPage = name === "replays" && visible();  // read layout before writing the DOM (no forced reflow)
     ui.panel.innerHTML = state.panels[local];
     ui.panel.querySelectorAll("details[data-key]").forEach((d) => { if (state.open[d.dataset.key]) d.open = true; });
     ui.slider.max = String(state.total); ui.slider.value = String(i + 1);
@@ -91,17 +92,17 @@
     const old = ui.list.querySelector("li.wc-current");
     if (old) old.classList.remove("wc-current");
     const item = state.items[i - state.first];
-    if (item) { item.classList.add("wc-current"); if (why !== "live") scrollListTo(item); }
+    if (item) { item.classList.add("wc-current"); if (why !== "live") requestAnimationFrame(() => scrollListTo(item)); }
     const q = shareQuery(i);
     if (q) {
       ui.link.value = location.origin + location.pathname + q;
-      if (name === "replays" && visible()) history.replaceState(null, "", q + location.hash);
+      if (onPage) history.replaceState(null, "", q + location.hash);
     } else if (state.data.link) ui.link.value = state.data.link;
     if (why !== "play" && why !== "live") state.follow = i === state.total - 1;
     if (state.playing && i >= state.total - 1 && state.data.finished) pause();
   }
 
-  function scrollListTo(item) {
+  function scrollListTo(item) {  // in the frame after the redraw: reading layout here forces no extra reflow
     const top = item.offsetTop, list = ui.list;
     if (top < list.scrollTop || top + item.offsetHeight > list.scrollTop + list.clientHeight)
       list.scrollTop = top - list.clientHeight / 2;

@@ -339,6 +339,7 @@ def main() -> int:
     parser.add_argument("--battles", type=int, default=200, help="battles for the memory benchmark")
     parser.add_argument("--upload-mb", type=float, default=8.0, help="size of each of the 16 uploads")
     parser.add_argument("--no-write", action="store_true", help="print the section instead of writing it")
+    parser.add_argument("--viewer-only", action="store_true", help="only the browser part, printed")
     args = parser.parse_args()
 
     from wolfeclick.battle.schema import Recording
@@ -353,6 +354,11 @@ def main() -> int:
         Recording.model_validate(data)
         (recordings / f"{LONG_ID}.json").write_text(json.dumps(data), encoding="utf-8")
 
+        if args.viewer_only:
+            with running_app(recordings, results) as (proc, port, _):
+                wait_until_serving(proc, port)
+                print(f"viewer: {viewer_timings(port, args.keys)}", flush=True)
+            return 0
         starts, torch_loaded = [], False
         for _ in range(args.starts):
             seconds, loaded = cold_start(recordings, results)
