@@ -347,11 +347,12 @@ def _decision_panel(side: str, name: str, decision: SideDecision, settled: bool,
     prompt_html = ""
     if isinstance(prompt, str) and prompt:
         prompt_html = _details(f"prompt-{side}", "Full prompt", esc(_cut(prompt, text_limit)))
+    latency = "not measured" if decision.latency_ms is None else f"{decision.latency_ms:.1f} ms"  # imports
     return (
         f'<div class="wc-card wc-decision wc-dec-{side}" style="border-top:4px solid {color}">'
         f'<div class="wc-side-label" style="color:{color}">{esc(side)} · {esc(name)} decided</div>'
         f'<div class="wc-action">{esc(action_text(decision))} {badge}</div>'
-        f'<div class="wc-muted">command <code>{esc(decision.command)}</code> · latency {decision.latency_ms:.1f} ms'
+        f'<div class="wc-muted">command <code>{esc(decision.command or "unknown")}</code> · latency {latency}'
         f' · {len(decision.legal_actions)} legal options</div>{rejected}'
         f'{_scores(decision.policy_info, chosen)}{_reward_table(decision, settled)}{raw}'
         f'{_details(f"state-{side}", "State it saw", esc(_cut(decision.state, text_limit)))}'
