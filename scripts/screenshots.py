@@ -1,4 +1,5 @@
-"""Screenshots of the three tabs for the docs: docs/screenshot-live.png, -replays.png, -compare.png.
+"""Screenshots for the docs: docs/screenshot-live.png, -replays.png, -compare.png (desktop, 1400 px) and
+docs/screenshot-replays-phone.png, -live-phone.png (phone, 414 px).
 
 Starts `python app.py` on a free port with copies of recordings/ (the same helper the UI tests use), drives
 headless Debian Chromium over the DevTools protocol (press Start, wait for turns; open a share link; press Run,
@@ -37,17 +38,16 @@ def main() -> int:
             browser.open(f"{server.url}?tab=live")
             browser.wait_for("document.querySelector('[data-tab-id=live][aria-selected=true]') !== null")
             browser.wait_for(CLICK.format(label="▶ Start"))
-            browser.wait_for("Number(document.querySelector('#component-0 .wc-turn, .wc-turn')?.dataset.turn) >= 9",
-                             timeout=60)
-            browser.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 2")
+            browser.wait_for("Number(document.querySelector('#wc-live-viewer .wc-turn')?.dataset.turn) >= 9",
+                             timeout=90)
             browser.screenshot(args.out / "screenshot-live.png")
             browser.evaluate(CLICK.format(label="■ Stop"))
 
             # Replays: a share link to turn 9
             browser.open(f"{server.url}?replay={REPLAY}&turn=9")
             browser.wait_for("document.querySelector('[data-tab-id=replays][aria-selected=true]') !== null")
-            browser.wait_for("[...document.querySelectorAll('.wc-turn')].some(e => e.dataset.turn === '9')")
-            browser.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 2")
+            browser.wait_for("document.querySelector('#wc-replays-viewer .wc-turn')?.dataset.turn === '9'")
+            browser.evaluate("document.querySelector('#wc-replays-viewer details[data-key=state-p1]').open = true")
             browser.screenshot(args.out / "screenshot-replays.png")
 
             # Compare: the default three baselines, four battles per pairing
@@ -57,9 +57,20 @@ def main() -> int:
             browser.wait_for("document.body.innerText.includes('complete.')", timeout=180)
             browser.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 3")
             browser.screenshot(args.out / "screenshot-compare.png")
+        with Browser(width=414, height=1400) as phone:
+            phone.call("Emulation.setDeviceMetricsOverride", width=414, height=1400, deviceScaleFactor=1, mobile=True)
+            phone.open(f"{server.url}?replay={REPLAY}&turn=9")
+            phone.wait_for("document.querySelector('#wc-replays-viewer .wc-turn')?.dataset.turn === '9'")
+            phone.screenshot(args.out / "screenshot-replays-phone.png")
+            phone.open(f"{server.url}?tab=live")
+            phone.wait_for(CLICK.format(label="▶ Start"))
+            phone.wait_for("Number(document.querySelector('#wc-live-viewer .wc-turn')?.dataset.turn) >= 5",
+                           timeout=90)
+            phone.screenshot(args.out / "screenshot-live-phone.png")
+            phone.evaluate(CLICK.format(label="■ Stop"))
     finally:
         server.stop()
-    for name in ("live", "replays", "compare"):
+    for name in ("live", "replays", "compare", "replays-phone", "live-phone"):
         print(args.out / f"screenshot-{name}.png")
     return 0
 

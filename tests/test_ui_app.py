@@ -8,7 +8,6 @@ import re
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import gradio as gr
 import httpx
@@ -57,34 +56,38 @@ def test_list_replays(client):
     assert SAMPLE_ID in ids and HOSTILE_ID in ids
     row = next(r for r in listed if r["id"] == SAMPLE_ID)
     assert row["p1"] == "heuristic" and row["p2"] == "random" and row["turns"] > 0 and row["winner"].startswith("p1")
+    assert row["source"] == "played"
 
 
 def test_open_and_step_through_a_replay(client):
-    html, hp, reward, slider, link, step, dropdown, json_dl, export_dl, message = client.predict(
-        SAMPLE_ID, "p1", api_name="/replay_open")
-    steps = slider["maximum"] + 1
-    assert 'data-step="0"' in html and message == ""
-    assert link.endswith(f"?replay={SAMPLE_ID}&turn=1")
-    assert json.loads(Path(json_dl["value"]).read_text())["id"] == SAMPLE_ID  # the download is the recording
-    assert 'class="battle-log-data"' in Path(export_dl["value"]).read_text()
-    assert json.loads(hp["plot"])["layout"]["shapes"][0]["x0"] == 1
+    first = client.predict(SAMPLE_ID, "p1", api_name="/replay_open")
+    steps = first["steps"]
+    assert 'data-step="0"' in first["html"] and first["message"] == ""
+    assert first["link"] == f"?replay={SAMPLE_ID}&turn=1"
+    assert first["marker"]["hp"][0] == first["marker"]["reward"][0]  # both charts' markers at turn 1
+    step = client.predict(SAMPLE_ID, 0, "p1", api_name="/replay_next")
+    assert 'data-step="1"' in step["html"] and step["step"] == 1
+    assert 'data-step="0"' in client.predict(SAMPLE_ID, 1, "p1", api_name="/replay_previous")["html"]
+    last = client.predict(SAMPLE_ID, 0, "p1", api_name="/replay_last")
+    assert f'data-step="{steps - 1}"' in last["html"] and ">End<" in last["html"] and "won in turn" in last["html"]
+    before_end = client.predict(SAMPLE_ID, steps - 2, "p1", api_name="/replay_show")
+    assert "won the battle" in before_end["html"]  # the last decision, with what followed it
+    assert 'data-step="0"' in client.predict(SAMPLE_ID, 9, "p1", api_name="/replay_first")["html"]
+    jumped = client.predict(SAMPLE_ID, 5, "p1", api_name="/replay_jump")
+    assert 'data-turn="5"' in jumped["html"] and "&turn=5" in jumped["link"] and jumped["message"] == ""
+    assert 'data-step="7"' in client.predict(SAMPLE_ID, 7, "p2", api_name="/replay_show")["html"]
+    far = client.predict(SAMPLE_ID, 10**6, "p1", api_name="/replay_show")  # past the end: the last step
+    assert far["step"] == steps - 1
+    late = client.predict(SAMPLE_ID, 10**6, "p1", api_name="/replay_jump")  # a turn past the end: clamped, said
+    assert late["step"] == first["decisions"] - 1 and "not in this battle" in late["message"]
+    early = client.predict(SAMPLE_ID, -3, "p1", api_name="/replay_jump")
+    assert early["step"] == 0 and "Turn -3 is not in this battle" in early["message"]
 
-    html, *_, slider, link, step = client.predict(SAMPLE_ID, 0, "p1", api_name="/replay_next")
-    assert 'data-step="1"' in html and slider["value"] == 1 and step == 1
-    html, *_ = client.predict(SAMPLE_ID, 1, "p1", api_name="/replay_previous")
-    assert 'data-step="0"' in html
-    html, *_ = client.predict(SAMPLE_ID, 0, "p1", api_name="/replay_last")
-    assert f'data-step="{steps - 1}"' in html and "won the battle" in html
-    html, *_ = client.predict(SAMPLE_ID, 9, "p1", api_name="/replay_first")
-    assert 'data-step="0"' in html
-    html, *_, link, step = client.predict(SAMPLE_ID, 5, "p1", api_name="/replay_jump")
-    assert 'data-turn="5"' in html and "&turn=5" in link
-    html, *_ = client.predict(SAMPLE_ID, 7, "p2", api_name="/replay_show")
-    assert 'data-step="7"' in html
-    with pytest.raises(Exception, match="greater than maximum"):  # Gradio checks the slider's range itself
-        client.predict(SAMPLE_ID, 10**6, "p1", api_name="/replay_show")
-    html, *_ = client.predict(SAMPLE_ID, 10**6, "p1", api_name="/replay_jump")  # a turn past the end: the last
-    assert f'data-step="{steps - 1}"' in html
+
+@pytest.mark.parametrize("bad", ["abc", [1], {}, -1, 2.5])
+def test_replay_turn_with_a_bad_step_is_one_line(client, bad):
+    out = client.predict(SAMPLE_ID, bad, "p1", api_name="/replay_turn")
+    assert set(out) == {"error"} and "step must be a whole number" in out["error"] and "\n" not in out["error"]
 
 
 def test_json_api_for_replays(client):
@@ -92,6 +95,7 @@ def test_json_api_for_replays(client):
     assert recording["id"] == SAMPLE_ID and recording["schema"] == "wolfeclick.recording/1"
     turn = client.predict(SAMPLE_ID, 3, "p1", api_name="/replay_turn")
     assert turn["step"] == 3 and turn["link"].startswith("?replay=") and "<div" in turn["html"]
+    assert len(json.dumps(turn)) < 200_000  # one step is one bounded panel, not the battle's figures
     exported = client.predict(SAMPLE_ID, api_name="/replay_export_html")
     assert exported["html"].startswith("<!DOCTYPE html>") and "replay-embed.js" in exported["html"]
 
@@ -101,14 +105,14 @@ def test_hostile_replay_ids_are_rejected(client, server, bad):  # noqa: F811
     assert "error" in client.predict(bad, api_name="/get_replay")
     assert "error" in client.predict(bad, 0, "p1", api_name="/replay_turn")
     assert "error" in client.predict(bad, api_name="/replay_export_html")
-    *_, message = client.predict(bad, "p1", api_name="/replay_open")
-    assert text(message).startswith("⚠")
-    html, *_ = client.predict(bad, 3, "p1", api_name="/replay_next")
-    assert "wc-muted" in html and "passwd" not in html
+    assert "error" in client.predict(bad, "p1", api_name="/replay_open")
+    out = client.predict(bad, 3, "p1", api_name="/replay_next")
+    assert "error" in out and "passwd" not in json.dumps(out).replace(json.dumps(bad)[1:-1], "")
 
 
 def test_hostile_recording_is_shown_inert(client):
-    html, *_ = client.predict(HOSTILE_ID, "p1", api_name="/replay_open")
+    out = client.predict(HOSTILE_ID, "p1", api_name="/replay_open")
+    html = out["html"]
     assert "<script" not in html.lower() and 'id="pwned"' not in html and "&lt;script&gt;" in html
     listed = client.predict(api_name="/list_replays")
     assert any("<script>" in row["p1"] for row in listed)  # kept as text; escaped wherever it is shown
@@ -117,34 +121,64 @@ def test_hostile_recording_is_shown_inert(client):
 # --------------------------------------------------------------------------------------------------------------
 # Uploads
 # --------------------------------------------------------------------------------------------------------------
+UPLOAD_OUTPUTS = ("data", "select", "message", "json_file", "export_file")
+
+
+def upload_outputs(client, path) -> dict:
+    return dict(zip(UPLOAD_OUTPUTS, client.predict(handle_file(str(path)), api_name="/replay_upload")))
+
+
+def unchanged(value) -> bool:
+    """An output the handler did not update (Gradio sends an empty update for it)."""
+    return value is None or (isinstance(value, dict) and value.get("__type__") == "update" and "value" not in value
+                             and not value.get("props", {}).get("value"))
+
+
+def unwrap(value):
+    """A component update's value (a handler returning ``gr.Dataframe(value=…)`` sends it wrapped)."""
+    if isinstance(value, dict) and value.get("__type__") == "update" and "value" in value:
+        return value["value"]
+    return value
+
+
+def payload_of(value) -> dict:
+    """The viewer payload a data component received (JSON text)."""
+    return json.loads(value)
+
+
 def test_upload_a_good_recording(client, server, tmp_path):  # noqa: F811
     path = tmp_path / "evil name.json"  # the uploader's file name must not matter
     path.write_bytes(sample_path().read_bytes())
-    html, *_, dropdown, json_dl, export_dl, message = client.predict(handle_file(str(path)), "p1",
-                                                                    api_name="/replay_upload")
-    assert text(message).startswith("✓ Uploaded as upload-")
-    stored = dropdown["value"]
+    out = upload_outputs(client, path)
+    assert text(out["message"]).startswith("✓ Uploaded as upload-")
+    stored = out["select"]["value"]
     assert stored.startswith("upload-") and (server.recordings / f"{stored}.json").exists()
-    assert 'data-step="0"' in html
+    assert (server.recordings / f"{stored}.json").read_bytes() == sample_path().read_bytes()  # byte for byte
+    payload = payload_of(out["data"])
+    assert payload["id"] == stored and payload["start"] == 0 and 'data-step="0"' in payload["panels"][0]
     assert not any("evil" in name for name in server.files())
 
 
-@pytest.mark.parametrize("kind", ["junk-10MB", "nested-10000", "not-a-recording", "truncated"])
+@pytest.mark.parametrize("kind", ["junk-10MB", "nested-10000", "not-a-recording", "truncated", "one-player"])
 def test_upload_a_bad_recording(client, server, tmp_path, kind):  # noqa: F811
+    one_player = json.loads(sample_path().read_text())
+    one_player["players"] = {"p1": one_player["players"]["p1"]}
     data = {
         "junk-10MB": bytes(range(256)) * (10 * 1024 * 1024 // 256),
         "nested-10000": b"[" * 10_000 + b"]" * 10_000,
         "not-a-recording": json.dumps({"schema": "wolfeclick.recording/1", "id": "../../etc/passwd"}).encode(),
         "truncated": sample_path().read_bytes()[:5000],
+        "one-player": json.dumps(one_player).encode(),
     }[kind]
     path = tmp_path / f"{kind}.json"
     path.write_bytes(data)
     before = server.files()
-    *_, message = client.predict(handle_file(str(path)), "p1", api_name="/replay_upload")
-    message = text(message)
+    out = upload_outputs(client, path)
+    message = text(out["message"])
     assert message.startswith("⚠ Not a valid recording:") and message.endswith("Nothing was saved.")
     assert message.count("\n") == 0 and len(message) < 300
     assert server.files() == before
+    assert unchanged(out["data"]) and unchanged(out["select"])  # the open replay is left alone
 
 
 def test_upload_error_quoting_the_file_is_escaped(client, server, tmp_path):  # noqa: F811
@@ -152,8 +186,27 @@ def test_upload_error_quoting_the_file_is_escaped(client, server, tmp_path):  # 
     data['<img src=x id="pwned" onerror="alert(1)">'] = 1
     path = tmp_path / "extra.json"
     path.write_text(json.dumps(data))
-    *_, message = client.predict(handle_file(str(path)), "p1", api_name="/replay_upload")
+    message = upload_outputs(client, path)["message"]
     assert "<img" not in message and "&lt;img" in message and "unexpected field" in message
+
+
+def test_a_broken_file_on_disk_never_locks_anyone_out(client, server, tmp_path):  # noqa: F811
+    """Issue 8 (2): a one-player (or {}-players) file in the folder is skipped; the page, list and uploads work."""
+    data = json.loads(sample_path().read_text())
+    for name, players in (("zz-one-player", {"p1": data["players"]["p1"]}), ("zz-no-players", {})):
+        (server.recordings / f"{name}.json").write_text(json.dumps(dict(data, id=name, players=players)))
+    try:
+        ids = {row["id"] for row in client.predict(api_name="/list_replays")}
+        assert SAMPLE_ID in ids and "zz-one-player" not in ids
+        out = raw_load(server, "")
+        assert any(isinstance(v, str) and '"kind":"open"' in v for v in out)  # the page still opens a replay
+        path = tmp_path / "good.json"
+        path.write_bytes(sample_path().read_bytes())
+        assert text(upload_outputs(client, path)["message"]).startswith("✓")
+        assert "error" in client.predict("zz-one-player", 0, "p1", api_name="/replay_turn")
+    finally:
+        for name in ("zz-one-player", "zz-no-players"):
+            (server.recordings / f"{name}.json").unlink()
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -180,14 +233,22 @@ def raw_load(server, query: str) -> list:  # noqa: F811
     raise AssertionError("no result from the load event")
 
 
+LOAD_OUTPUTS = ("tabs", "data", "select", "message", "json_file", "export_file", "table", "page", "caption")
+
+
+def loaded(server, query: str) -> dict:  # noqa: F811
+    return dict(zip(LOAD_OUTPUTS, raw_load(server, query)))
+
+
 def test_share_link_opens_the_turn(server):  # noqa: F811
-    tabs, html, hp, reward, slider, link, step, dropdown, *_rest, message = raw_load(server, f"replay={SAMPLE_ID}&turn=5")
-    assert tabs.get("selected") == "replays"
-    assert 'data-turn="5"' in html and dropdown["value"] == SAMPLE_ID
-    assert link.endswith(f"?replay={SAMPLE_ID}&turn=5")
+    out = loaded(server, f"replay={SAMPLE_ID}&turn=5")
+    assert out["tabs"].get("selected") == "replays"
+    payload = payload_of(out["data"])
+    assert payload["id"] == SAMPLE_ID and payload["turns"][payload["start"]] == 5
+    assert f'data-step="{payload["start"]}"' in payload["panels"][payload["start"] - payload["first"]]
+    assert out["select"]["value"] == SAMPLE_ID
     # a precise decision point too
-    _, html, *_ = raw_load(server, f"replay={SAMPLE_ID}&turn=2&step=2")
-    assert 'data-step="2"' in html
+    assert payload_of(loaded(server, f"replay={SAMPLE_ID}&turn=2&step=2")["data"])["start"] == 2
 
 
 @pytest.mark.parametrize("query", ["replay=../../etc/passwd&turn=1", "replay=%2e%2e/&turn=1",
@@ -195,43 +256,62 @@ def test_share_link_opens_the_turn(server):  # noqa: F811
                                    f"replay={SAMPLE_ID}&turn=99999999999999999999", f"replay={SAMPLE_ID}&turn=abc",
                                    "replay=%00", "tab=<script>"])
 def test_hostile_share_links(server, query):  # noqa: F811
-    out = raw_load(server, query)
-    message = out[-1]
-    html = out[1]
+    out = loaded(server, query)
     if query.startswith(f"replay={SAMPLE_ID}"):
-        assert "data-turn" in html  # a bad turn number just falls back
+        assert payload_of(out["data"])["id"] == SAMPLE_ID  # a bad turn number just falls back
     elif query.startswith("replay="):
-        assert "could not be opened" in message and "passwd" not in html
-    assert "<script>" not in html
+        assert "could not be opened" in (out["message"] or "") and "passwd" not in (out["data"] or "")
+    assert "<script>" not in str(out["data"]) + str(out["message"])  # (the list holds the hostile names as text)
 
 
 def test_load_event_with_a_request(tmp_path):
     """The same load event called in-process with a gr.Request carrying the query parameters."""
+    import asyncio
+
     (tmp_path / f"{SAMPLE_ID}.json").write_bytes(sample_path().read_bytes())
     demo = build_app(Library(tmp_path))
     load = next(f for f in demo.fns.values() if f.api_name == "open_share_link")
-    tabs, html, _hp, _reward, slider, link, step, *_ = load.fn(gr.Request(query_params={"replay": SAMPLE_ID, "turn": "4"}))
-    assert 'data-turn="4"' in html and link == f"?replay={SAMPLE_ID}&turn=4"
-    *_, message = load.fn(gr.Request(query_params={"replay": "../../etc/passwd", "turn": "4"}))
-    assert "invalid replay id" in message
+    update = asyncio.run(load.fn(gr.Request(query_params={"replay": SAMPLE_ID, "turn": "4"})))
+    values = {getattr(k, "elem_id", None) or type(k).__name__: v for k, v in update.items()}
+    payload = payload_of(values["wc-replays-data"])
+    assert payload["turns"][payload["start"]] == 4
+    update = asyncio.run(load.fn(gr.Request(query_params={"replay": "../../etc/passwd", "turn": "4"})))
+    assert any("invalid" in str(v) for v in update.values())
+    assert not any(getattr(k, "elem_id", None) == "wc-replays-data" for k in update)
 
 
 # --------------------------------------------------------------------------------------------------------------
 # Live battles
 # --------------------------------------------------------------------------------------------------------------
+LIVE_OUTPUTS = ("status", "data", "turn", "link")  # gradio_client leaves out the Button and the State
+
+
+def live_updates(job) -> list[dict]:
+    return [dict(zip(LIVE_OUTPUTS, u)) for u in outputs_of(job)]
+
+
 def test_live_heuristic_vs_random_streams_to_the_end(client, server):  # noqa: F811
     job = client.submit("heuristic", "", "random", "", "gen4randombattle", "11", "score", 0, api_name="/live_start")
-    updates = outputs_of(job)
-    turns = [u for u in updates if isinstance(u[5], dict) and "decisions" in u[5]]
+    updates = live_updates(job)
+    turns = [u["turn"] for u in updates if isinstance(u["turn"], dict) and "decisions" in u["turn"]]
     assert len(turns) >= 10
-    assert [t[5]["index"] for t in turns] == list(range(len(turns)))  # every turn record, in order
-    status, html, hp, reward, link, final, *_ = updates[-1]
-    assert status.startswith("Finished") and final["done"] and final["result"]["reason"] in ("win", "tie")
-    recording_id = final["recording"]
+    assert [t["index"] for t in turns] == list(range(len(turns)))  # every turn record, in order
+    final = updates[-1]
+    assert final["status"].startswith("Finished") and final["turn"]["done"]
+    assert final["turn"]["result"]["reason"] in ("win", "tie") and "Stopped" not in final["status"]
+    recording_id = final["turn"]["recording"]
     assert (server.recordings / f"{recording_id}.json").exists()
-    assert f"?replay={recording_id}&turn=" in link
+    assert f"?replay={recording_id}&turn=" in final["link"]
+    assert final["turn"]["step"] == len(turns) - 1  # Open in Replays opens this step: the link's own
+    assert f"turn={turns[-1]['turn']}" in final["link"]
     listed = {row["id"] for row in client.predict(api_name="/list_replays")}
     assert recording_id in listed
+    # each live update carries only the new steps (and the previous one, now settled), never the whole battle
+    payloads = [payload_of(u["data"]) for u in updates if isinstance(u["data"], str) and u["data"]]
+    grown = [p for p in payloads if p["decisions"] >= 2]
+    assert grown and all(len(p["panels"]) <= 3 for p in grown)
+    mid = next(p for p in grown if not p["finished"])
+    assert "Still to come" in mid["panels"][-1] and "Still to come" not in mid["panels"][0]
 
 
 def test_two_sessions_do_not_block_each_other(server):  # noqa: F811
@@ -263,12 +343,23 @@ def test_battle_stream_api(client, server):  # noqa: F811
     assert "unknown policy spec" in bad[-1]["error"]
 
 
+def test_the_same_seed_played_twice_leaves_two_recordings(client, server):  # noqa: F811
+    """Issue 8 (5): /battle_stream with max_turns=1 no longer replaces the full battle of the same seed."""
+    full = outputs_of(client.submit("heuristic", "random", "gen4randombattle", 777, 300, api_name="/battle_stream"))
+    short = outputs_of(client.submit("heuristic", "random", "gen4randombattle", 777, 1, api_name="/battle_stream"))
+    a, b = full[-1]["recording"], short[-1]["recording"]
+    assert a != b
+    kept = json.loads((server.recordings / f"{a}.json").read_text())
+    assert kept["result"]["reason"] in ("win", "tie") and len(kept["turns"]) > 2
+    assert json.loads((server.recordings / f"{b}.json").read_text())["result"]["reason"] == "turn_limit"
+
+
 def test_live_errors_are_one_line(client):
     for args in [("heuristic", "", "random", "", "not a format!", "", "score", 0),
                  ("heuristic", "", "random", "", "gen4randombattle", "-5", "score", 0),
                  ("custom", "definitely-not-a-spec", "random", "", "gen4randombattle", "", "score", 0),
                  ("custom", "preset:run9", "random", "", "gen4randombattle", "1", "score", 0)]:
-        status = outputs_of(client.submit(*args, api_name="/live_start"))[-1][0]
+        status = live_updates(client.submit(*args, api_name="/live_start"))[-1]["status"]
         assert status.startswith("⚠") and "\n" not in status, status
 
 
@@ -283,35 +374,39 @@ def test_live_checkpoint_shows_loading_and_stops(server, tmp_path_factory):  # n
                    api_name="/live_start")
     statuses, stopped = [], False
     for update in job:
-        statuses.append(update[0])
-        if not stopped and isinstance(update[5], dict) and "decisions" in update[5]:
+        out = dict(zip(LIVE_OUTPUTS, update))
+        statuses.append(out["status"])
+        if not stopped and isinstance(out["turn"], dict) and "decisions" in out["turn"]:
             assert c.predict(api_name="/live_stop").startswith("■")
             stopped = True
     assert any("Loading" in s or "Starting" in s for s in statuses), statuses
-    assert stopped and statuses[-1].startswith("Stopped")
+    assert stopped and statuses[-1].startswith("Stopped") and "Finished" not in statuses[-1]
 
 
 # --------------------------------------------------------------------------------------------------------------
 # Compare
 # --------------------------------------------------------------------------------------------------------------
 def test_compare_runs_a_small_tournament(client):
+    from wolfeclick.ui.tabs.compare import LOAD_OUTPUTS, RUN_OUTPUTS
+
     job = client.submit(["random", "maxdamage"], "", 2, "gen4randombattle", "7", "score", api_name="/compare_run")
-    updates = outputs_of(job)
+    updates = [{k: unwrap(v) for k, v in zip(RUN_OUTPUTS, u)} for u in outputs_of(job)]
     assert len(updates) >= 3  # start, each battle, the end
-    status, table, win, heat, ratings, select, games = updates[-1]
-    assert "2 battles" in status and "complete" in status
-    policies = {row[0] for row in table["data"]}
+    last = updates[-1]
+    assert "2 battles" in last["status"] and "complete" in last["status"]
+    policies = {row[0] for row in last["table"]["data"]}
     assert policies == {"random", "maxdamage"}
     # every battle is one click from its replay, and the replay is in the Replays library
-    links = [row[-1] for row in games["data"]]
+    links = [row[-1] for row in last["games"]["data"]]
     assert len(links) == 2 and all(link.startswith("[open](?replay=") for link in links)
     listed = {r["id"] for r in client.predict(api_name="/list_replays")}
     assert {link[len("[open](?replay="):-1] for link in links} <= listed
-    tournament = select["value"]
+    tournament = last["select"]
     earlier = client.predict(api_name="/compare_list")
-    assert tournament in {e["id"] for e in earlier}
-    status, table, *_, loaded_games = client.predict(tournament, api_name="/compare_load")
-    assert "complete" in status and {row[0] for row in table["data"]} == policies
-    assert loaded_games["data"] == games["data"]
-    status, *_ = client.predict("../../etc", api_name="/compare_load")
+    entry = next(e for e in earlier if e["id"] == tournament)
+    assert "random vs maxdamage" in entry["label"] and "2 battles" in entry["label"] and "UTC" in entry["label"]
+    loaded_out = {k: unwrap(v) for k, v in zip(LOAD_OUTPUTS, client.predict(tournament, api_name="/compare_load"))}
+    assert "complete" in loaded_out["status"] and {row[0] for row in loaded_out["table"]["data"]} == policies
+    assert loaded_out["games"]["data"] == last["games"]["data"]
+    status = client.predict("../../etc", api_name="/compare_load")[0]
     assert status.startswith("⚠")

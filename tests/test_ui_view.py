@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
 
-import plotly.graph_objects as go
 import pytest
 from test_ui_support import HOSTILE_ID, XSS, hostile_bytes, hostile_data, sample_data, sample_path
 
@@ -15,7 +15,8 @@ from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, load_re
 from wolfeclick.ui.library import Library, upload_id
 from wolfeclick.ui.narrate import Narrator, narrate
 from wolfeclick.ui.replay_html import replay_file, safe_log_lines
-from wolfeclick.ui.view import BattleMeta, BattleView, render_turn, sprite_url, step_for_turn
+from wolfeclick.ui.view import BattleMeta, BattleView, public_hp, render_turn, sprite_url, step_for_turn
+from wolfeclick.ui.viewer import battle_payload, charts_svg, to_json
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,7 @@ def test_every_recorded_protocol_line_narrates_or_is_skipped(recording):
 
 def test_render_turn_shows_the_turn(recording):
     index = 3
-    html, hp, reward = render_turn(recording, None, index)
+    html = render_turn(recording, None, index)
     turn = recording.turns[index]
     assert f'data-step="{index}"' in html and f"Turn {turn.turn}" in html
     for side in turn.deciding:
@@ -89,12 +90,65 @@ def test_render_turn_shows_the_turn(recording):
     assert "legal" in html and "latency" in html
     # opponents not yet revealed are shown as unknown; fainted ones greyed
     assert "wc-unknown" in html and "wc-fainted" in html
-    # both figures are valid Plotly, with the current turn marked
-    for figure in (hp, reward):
-        fig = go.Figure(figure)
-        assert fig.layout.shapes[0].x0 == turn.turn
-        assert {t.name for t in fig.data if t.showlegend is not False} == {"p1 · heuristic", "p2 · random"}
-    assert go.Figure(hp).data[1].y[-1] == 0.0  # the loser ends at 0% team HP
+
+
+def test_charts_mark_every_step_and_end_at_the_final_state(recording):
+    view = BattleView.of(recording)
+    charts, marks = charts_svg(view)
+    assert len(marks["hp"]) == len(marks["reward"]) == view.steps == len(recording.turns) + 1  # + the end step
+    assert charts.count("<svg") == 2 and "p1 · heuristic" in charts and "p2 · random" in charts
+    series = view.series()
+    assert series["x"][3] == recording.turns[3].turn
+    loser = "p2" if recording.result.winner == "p1" else "p1"
+    assert series["hp"][loser][-1] == 0.0  # the loser ends at 0% team HP, drawn from the log after the last move
+    ticks = re.findall(r'class="wc-tick" text-anchor="middle">([^<]+)<', charts)
+    assert ticks and all(t.isdigit() for t in ticks)  # whole turns only
+
+
+def test_end_step_shows_the_state_after_the_last_move(recording):
+    view = BattleView.of(recording)
+    end = view.html(view.steps - 1, "p1")
+    assert ">End<" in end and "won in turn" in end
+    loser = "p2" if recording.result.winner == "p1" else "p1"
+    last = recording.turns[-1].snapshot[loser]
+    assert any(0 < m.hp < 100 and not m.fainted for m in last.team) or last.active_hp  # the old view's last state
+    final = view._end[loser]
+    assert final.fainted == 6 and all(m.fainted and m.hp == 0 for m in final.team)
+    assert "% HP<" not in end.split('wc-team wc-team-p1')[0].split("wc-active")[2]  # the loser's field says fainted
+
+
+def test_one_hp_source_field_and_narration_agree(recording):
+    """The field's HP is the public percentage, the narration's too: they never disagree (20% vs 21%)."""
+    view = BattleView.of(recording)
+    for index, record in enumerate(recording.turns):
+        for side in ("p1", "p2"):
+            snap = record.snapshot[side]
+            if snap.active_hp is None or snap.active_hp <= 0:
+                continue
+            told = None
+            for sentence in view.narration[index]:
+                m = re.search(rf"{re.escape(snap.active)} .*\((?:now )?(\d+)%(?: left)?\)", sentence.text)
+                if m and sentence.side == side:
+                    told = int(m.group(1))
+                elif sentence.side == side and snap.active in sentence.text and sentence.kind == "switch":
+                    told = None
+            if told is not None:
+                assert public_hp(snap.active_hp) == told, (index, side, snap.active_hp, told)
+                assert f"{told}% HP" in view.html(index)
+
+
+def test_public_hp_rounds_like_showdown():
+    assert [public_hp(x) for x in (0, 0.2, 20.0, 20.3, 99.2, 99.9, 100)] == [0, 1, 20, 21, 100 - 1, 99, 100]
+
+
+def test_live_step_is_marked_until_its_outcome_is_known(recording):
+    live = BattleView(dataclasses.replace(BattleMeta.of(recording), result=None))  # as run_live makes it
+    live.add(recording.turns[0])
+    html = live.html(0)
+    assert "Still to come" in html and "knockout" not in html and "<table class=\"wc-table\"><tr><td>damage" not in html
+    live.add(recording.turns[1])
+    settled = live.html(0)
+    assert "Still to come" not in settled and "shaped total" in settled
 
 
 def test_live_and_replay_render_identically(recording):
@@ -104,8 +158,9 @@ def test_live_and_replay_render_identically(recording):
         live.add(turn)
     live.finish(recording)
     replay = BattleView.of(recording)
-    for index in (0, 5, len(recording.turns) - 1):
+    for index in (0, 5, len(recording.turns) - 1, len(recording.turns)):
         assert live.render(index) == replay.render(index)
+        assert live.html(index, None) == replay.html(index, None)
 
 
 def test_perspective_hides_the_other_side(recording):
@@ -114,6 +169,8 @@ def test_perspective_hides_the_other_side(recording):
     p2_team = {m.species for m in recording.turns[0].snapshot["p2"].team if not m.revealed}
     assert not any(f">{name}<" in html_p1 for name in p2_team)
     assert all(f">{name}<" in html_p2 for name in p2_team)
+    both = BattleView.of(recording).html(0, None)  # the client viewer's form: both faces, CSS picks
+    assert all(f">{name}<" in both for name in p2_team) and "wc-face-unknown" in both
 
 
 def test_sprites_are_showdown_urls_with_safe_ids():
@@ -125,21 +182,20 @@ def test_sprites_are_showdown_urls_with_safe_ids():
 
 def test_sprites_can_be_turned_off(recording, monkeypatch):
     monkeypatch.setenv("WOLFECLICK_SPRITES", "0")
-    html, _, _ = render_turn(recording, None, 0)
+    html = render_turn(recording, None, 0)
     assert "<img" not in html and "Frosmoth" in html
 
 
 def test_hostile_strings_are_inert():
     recording = Recording.model_validate(hostile_data())
     view = BattleView.of(recording)
-    for index in range(len(view)):
-        html, hp, reward = view.render(index)
-        assert "<script" not in html.lower()
-        assert 'id="pwned"' not in html and "<img src=x" not in html
-        assert "&lt;script&gt;" in html
-        json.dumps(hp), json.dumps(reward)
-    html = view.render(0, "p2")[0]
-    assert "<script" not in html.lower()
+    payload = to_json(battle_payload(view, replay_id=HOSTILE_ID))
+    for text in [view.html(i, side) for i in range(view.steps) for side in ("p1", "p2", None)] + [payload]:
+        assert "<script" not in text.lower()
+        assert 'id="pwned"' not in text and "<img src=x" not in text
+    assert "&lt;script&gt;" in view.html(0)
+    charts, _ = charts_svg(view)
+    assert "<script" not in charts and "&lt;script&gt;" in charts  # names in the charts are text
 
 
 def test_replay_file_is_showdowns_format(recording):
@@ -247,3 +303,63 @@ def test_hardware_report_says_what_cuda_means_for_4b():
     cpu = hardware_report({"torch": "2.13.0", "cuda": False, "ram_gb": 8})
     assert cpu.startswith("**No CUDA**") and "4B checkpoint" in cpu and "16 GB" in cpu
     assert "baselines only" in hardware_report({"torch": None, "cuda": False, "error": "No module named 'torch'"})
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Issue 8: whatever is on disk is served; uploads stored as received; bounded memory
+# --------------------------------------------------------------------------------------------------------------
+def test_a_one_player_file_on_disk_is_skipped_and_the_list_keeps_working(tmp_path):
+    lib = Library(tmp_path)
+    data = sample_data()
+    (tmp_path / f"{data['id']}.json").write_text(json.dumps(data))
+    for name, players in (("one-player", {"p1": data["players"]["p1"]}), ("no-players", {})):
+        broken = dict(data, id=name, players=players)
+        (tmp_path / f"{name}.json").write_text(json.dumps(broken))
+    assert [info.id for info in lib.list()] == [data["id"]]  # KeyError: 'p2' before
+    with pytest.raises(RecordingError):
+        lib.view("one-player")
+    assert lib.view(data["id"]).steps > 0
+
+
+def test_one_player_upload_is_refused(tmp_path):
+    lib = Library(tmp_path)
+    data = sample_data()
+    data["players"] = {"p1": data["players"]["p1"]}
+    with pytest.raises(RecordingError):
+        lib.upload(json.dumps(data).encode())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_symlinks_in_the_recordings_folder_are_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    data = sample_data()
+    data["players"]["p1"]["name"] = "secret-outside-name"
+    (outside / "elsewhere.json").write_text(json.dumps(data))
+    folder = tmp_path / "recordings"
+    folder.mkdir()
+    (folder / "linked.json").symlink_to(outside / "elsewhere.json")
+    lib = Library(folder)
+    assert lib.list() == []
+    with pytest.raises(RecordingError):
+        lib.view("linked")
+
+
+def test_uploads_are_stored_byte_for_byte(tmp_path):
+    lib = Library(tmp_path)
+    compact = json.dumps(sample_data(), separators=(",", ":")).encode()
+    recording, created = lib.upload(compact)
+    assert created and (tmp_path / f"{recording.id}.json").read_bytes() == compact  # was re-indented 1.2–5× larger
+    assert lib.view(recording.id).meta.id == recording.id  # served under its file name
+    assert recording.id in {info.id for info in lib.list()}
+
+
+def test_the_view_cache_is_bounded_by_bytes(tmp_path):
+    data = sample_data()
+    size = len(json.dumps(data).encode())
+    lib = Library(tmp_path, cache_bytes=3 * size * 6)  # room for three views of this size
+    for n in range(8):
+        (tmp_path / f"copy-{n}.json").write_text(json.dumps(dict(data, id=f"copy-{n}")))
+        lib.view(f"copy-{n}")
+        assert lib.cached_bytes() <= lib.cache_bytes
+    assert len(lib._views) == 3

@@ -8,6 +8,7 @@ generated, so `fig.to_json()` is identical for identical input.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
@@ -21,6 +22,12 @@ __all__ = [
     "battle_length_chart",
     "illegal_actions_chart",
 ]
+
+
+def _label(name: str) -> str:
+    """A player name as Plotly text: Plotly renders a subset of HTML in trace names and tick labels (an
+    ``<a href>`` in a name becomes a clickable link), so names are escaped; Plotly shows the entities as text."""
+    return html.escape(str(name), quote=False)
 
 
 def _battles(n: int) -> str:
@@ -44,7 +51,7 @@ def win_rate_chart(
     fig = go.Figure(
         go.Bar(
             name="win rate",
-            x=[f"{s.a} vs {s.b}" for s in rows],
+            x=[_label(f"{s.a} vs {s.b}") for s in rows],
             y=[s.win_rate_a for s in rows],
             error_y={
                 "type": "data",
@@ -97,8 +104,8 @@ def win_heatmap(
     fig = go.Figure(
         go.Heatmap(
             z=z,
-            x=names,
-            y=names,
+            x=[_label(n) for n in names],
+            y=[_label(n) for n in names],
             text=text,
             texttemplate="%{text}",
             colorscale="RdBu",
@@ -129,7 +136,7 @@ def ratings_chart(
         go.Scatter(
             name="rating",
             mode="markers",
-            x=[name for name, _ in rows],
+            x=[_label(name) for name, _ in rows],
             y=[r for _, (r, _, _) in rows],
             error_y={
                 "type": "data",
@@ -159,7 +166,7 @@ def battle_length_chart(
     n = _count_entries(lengths_by_policy) if n_battles is None else n_battles
     fig = go.Figure(
         [
-            go.Box(name=name, y=list(lengths_by_policy[name]), boxpoints="outliers")
+            go.Box(name=_label(name), y=list(lengths_by_policy[name]), boxpoints="outliers")
             for name in sorted(lengths_by_policy)
         ]
     )
@@ -181,7 +188,7 @@ def illegal_actions_chart(
     fig = go.Figure(
         [
             go.Histogram(
-                name=name,
+                name=_label(name),
                 x=list(illegal_by_policy[name]),
                 xbins={"start": -0.5, "size": 1},
             )

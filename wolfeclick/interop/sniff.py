@@ -8,7 +8,7 @@ for a recording that fails its schema).
 
 from __future__ import annotations
 
-import json
+import orjson
 
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import MAX_JSON_DEPTH, _check_size, _depth_ok, parse_recording
@@ -49,10 +49,10 @@ def _read(data: bytes):
         if not _depth_ok(text):
             raise ImportFormatError(f"JSON is nested more than {MAX_JSON_DEPTH} levels deep")
         try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"not valid JSON (truncated or corrupt): {exc.msg} at line {exc.lineno}") \
-                from None
+            raw = orjson.loads(text)  # strict: no NaN/Infinity, no lone surrogates, no integer beyond 64 bits
+        except orjson.JSONDecodeError as exc:
+            raise ImportFormatError(f"not valid JSON (truncated, corrupt or out of range): {exc.msg} at line "
+                                    f"{exc.lineno}") from None
         if isinstance(raw, dict) and "schema" in raw:
             return FORMATS[0], lambda: parse_recording(data)
         if openenv.looks_like_replay(raw):

@@ -18,24 +18,20 @@ from wolfeclick.arena import tournament as tournaments
 from wolfeclick.arena.results import charts_from_rows, summary_from_rows
 from wolfeclick.arena.schedule import build_schedule
 from wolfeclick.battle.schema import is_valid_id
-from wolfeclick.ui.library import recordings_dir
-from wolfeclick.ui.live import POLICIES, LiveError, PolicyCache, check_format, one_line
+from wolfeclick.errors import WolfeClickError
+from wolfeclick.ui.live import LiveError, PolicyCache, check_format, one_line
+from wolfeclick.ui.presentation import compare_label, verdict_rows
 
-__all__ = ["CompareUpdate", "results_dir", "run_compare", "load_compare", "list_compares", "TABLE_HEADERS",
-           "BATTLE_HEADERS"]
+__all__ = ["CompareUpdate", "run_compare", "load_compare", "list_compares", "TABLE_HEADERS", "BATTLE_HEADERS",
+           "VERDICT_HEADERS"]
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+VERDICT_HEADERS = ["pairing", "verdict", "favoured", "why", "more pairs needed"]
 TABLE_HEADERS = ["policy", "battles", "wins", "losses", "ties", "win rate", "95% CI", "rating", "rating 95% CI"]
 BATTLE_HEADERS = ["#", "p1", "p2", "winner", "ended", "turns", "replay"]
 MAX_POLICIES = 8
 MAX_BATTLES_PER_PAIRING = 200
 LIVE_BOOTSTRAP_ROUNDS = 100
 """Bootstrap refits while results stream in (the final summary uses the tournament module's full count)."""
-
-
-def results_dir() -> Path:
-    """``$WOLFECLICK_RESULTS`` or ``results/`` at the project root."""
-    return Path(os.environ.get("WOLFECLICK_RESULTS") or PROJECT_ROOT / "results").resolve()
 
 
 @dataclass
@@ -49,6 +45,8 @@ class CompareUpdate:
     tournament: str | None = None
     battles: list[list[Any]] = field(default_factory=list)
     """One row per finished battle (``BATTLE_HEADERS``), the last cell a link that opens its replay."""
+    verdicts: list[list[str]] = field(default_factory=list)
+    """Per pairing (``VERDICT_HEADERS``), when the tournament summary carries verdicts."""
 
 
 def check_specs(specs: Sequence[str]) -> list[str]:
@@ -88,6 +86,15 @@ def _battle_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
     return table
 
 
+def _verdicts(summary: Any) -> list[list[str]]:
+    """The verdict table: the arena's ``verdict_rows`` when it has one, else read from the summary's dict."""
+    try:
+        data = summary.to_dict()
+    except AttributeError:
+        data = summary if isinstance(summary, dict) else {}
+    return verdict_rows(data)
+
+
 def _figures(rows: list[dict[str, Any]], summary: Any, config: Any) -> dict[str, Any]:
     charts = charts_from_rows(rows, summary, config)
     return {key: charts.get(key) for key in ("win_rate", "heatmap", "ratings")}
@@ -99,19 +106,20 @@ async def run_compare(
     format_id: str,
     seed: int,
     *,
+    cache: PolicyCache,
+    out_dir: Path,
+    recordings: Path,
     mode: str = "score",
     concurrency: int | None = None,
     stop: asyncio.Event | None = None,
-    cache: PolicyCache | None = None,
-    out_dir: Path | None = None,
 ) -> AsyncIterator[CompareUpdate]:
-    """Play every pairing of ``specs``; yield an update after each battle (and one at the start)."""
+    """Play every pairing of ``specs``; yield an update after each battle (and one at the start). Results go
+    to ``out_dir/<tournament id>/``, recordings to ``recordings``."""
     specs = check_specs(specs)
     format_id = check_format(format_id)
     battles_per_pairing = int(battles_per_pairing)
     if not 1 <= battles_per_pairing <= MAX_BATTLES_PER_PAIRING:
         raise LiveError(f"battles per pairing must be between 1 and {MAX_BATTLES_PER_PAIRING}")
-    cache = cache or POLICIES
     concurrency = concurrency or max(1, min(4, os.cpu_count() or 1))
     # checkpoints come from the shared cache (loaded once for Live and Compare alike)
     policies = {}
@@ -120,13 +128,13 @@ async def run_compare(
             yield CompareUpdate(0, 0, f"Loading {spec}…")
         policies[spec] = await asyncio.to_thread(cache.build, spec, mode)
     async for update in _run_tournament(specs, battles_per_pairing, format_id, seed, policies, mode, concurrency,
-                                        stop, out_dir or results_dir()):
+                                        stop, out_dir, recordings):
         yield update
 
 
 async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: int, policies: dict[str, Any],
                           mode: str, concurrency: int, stop: asyncio.Event | None,
-                          out_dir: Path) -> AsyncIterator[CompareUpdate]:
+                          out_dir: Path, recordings: Path) -> AsyncIterator[CompareUpdate]:
     try:
         config = tournaments.TournamentConfig(players=tuple(specs), pairs=max(1, (battles + 1) // 2),
                                          format=format_id, seed=seed)
@@ -145,12 +153,14 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
     async def play() -> None:
         try:
             summary = await tournaments.run_tournament(
-                config, out_dir, concurrency=concurrency, resume=True, recordings_dir=recordings_dir(),
+                config, out_dir, concurrency=concurrency, resume=True, recordings_dir=recordings,
                 policies=policies,
                 llm_options={"mode": mode}, on_start=on_start, on_result=on_result, stop=stop)
             await queue.put(("end", summary))
-        except Exception as exc:
+        except BaseException as exc:  # handed to the page's task: a WolfeClickError is one line, the rest a bug
             await queue.put(("error", exc))
+            if not isinstance(exc, Exception):
+                raise
 
     task = asyncio.create_task(play())
     rows: list[dict[str, Any]] = []
@@ -178,38 +188,47 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
                                     f"Tournament {config.id}: {summary.battles} battles, {state}. "
                                     f"Results in results/{config.id}/",
                                     _table_from_summary(summary), _figures(rows, summary, config),
-                                    finished=True, tournament=config.id, battles=_battle_rows(rows))
+                                    finished=True, tournament=config.id, battles=_battle_rows(rows),
+                                    verdicts=_verdicts(summary))
                 return
-            else:
+            elif isinstance(item, WolfeClickError):
                 raise LiveError(f"the tournament stopped: {one_line(item)}")
+            else:
+                raise item
     finally:
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
 
-def list_compares(out_dir: Path | None = None) -> list[tuple[str, str]]:
-    """(label, tournament id) of earlier comparisons, newest first."""
-    root = out_dir or results_dir()
+def list_compares(out_dir: Path) -> list[tuple[str, str]]:
+    """(label, tournament id) of earlier comparisons, newest first; the label has the date, the players and the
+    battle count (tournament ids alone differ only by a hash)."""
+    import datetime
+
+    root = Path(out_dir)
     if not root.is_dir():
         return []
     found = []
     for directory in tournaments.find_tournaments(root):
-        if not is_valid_id(directory.name):
+        if not is_valid_id(directory.name) or directory.is_symlink():
             continue
         try:
-            config = tournaments.load_config(directory)
-        except ValueError:
+            config, rows = tournaments.load_results(directory)
+            mtime = directory.stat().st_mtime
+        except (ValueError, OSError):
             continue
-        label = f"{directory.name} — {', '.join(config.players + config.vs)} ({config.format})"
-        found.append((directory.stat().st_mtime, label, directory.name))
+        date = datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        label = compare_label(directory.name, list(config.players + config.vs), config.format, date, len(rows),
+                              len(build_schedule(config)))
+        found.append((mtime, label, directory.name))
     found.sort(reverse=True)
     return [(label, name) for _, label, name in found]
 
 
-def load_compare(tournament_id: str, out_dir: Path | None = None) -> CompareUpdate:
+def load_compare(tournament_id: str, out_dir: Path) -> CompareUpdate:
     """An earlier comparison's table and charts. The id is checked like a replay id and resolved inside results/."""
-    root = (out_dir or results_dir()).resolve()
+    root = Path(out_dir).resolve()
     if not isinstance(tournament_id, str) or not is_valid_id(tournament_id.strip()):
         raise LiveError("invalid tournament id")
     directory = root / tournament_id.strip()
@@ -224,4 +243,4 @@ def load_compare(tournament_id: str, out_dir: Path | None = None) -> CompareUpda
     return CompareUpdate(summary.battles, summary.scheduled or summary.battles,
                          f"Tournament {config.id}: {summary.battles} battles, {state}.",
                          _table_from_summary(summary), _figures(rows, summary, config), finished=True,
-                         tournament=config.id, battles=_battle_rows(rows))
+                         tournament=config.id, battles=_battle_rows(rows), verdicts=_verdicts(summary))

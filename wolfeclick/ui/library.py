@@ -2,8 +2,11 @@
 
 Replay ids arrive from query strings and API calls, so they are checked against the schema's id pattern and
 resolved with ``store.resolve_in`` before any file is touched; an upload's own file name is never used (its id is
-derived from its content). Parsed recordings and their prepared views are cached by (id, size, mtime), so stepping
-through a replay never re-reads or re-validates the file.
+derived from its content), and its bytes are stored exactly as received. A recording's id in the app is its file
+name. Parsed recordings and their prepared views are cached by (id, size, mtime) within a memory budget in bytes
+(``cache_bytes``; an entry is charged ``VIEW_BYTES_PER_FILE_BYTE`` × its file size, measured by
+scripts/bench_app.py), so 16 huge uploads cannot pin gigabytes. Whatever is on disk is served: a file that does not
+parse, names fewer than two players, or is a symlink is left out of the list and never breaks it.
 """
 
 from __future__ import annotations
@@ -27,15 +30,20 @@ from wolfeclick.battle.store import (
     save_recording,
     write_atomic,
 )
-from wolfeclick.interop.sniff import read_any
+from wolfeclick.interop.sniff import FORMATS, read_any, sniff
 from wolfeclick.ui.replay_html import replay_file
 from wolfeclick.ui.view import BattleView
 
-__all__ = ["Library", "ReplayInfo", "recordings_dir", "upload_id", "source_text", "LIST_LIMIT", "SOURCE_FILTERS"]
+__all__ = ["Library", "ReplayInfo", "recordings_dir", "upload_id", "source_text", "LIST_LIMIT",
+           "VIEW_BYTES_PER_FILE_BYTE", "DEFAULT_CACHE_BYTES"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-LIST_LIMIT = 500
-"""The list shows the newest this many recordings."""
+LIST_LIMIT = 5000
+"""The list reads the newest this many recordings (the page shows them searchable, 25 a page)."""
+VIEW_BYTES_PER_FILE_BYTE = 6
+"""Memory a parsed recording and its view take per byte of JSON file (measured: docs/benchmarks.md)."""
+DEFAULT_CACHE_BYTES = 384 * 1024 * 1024
+"""The view cache's budget: opened replays beyond it are dropped, least recently used first."""
 
 
 def recordings_dir() -> Path:
@@ -59,7 +67,7 @@ class ReplayInfo:
     created: str
     mtime: float
     source: str = "played here"
-    """Where the recording came from, in words (``source_text``)."""
+    policies: str = ""
     source_kind: str = "played"
 
     def row(self) -> list[str | int]:
@@ -68,13 +76,11 @@ class ReplayInfo:
 
     def as_dict(self) -> dict[str, str | int]:
         return {"id": self.id, "p1": self.p1, "p2": self.p2, "winner": self.winner, "turns": self.turns,
-                "format": self.format, "created": self.created, "source": self.source,
+                "format": self.format, "created": self.created, "source": self.source, "policies": self.policies,
                 "source_kind": self.source_kind}
 
 
 LIST_HEADERS = ["id", "p1", "p2", "winner", "turns", "format", "source", "date (UTC)"]
-SOURCE_FILTERS = ["all", "played", "tournament", "training", "branch", "imported", "ladder"]
-"""What the list can be narrowed to: every recording, or one ``SourceInfo.kind``."""
 
 
 def source_text(recording: Recording) -> str:
@@ -88,27 +94,43 @@ def source_text(recording: Recording) -> str:
     if source.kind == "training":
         return f"training env ({detail})" if detail else "training env"
     if source.kind == "branch":
-        return f"branch of {source.parent}" if source.parent else "branch"
+        return f"branch of {source.parent} at step {source.branch_step}" if source.parent else "branch"
     return f"{source.kind} {detail}".strip()
+
+
+def info_of(recording: Recording, replay_id: str, mtime: float) -> ReplayInfo | None:
+    """The list row of a recording; None when it does not name both players (it cannot be shown)."""
+    players = recording.players
+    if "p1" not in players or "p2" not in players:
+        return None
+    return ReplayInfo(replay_id, players["p1"].name, players["p2"].name, _winner_text(recording),
+                      recording.result.turns, recording.format, recording.created, mtime, source_text(recording),
+                      f"{players['p1'].policy} {players['p2'].policy}", recording.source.kind)
 
 
 def _winner_text(recording: Recording) -> str:
     result = recording.result
     if result.winner:
-        return f"{result.winner} · {recording.players[result.winner].name}"
+        player = recording.players.get(result.winner)
+        return f"{result.winner} · {player.name}" if player else result.winner
     return {"tie": "tie", "turn_limit": "turn limit", "aborted": "aborted"}.get(result.reason, result.reason)
 
 
 class Library:
     """One recordings folder. Thread-safe; share one instance across sessions."""
 
-    def __init__(self, directory: Path | None = None, cache_size: int = 16) -> None:
+    def __init__(self, directory: Path | None = None, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self.directory = Path(directory or recordings_dir()).resolve()
         self._exports: Path | None = None
         self._lock = threading.Lock()
         self._views: OrderedDict[str, tuple[tuple[int, int], Recording, BattleView]] = OrderedDict()
         self._infos: dict[str, tuple[tuple[int, int], ReplayInfo | None]] = {}
-        self._cache_size = cache_size
+        self.cache_bytes = cache_bytes
+
+    def cached_bytes(self) -> int:
+        """What the open views are charged against ``cache_bytes``."""
+        with self._lock:
+            return sum(stamp[0] * VIEW_BYTES_PER_FILE_BYTE for stamp, _, _ in self._views.values())
 
     @property
     def exports(self) -> Path:
@@ -132,42 +154,47 @@ class Library:
 
     # --- listing ---------------------------------------------------------------------------------------------
     def list(self, source: str | None = None) -> list[ReplayInfo]:
-        """Valid recordings, newest first (invalid files are left out); ``source`` keeps one SourceInfo kind."""
+        """Valid recordings, newest first (``source``: only that ``SourceInfo.kind``). Files that are not valid
+        recordings, name fewer than two players, or are symlinks (they could point anywhere) are left out; none of
+        them can break the list."""
         if not self.directory.is_dir():
             return []
         entries = []
         for path in self.directory.glob("*.json"):
-            if not is_valid_id(path.stem):
+            if not is_valid_id(path.stem) or path.is_symlink():
                 continue
             try:
-                stamp = self._stamp(path)
+                stat = path.lstat()
             except OSError:
                 continue
-            entries.append((path.stat().st_mtime, path, stamp))
+            entries.append((stat.st_mtime, path, (stat.st_size, stat.st_mtime_ns)))
         entries.sort(key=lambda e: (-e[0], e[1].name))
         out = []
+        seen = set()
         for mtime, path, stamp in entries[:LIST_LIMIT]:
+            seen.add(path.stem)
             cached = self._infos.get(path.stem)
             if cached is None or cached[0] != stamp:
                 info = None
                 try:
-                    rec = load_recording(path)
-                    info = ReplayInfo(rec.id if rec.id == path.stem else path.stem,
-                                      rec.players["p1"].name, rec.players["p2"].name,
-                                      _winner_text(rec), rec.result.turns, rec.format, rec.created, mtime,
-                                      source_text(rec), rec.source.kind)
+                    info = info_of(load_recording(path), path.stem, mtime)
                 except RecordingError:
                     pass
                 cached = (stamp, info)
                 self._infos[path.stem] = cached
             if cached[1] is not None and (source in (None, "", "all") or cached[1].source_kind == source):
                 out.append(cached[1])
+        for gone in set(self._infos) - seen:  # deleted files leave the cache too
+            self._infos.pop(gone, None)
         return out
 
     # --- opening ---------------------------------------------------------------------------------------------
     def _open(self, replay_id: str) -> tuple[Recording, BattleView]:
+        """Parse and prepare a replay (blocking: call it off the event loop), or take it from the cache."""
         path = self.path(replay_id)
         try:
+            if path.is_symlink():
+                raise OSError
             stamp = self._stamp(path)
         except OSError:
             raise RecordingError("no such replay") from None
@@ -178,11 +205,16 @@ class Library:
                 self._views.move_to_end(key)
                 return hit[1], hit[2]
         recording = load_recording(path)
+        if recording.id != key:  # an upload keeps its bytes (and the id inside them); the app knows it by file name
+            recording = recording.model_copy(update={"id": key})
+        if "p1" not in recording.players or "p2" not in recording.players:
+            raise RecordingError("the recording does not name both players")
         view = BattleView.of(recording)
         with self._lock:
             self._views[key] = (stamp, recording, view)
             self._views.move_to_end(key)
-            while len(self._views) > self._cache_size:
+            while self._views and sum(s[0] for s, _, _ in self._views.values()) * VIEW_BYTES_PER_FILE_BYTE \
+                    > self.cache_bytes:
                 self._views.popitem(last=False)
         return recording, view
 
@@ -196,23 +228,26 @@ class Library:
     def save(self, recording: Recording) -> Path:
         return save_recording(recording, self.directory)
 
-    def upload(self, data: bytes) -> tuple[Recording, bool]:
-        """Validate (or import) uploaded bytes and store them as ``upload-<sha256[:16]>.json``; (recording, new).
+    def upload(self, data: bytes, name: str | None = None) -> tuple[Recording, bool]:
+        """Validate uploaded bytes and store them, byte for byte, as ``upload-<sha256[:16]>.json``;
+        (recording, newly stored). The one entry point for uploads (``name`` is the uploader's file name, for
+        format detection only; never used as a path). Blocking: call it off the event loop.
 
-        The format is sniffed from the content (``interop.sniff.read_any``): a recording, an OpenEnv-WolfeClick log
-        or replay, a Showdown replay or protocol log. Raises a WolfeClickError (one line) and writes nothing when the
-        bytes are none of these.
+        The format is sniffed from the content (``interop.sniff``): a recording is stored exactly as received (the
+        size checked is the size stored); an OpenEnv-WolfeClick log or replay, a Showdown replay or protocol log is
+        imported and the recording stored. Raises a WolfeClickError (one line) and writes nothing otherwise.
         """
         if len(data) > MAX_RECORDING_BYTES:
             raise RecordingError(f"file is {len(data) / 1e6:.1f} MB; recordings are limited to "
                                  f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
-        recording = read_any(data)  # a recording, or a foreign battle log imported on the way in
+        native = sniff(data) == FORMATS[0]
+        recording = read_any(data, name or "")  # a recording, or a foreign battle log imported on the way in
         new_id = upload_id(data)
         recording = recording.model_copy(update={"id": new_id})
         path = self.path(new_id)
         if path.exists():
             return recording, False
-        self.save(recording)
+        write_atomic(path, data if native else recording.to_json(), replace=False)  # a recording byte for byte
         return recording, True
 
     def export_html(self, replay_id: str) -> Path:

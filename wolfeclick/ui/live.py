@@ -3,7 +3,9 @@
 Each live battle runs ``runner.stream_battle`` with its own simulator process (the runner's default), so two
 sessions' battles never wait on each other; baseline policies decide in microseconds on the event loop, and
 checkpoints decide in a worker thread (``policy.blocking``). Checkpoints are built once per (spec, mode) and shared
-by every session through ``POLICIES``; their weights are shared further down by ``wolfeclick.llm``'s model cache.
+by every session through the app context's ``PolicyCache``; their weights are shared further down by
+``wolfeclick.llm``'s model cache. A battle run is saved through one ``RecordingSaver``: its first save picks an
+id no other battle holds, every later save (checkpoints, the final one) reuses it.
 """
 
 from __future__ import annotations
@@ -23,14 +25,14 @@ from typing import Any, AsyncIterator
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS, player_names, recording_id
 from wolfeclick.battle.schema import Recording, TurnRecord
 from wolfeclick.battle.specs import SPEC_HELP, PolicySpecError, is_baseline, make_policy
+from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
-from wolfeclick.ui.library import Library
 from wolfeclick.ui.view import BattleMeta, BattleView
 
 __all__ = [
-    "AGENT_CHOICES", "OPPONENT_CHOICES", "FORMATS", "CUSTOM", "LiveError", "LiveEvent", "PolicyCache", "POLICIES",
-    "hardware_report", "parse_seed", "check_format", "resolve_spec", "run_live",
+    "AGENT_CHOICES", "OPPONENT_CHOICES", "FORMATS", "CUSTOM", "LiveError", "LiveEvent", "PolicyCache",
+    "HardwareProbe", "hardware_report", "parse_seed", "check_format", "resolve_spec", "run_live",
 ]
 
 CUSTOM = "custom"
@@ -122,23 +124,16 @@ class PolicyCache:
                 raise LiveError(one_line(exc)) from None
             except ImportError as exc:
                 raise LiveError(f"checkpoint support is not available in this install ({one_line(exc)})") from None
-            except Exception as exc:  # CheckpointError, OSError offline, CUDA trouble: one line for the page
+            except (WolfeClickError, OSError) as exc:  # CheckpointError, offline Hub, unreadable files
                 raise LiveError(f"could not load {spec}: {one_line(exc)}") from None
             with self._lock:
                 self._policies[key] = policy
             return policy
 
 
-POLICIES = PolicyCache()
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Hardware
 # --------------------------------------------------------------------------------------------------------------
-_HARDWARE: dict[str, Any] = {}
-_HARDWARE_LOCK = threading.Lock()
-
-
 _PROBE = """
 import json
 info = {"torch": None, "cuda": False}
@@ -154,36 +149,46 @@ print(json.dumps(info))
 """
 
 
+class HardwareProbe:
+    """CUDA availability and memory, asked once per app (the context holds one)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._info: dict[str, Any] = {}
+
+    def __call__(self) -> dict[str, Any]:
+        with self._lock:
+            if not self._info:
+                self._info.update(probe_hardware())
+            return dict(self._info)
+
+
 def probe_hardware() -> dict[str, Any]:
-    """CUDA availability and memory; cached. Asked of a separate Python process, so importing torch (a second or
+    """CUDA availability and memory. Asked of a separate Python process, so importing torch (a second or
     two of CPU) never holds this server's interpreter lock; a process that already has torch is asked directly."""
-    with _HARDWARE_LOCK:
-        if _HARDWARE:
-            return dict(_HARDWARE)
-        info: dict[str, Any] = {"torch": None, "cuda": False}
-        try:
-            import psutil
+    info: dict[str, Any] = {"torch": None, "cuda": False}
+    try:
+        import psutil
 
-            ram = psutil.virtual_memory().total / 2**30
-        except Exception:
-            ram = None
-        try:
-            if "torch" in sys.modules:
-                import torch
+        ram = psutil.virtual_memory().total / 2**30
+    except Exception:
+        ram = None
+    try:
+        if "torch" in sys.modules:
+            import torch
 
-                info["torch"] = torch.__version__
-                if torch.cuda.is_available():
-                    props = torch.cuda.get_device_properties(0)
-                    info.update(cuda=True, gpu=props.name, gpu_gb=props.total_memory / 2**30,
-                                gpus=torch.cuda.device_count())
-            else:
-                out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120)
-                info.update(json.loads(out.stdout.strip().splitlines()[-1]))
-        except Exception as exc:
-            info["error"] = one_line(exc)
-        info["ram_gb"] = ram
-        _HARDWARE.update(info)
-        return dict(info)
+            info["torch"] = torch.__version__
+            if torch.cuda.is_available():
+                props = torch.cuda.get_device_properties(0)
+                info.update(cuda=True, gpu=props.name, gpu_gb=props.total_memory / 2**30,
+                            gpus=torch.cuda.device_count())
+        else:
+            out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120)
+            info.update(json.loads(out.stdout.strip().splitlines()[-1]))
+    except Exception as exc:
+        info["error"] = one_line(exc)
+    info["ram_gb"] = ram
+    return info
 
 
 def hardware_report(info: dict[str, Any] | None = None) -> str:
@@ -241,20 +246,20 @@ async def run_live(
     p1_spec: str,
     p2_spec: str,
     *,
+    cache: PolicyCache,
+    saver: RecordingSaver | None = None,
     format_id: str = DEFAULT_FORMAT,
     seed: int = 0,
     mode: str = "score",
     pace: float = 0.0,
     max_turns: int = DEFAULT_MAX_TURNS,
     stop: asyncio.Event | None = None,
-    library: Library | None = None,
-    cache: PolicyCache | None = None,
 ) -> AsyncIterator[LiveEvent]:
     """Play one battle, yielding an event per finished turn record.
 
-    The recording is saved as it goes (every few turns, marked as interrupted until it ends) and finally whole.
+    With a ``saver`` the recording is saved as it goes (every few turns, marked as interrupted until it ends) and
+    finally whole, always under the one id the saver chose for this run (``LiveEvent.recording.id``).
     """
-    cache = cache or POLICIES
     stop = stop or asyncio.Event()
     policies: list[Policy] = []
     try:
@@ -279,8 +284,8 @@ async def run_live(
     recording: Recording | None = None
     try:
         async def checkpoint(partial: Recording) -> None:
-            if library is not None:  # what a crash would leave; the finished recording overwrites it
-                await asyncio.to_thread(library.save, partial)
+            if saver is not None:  # what a crash would leave; the finished recording replaces it (same id)
+                await asyncio.to_thread(saver.save, partial)
 
         async for item in stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, stop=stop,
                                         checkpoint=checkpoint):
@@ -294,25 +299,22 @@ async def run_live(
                     await asyncio.wait_for(stop.wait(), timeout=pace)
                 except asyncio.TimeoutError:
                     pass
-    except Exception as exc:  # a format the simulator does not know, a dead simulator…
-        from wolfeclick.sim.process import SimulatorError
-
-        detail = one_line(exc) if isinstance(exc, SimulatorError) else f"{type(exc).__name__}: {one_line(exc)}"
+    except WolfeClickError as exc:  # a format the simulator does not know, a dead simulator…
         hint = "" if format_id in FORMATS else f" (is {format_id} a random-battle format this Showdown knows?)"
-        yield LiveEvent("error", f"the battle could not go on: {detail}{hint}", view)
+        yield LiveEvent("error", f"the battle could not go on: {one_line(exc)}{hint}", view)
         return
     if recording is None:
         yield LiveEvent("error", "the battle ended without a recording", view)
         return
-    view.finish(recording)
-    if library is not None:
+    message = ""
+    if saver is not None:
         try:
-            library.save(recording)
-        except OSError as exc:
-            yield LiveEvent("done", f"Finished, but the recording could not be saved: {one_line(exc)}", view,
-                            recording=recording)
-            return
-    yield LiveEvent("done", "Finished", view, recording=recording)
+            await asyncio.to_thread(saver.save, recording)
+            recording = recording.model_copy(update={"id": saver.id})
+        except (OSError, WolfeClickError) as exc:
+            message = f"the recording could not be saved: {one_line(exc)}"
+    view.finish(recording)
+    yield LiveEvent("done", message, view, recording=recording)
 
 
 def default_pace() -> float:

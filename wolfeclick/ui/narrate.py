@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
-__all__ = ["Sentence", "Narrator", "narrate", "pokemon_name", "effect_name"]
+__all__ = ["Sentence", "Narrator", "Message", "MESSAGES", "narrate", "pokemon_name", "effect_name"]
 
 STATUS_WORDS = {
     "brn": ("was burned", "burn"),
@@ -108,6 +108,8 @@ class Narrator:
     names: dict[str, str] = field(default_factory=dict)
     hp: dict[str, float] = field(default_factory=dict)
     hp_delta: dict[str, float] = field(default_factory=lambda: {"p1": 0.0, "p2": 0.0})
+    active: dict[str, str] = field(default_factory=dict)
+    """The name each side last sent out (for the end-of-battle field)."""
 
     # --- helpers -------------------------------------------------------------------------------------------
     def who(self, ident: str) -> str:
@@ -160,195 +162,315 @@ class Narrator:
         return out
 
     def line(self, line: str) -> Sentence | None:
+        """One protocol line → one sentence (or None): parse it once, then look its message up in ``MESSAGES``."""
         if not isinstance(line, str) or not line.startswith("|"):
             return None
         parts = line.split("|")[1:]
         kind, args = parts[0], parts[1:]
         if kind in SKIPPED:
             return None
-        plain = [a for a in args if not (a.startswith("[") and "]" in a)]
+        handler = MESSAGES.get(kind)
+        if handler is None:
+            return None
         tags = self._tags(args)
-        source = effect_name(tags["from"]) if tags.get("from") else None
-        side = pokemon_name(args[0])[0] if args else None
+        message = Message(kind=kind, args=args, plain=[a for a in args if not (a.startswith("[") and "]" in a)],
+                          tags=tags, source=effect_name(tags["from"]) if tags.get("from") else None,
+                          side=pokemon_name(args[0])[0] if args else None)
+        return handler(self, message)
 
-        if kind == "turn":
-            return Sentence("turn", f"Turn {args[0]}")
-        if kind == "start":
-            return Sentence("info", "The battle started.")
-        if kind in ("switch", "drag", "replace"):
-            name = pokemon_name(args[0])[1]
-            details = args[1].split(",") if len(args) > 1 else [name]
-            species = details[0].strip()
-            level = next((d.strip() for d in details[1:] if d.strip().startswith("L")), "")
-            pct, _ = _hp_percent(args[2]) if len(args) > 2 else (None, None)
-            self.hp[self._key(args[0])] = pct if pct is not None else self.hp.get(self._key(args[0]), 100.0)
-            shown = name if species == name else f"{name} ({species})"
-            extra = ", ".join(x for x in (level, _fmt(pct) + " HP" if pct is not None else "") if x)
-            owner = self.names.get(side or "", side or "")
-            if kind == "drag":
-                return Sentence("switch", f"{owner}'s {shown} was dragged out ({extra}).", side)
-            if kind == "replace":
-                return Sentence("switch", f"The Illusion ended: it was {owner}'s {shown}.", side)
-            return Sentence("switch", f"{owner} sent out {shown}" + (f" ({extra})." if extra else "."), side)
-        if kind == "move":
-            user = self.who(args[0])
-            move = args[1] if len(args) > 1 else "a move"
-            target = plain[2] if len(plain) > 2 and plain[2] else None
-            text = f"{user} used {move}"
-            if target and pokemon_name(target) != pokemon_name(args[0]) and pokemon_name(target)[0] is not None:
-                text += f" on {self.who(target)}"
-            if "miss" in tags:
-                text += ", but it missed"
-            if source and source.lower() not in ("lockedmove",):
-                text += f" (via {source})"
-            return Sentence("move", text + ".", side)
-        if kind in ("-damage", "-heal", "-sethp"):
-            who = self.who(args[0])
-            pct, status = _hp_percent(args[1]) if len(args) > 1 else (None, None)
-            before = self._set_hp(args[0], pct)
-            via = f" from {source}" if source else ""
-            if pct is None:
-                return None
-            if kind == "-sethp":
-                return Sentence("heal", f"{who}'s HP is now {_fmt(pct)}{via}.", side)
-            if before is None:
-                verb = "is down to" if kind == "-damage" else "is up to"
-                return Sentence("damage" if kind == "-damage" else "heal", f"{who} {verb} {_fmt(pct)} HP{via}.", side)
-            change = abs(before - pct)
-            if kind == "-damage":
-                return Sentence("damage", f"{who} lost {_fmt(change)} of its HP{via} ({_fmt(pct)} left).", side)
-            return Sentence("heal", f"{who} restored {_fmt(change)} HP{via} (now {_fmt(pct)}).", side)
-        if kind == "faint":
-            self._set_hp(args[0], 0.0)
-            return Sentence("faint", f"{self.who(args[0])} fainted!", side)
-        if kind == "-status":
-            words = STATUS_WORDS.get(args[1], (f"got the {args[1]} status", args[1]))[0]
-            return Sentence("status", f"{self.who(args[0])} {words}" + (f" by {source}" if source else "") + ".", side)
-        if kind == "-curestatus":
-            if args[1] == "slp":
-                return Sentence("status", f"{self.who(args[0])} woke up.", side)
-            if args[1] == "frz":
-                return Sentence("status", f"{self.who(args[0])} thawed out.", side)
-            noun = STATUS_WORDS.get(args[1], ("", args[1]))[1]
-            return Sentence("status", f"{self.who(args[0])} was cured of its {noun}.", side)
-        if kind == "-cureteam":
-            return Sentence("status", f"{self.who(args[0])}'s team was cured of status problems.", side)
-        if kind in ("-boost", "-unboost"):
-            stat = STAT_NAMES.get(args[1], args[1])
-            amount = int(args[2]) if len(args) > 2 and args[2].lstrip("-").isdigit() else 1
-            if amount == 0:
-                return Sentence("boost", f"{self.who(args[0])}'s {stat} won't go any "
-                                         f"{'higher' if kind == '-boost' else 'lower'}.", side)
-            how = {1: "", 2: " sharply", 3: " drastically"}.get(amount, " drastically")
-            verb = "rose" if kind == "-boost" else "fell"
-            sign = "+" if kind == "-boost" else "-"
-            return Sentence("boost", f"{self.who(args[0])}'s {stat}{how} {verb} ({sign}{amount}).", side)
-        if kind == "-setboost":
-            stat = STAT_NAMES.get(args[1], args[1])
-            return Sentence("boost", f"{self.who(args[0])}'s {stat} was set to {args[2]}.", side)
-        if kind in ("-clearboost", "-clearallboost", "-clearnegativeboost", "-clearpositiveboost"):
-            target = self.who(args[0]) + "'s" if args and kind != "-clearallboost" else "All"
-            return Sentence("boost", f"{target} stat changes were removed.", side)
-        if kind in ("-swapboost", "-copyboost", "-invertboost"):
-            return Sentence("boost", f"{self.who(args[0])}'s stat changes were altered.", side)
-        if kind == "-supereffective":
-            return Sentence("info", "It's super effective!")
-        if kind == "-resisted":
-            return Sentence("info", "It's not very effective…")
-        if kind == "-immune":
-            return Sentence("info", f"It doesn't affect {self.who(args[0])}" + (f" ({source})" if source else "") + ".")
-        if kind == "-crit":
-            return Sentence("info", f"A critical hit on {self.who(args[0])}!")
-        if kind == "-miss":
-            return Sentence("info", f"{self.who(args[0])}'s attack missed.", side)
-        if kind == "-fail":
-            return Sentence("info", "But it failed!")
-        if kind == "-notarget":
-            return Sentence("info", "But there was no target.")
-        if kind == "-ohko":
-            return Sentence("info", "It's a one-hit KO!")
-        if kind == "-hitcount":
-            return Sentence("info", f"Hit {args[1]} time{'s' if args[1] != '1' else ''}!")
-        if kind == "cant":
-            reason = args[1] if len(args) > 1 else ""
-            words = CANT_WORDS.get(reason) or CANT_WORDS.get(effect_name(reason)) or f"can't move ({effect_name(reason)})"
-            return Sentence("status", f"{self.who(args[0])} {words}.", side)
-        if kind == "-weather":
-            weather = args[0]
-            if weather == "none":
-                return Sentence("field", "The weather cleared.")
-            if "upkeep" in tags:
-                return None
-            name = WEATHER_NAMES.get(weather, f"The weather became {weather}")
-            return Sentence("field", name + (f" ({source})" if source else "") + ".")
-        if kind in ("-sidestart", "-sideend"):
-            what = effect_name(args[1]) if len(args) > 1 else "an effect"
-            if kind == "-sidestart":
-                return Sentence("field", f"{what} was set up on {self.side_name(args[0])}.")
-            return Sentence("field", f"{what} ended on {self.side_name(args[0])}.")
-        if kind in ("-fieldstart", "-fieldend"):
-            what = effect_name(args[0])
-            return Sentence("field", f"{what} {'started' if kind == '-fieldstart' else 'ended'}.")
-        if kind in ("-start", "-end"):
-            what = effect_name(args[1]) if len(args) > 1 else "an effect"
-            who = self.who(args[0])
-            if kind == "-start":
-                if what.lower() == "confusion":
-                    return Sentence("status", f"{who} became confused.", side)
-                if what == "Substitute":
-                    return Sentence("status", f"{who} put up a substitute.", side)
-                if what == "typechange" and len(args) > 2:
-                    return Sentence("status", f"{who} became {args[2]} type.", side)
-                return Sentence("status", f"{who} is affected by {what}.", side)
-            if what == "Substitute":
-                return Sentence("status", f"{who}'s substitute faded.", side)
-            return Sentence("status", f"{who} is no longer affected by {what}.", side)
-        if kind == "-item":
-            return Sentence("info", f"{self.who(args[0])} has {effect_name(args[1])}"
-                                    + (f" (revealed by {source})" if source else "") + ".", side)
-        if kind == "-enditem":
-            item = effect_name(args[1])
-            if "eat" in tags:
-                return Sentence("info", f"{self.who(args[0])} ate its {item}.", side)
-            return Sentence("info", f"{self.who(args[0])}'s {item} was used up or removed.", side)
-        if kind == "-ability":
-            return Sentence("info", f"{self.who(args[0])}'s ability: {effect_name(args[1])}.", side)
-        if kind == "-endability":
-            return Sentence("info", f"{self.who(args[0])}'s ability was suppressed.", side)
-        if kind == "-activate":
-            what = effect_name(args[1]) if len(args) > 1 else "an effect"
-            return Sentence("info", f"{what} activated for {self.who(args[0])}." if pokemon_name(args[0])[0]
-                            else f"{what} activated.", side)
-        if kind == "-singleturn":
-            what = effect_name(args[1])
-            if what in ("Protect", "Detect", "King's Shield", "Spiky Shield", "Baneful Bunker", "Endure"):
-                return Sentence("status", f"{self.who(args[0])} protected itself.", side)
-            return Sentence("status", f"{self.who(args[0])}: {what}.", side)
-        if kind == "-singlemove":
-            return Sentence("status", f"{self.who(args[0])} used {effect_name(args[1])}.", side)
-        if kind == "-prepare":
-            return Sentence("move", f"{self.who(args[0])} is preparing {args[1]}.", side)
-        if kind == "-terastallize":
-            return Sentence("status", f"{self.who(args[0])} terastallized into the {args[1]} type!", side)
-        if kind in ("-mega", "-primal", "-burst", "-zpower"):
-            return Sentence("status", f"{self.who(args[0])} transformed with {kind[1:]} power!", side)
-        if kind == "-transform":
-            return Sentence("status", f"{self.who(args[0])} transformed into {self.who(args[1])}.", side)
-        if kind in ("detailschange", "-formechange"):
-            return Sentence("status", f"{self.who(args[0])} changed form to {args[1].split(',')[0]}.", side)
-        if kind == "-mustrecharge":
-            return Sentence("status", f"{self.who(args[0])} must recharge.", side)
-        if kind == "-message":
-            return Sentence("info", args[0] if args else "")
-        if kind == "message":
-            return Sentence("info", args[0] if args else "")
-        if kind == "win":
-            return Sentence("win", f"{args[0]} won the battle!")
-        if kind == "tie":
-            return Sentence("win", "The battle ended in a tie.")
-        if kind == "swap":
-            return Sentence("switch", f"{self.who(args[0])} moved position.", side)
+
+@dataclass(frozen=True)
+class Message:
+    """One parsed protocol line: its message kind, arguments (with and without ``[tag]``s) and the acting side."""
+
+    kind: str
+    args: list[str]
+    plain: list[str]
+    tags: dict[str, str]
+    source: str | None
+    side: str | None
+
+
+Handler = Callable[[Narrator, Message], "Sentence | None"]
+
+
+def _turn(n: Narrator, m: Message) -> Sentence:
+    return Sentence("turn", f"Turn {m.args[0]}")
+
+
+def _start(n: Narrator, m: Message) -> Sentence:
+    return Sentence("info", "The battle started.")
+
+
+def _switch(n: Narrator, m: Message) -> Sentence:
+    args, side = m.args, m.side
+    name = pokemon_name(args[0])[1]
+    details = args[1].split(",") if len(args) > 1 else [name]
+    species = details[0].strip()
+    level = next((d.strip() for d in details[1:] if d.strip().startswith("L")), "")
+    pct, _ = _hp_percent(args[2]) if len(args) > 2 else (None, None)
+    n.hp[n._key(args[0])] = pct if pct is not None else n.hp.get(n._key(args[0]), 100.0)
+    if side is not None and m.kind != "replace":
+        n.active[side] = name
+    shown = name if species == name else f"{name} ({species})"
+    extra = ", ".join(x for x in (level, _fmt(pct) + " HP" if pct is not None else "") if x)
+    owner = n.names.get(side or "", side or "")
+    if m.kind == "drag":
+        return Sentence("switch", f"{owner}'s {shown} was dragged out ({extra}).", side)
+    if m.kind == "replace":
+        return Sentence("switch", f"The Illusion ended: it was {owner}'s {shown}.", side)
+    return Sentence("switch", f"{owner} sent out {shown}" + (f" ({extra})." if extra else "."), side)
+
+
+def _move(n: Narrator, m: Message) -> Sentence:
+    args = m.args
+    user = n.who(args[0])
+    move = args[1] if len(args) > 1 else "a move"
+    target = m.plain[2] if len(m.plain) > 2 and m.plain[2] else None
+    text = f"{user} used {move}"
+    if target and pokemon_name(target) != pokemon_name(args[0]) and pokemon_name(target)[0] is not None:
+        text += f" on {n.who(target)}"
+    if "miss" in m.tags:
+        text += ", but it missed"
+    if m.source and m.source.lower() not in ("lockedmove",):
+        text += f" (via {m.source})"
+    return Sentence("move", text + ".", m.side)
+
+
+def _hp_change(n: Narrator, m: Message) -> Sentence | None:
+    args, side = m.args, m.side
+    who = n.who(args[0])
+    pct, _status = _hp_percent(args[1]) if len(args) > 1 else (None, None)
+    before = n._set_hp(args[0], pct)
+    via = f" from {m.source}" if m.source else ""
+    if pct is None:
         return None
+    if m.kind == "-sethp":
+        return Sentence("heal", f"{who}'s HP is now {_fmt(pct)}{via}.", side)
+    if before is None:
+        verb = "is down to" if m.kind == "-damage" else "is up to"
+        return Sentence("damage" if m.kind == "-damage" else "heal", f"{who} {verb} {_fmt(pct)} HP{via}.", side)
+    change = abs(before - pct)
+    if m.kind == "-damage":
+        return Sentence("damage", f"{who} lost {_fmt(change)} of its HP{via} ({_fmt(pct)} left).", side)
+    return Sentence("heal", f"{who} restored {_fmt(change)} HP{via} (now {_fmt(pct)}).", side)
+
+
+def _faint(n: Narrator, m: Message) -> Sentence:
+    n._set_hp(m.args[0], 0.0)
+    return Sentence("faint", f"{n.who(m.args[0])} fainted!", m.side)
+
+
+def _status(n: Narrator, m: Message) -> Sentence:
+    words = STATUS_WORDS.get(m.args[1], (f"got the {m.args[1]} status", m.args[1]))[0]
+    return Sentence("status", f"{n.who(m.args[0])} {words}" + (f" by {m.source}" if m.source else "") + ".", m.side)
+
+
+def _cure_status(n: Narrator, m: Message) -> Sentence:
+    if m.args[1] == "slp":
+        return Sentence("status", f"{n.who(m.args[0])} woke up.", m.side)
+    if m.args[1] == "frz":
+        return Sentence("status", f"{n.who(m.args[0])} thawed out.", m.side)
+    noun = STATUS_WORDS.get(m.args[1], ("", m.args[1]))[1]
+    return Sentence("status", f"{n.who(m.args[0])} was cured of its {noun}.", m.side)
+
+
+def _cure_team(n: Narrator, m: Message) -> Sentence:
+    return Sentence("status", f"{n.who(m.args[0])}'s team was cured of status problems.", m.side)
+
+
+def _boost(n: Narrator, m: Message) -> Sentence:
+    args = m.args
+    stat = STAT_NAMES.get(args[1], args[1])
+    amount = int(args[2]) if len(args) > 2 and args[2].lstrip("-").isdigit() else 1
+    rising = m.kind == "-boost"
+    if amount == 0:
+        return Sentence("boost", f"{n.who(args[0])}'s {stat} won't go any {'higher' if rising else 'lower'}.", m.side)
+    how = {1: "", 2: " sharply", 3: " drastically"}.get(amount, " drastically")
+    verb, sign = ("rose", "+") if rising else ("fell", "-")
+    return Sentence("boost", f"{n.who(args[0])}'s {stat}{how} {verb} ({sign}{amount}).", m.side)
+
+
+def _set_boost(n: Narrator, m: Message) -> Sentence:
+    stat = STAT_NAMES.get(m.args[1], m.args[1])
+    return Sentence("boost", f"{n.who(m.args[0])}'s {stat} was set to {m.args[2]}.", m.side)
+
+
+def _clear_boost(n: Narrator, m: Message) -> Sentence:
+    target = n.who(m.args[0]) + "'s" if m.args and m.kind != "-clearallboost" else "All"
+    return Sentence("boost", f"{target} stat changes were removed.", m.side)
+
+
+def _alter_boost(n: Narrator, m: Message) -> Sentence:
+    return Sentence("boost", f"{n.who(m.args[0])}'s stat changes were altered.", m.side)
+
+
+def _fixed(kind: str, text: str) -> Handler:
+    """A message that always reads the same."""
+    return lambda n, m: Sentence(kind, text)
+
+
+def _immune(n: Narrator, m: Message) -> Sentence:
+    return Sentence("info", f"It doesn't affect {n.who(m.args[0])}" + (f" ({m.source})" if m.source else "") + ".")
+
+
+def _crit(n: Narrator, m: Message) -> Sentence:
+    return Sentence("info", f"A critical hit on {n.who(m.args[0])}!")
+
+
+def _miss(n: Narrator, m: Message) -> Sentence:
+    return Sentence("info", f"{n.who(m.args[0])}'s attack missed.", m.side)
+
+
+def _hit_count(n: Narrator, m: Message) -> Sentence:
+    return Sentence("info", f"Hit {m.args[1]} time{'s' if m.args[1] != '1' else ''}!")
+
+
+def _cant(n: Narrator, m: Message) -> Sentence:
+    reason = m.args[1] if len(m.args) > 1 else ""
+    words = CANT_WORDS.get(reason) or CANT_WORDS.get(effect_name(reason)) or f"can't move ({effect_name(reason)})"
+    return Sentence("status", f"{n.who(m.args[0])} {words}.", m.side)
+
+
+def _weather(n: Narrator, m: Message) -> Sentence | None:
+    weather = m.args[0]
+    if weather == "none":
+        return Sentence("field", "The weather cleared.")
+    if "upkeep" in m.tags:
+        return None
+    name = WEATHER_NAMES.get(weather, f"The weather became {weather}")
+    return Sentence("field", name + (f" ({m.source})" if m.source else "") + ".")
+
+
+def _side_condition(n: Narrator, m: Message) -> Sentence:
+    what = effect_name(m.args[1]) if len(m.args) > 1 else "an effect"
+    where = n.side_name(m.args[0])
+    if m.kind == "-sidestart":
+        return Sentence("field", f"{what} was set up on {where}.")
+    return Sentence("field", f"{what} ended on {where}.")
+
+
+def _field_condition(n: Narrator, m: Message) -> Sentence:
+    return Sentence("field", f"{effect_name(m.args[0])} {'started' if m.kind == '-fieldstart' else 'ended'}.")
+
+
+def _volatile(n: Narrator, m: Message) -> Sentence:
+    args, side = m.args, m.side
+    what = effect_name(args[1]) if len(args) > 1 else "an effect"
+    who = n.who(args[0])
+    if m.kind == "-start":
+        if what.lower() == "confusion":
+            return Sentence("status", f"{who} became confused.", side)
+        if what == "Substitute":
+            return Sentence("status", f"{who} put up a substitute.", side)
+        if what == "typechange" and len(args) > 2:
+            return Sentence("status", f"{who} became {args[2]} type.", side)
+        return Sentence("status", f"{who} is affected by {what}.", side)
+    if what == "Substitute":
+        return Sentence("status", f"{who}'s substitute faded.", side)
+    return Sentence("status", f"{who} is no longer affected by {what}.", side)
+
+
+def _item(n: Narrator, m: Message) -> Sentence:
+    return Sentence("info", f"{n.who(m.args[0])} has {effect_name(m.args[1])}"
+                            + (f" (revealed by {m.source})" if m.source else "") + ".", m.side)
+
+
+def _end_item(n: Narrator, m: Message) -> Sentence:
+    item = effect_name(m.args[1])
+    if "eat" in m.tags:
+        return Sentence("info", f"{n.who(m.args[0])} ate its {item}.", m.side)
+    return Sentence("info", f"{n.who(m.args[0])}'s {item} was used up or removed.", m.side)
+
+
+def _ability(n: Narrator, m: Message) -> Sentence:
+    return Sentence("info", f"{n.who(m.args[0])}'s ability: {effect_name(m.args[1])}.", m.side)
+
+
+def _end_ability(n: Narrator, m: Message) -> Sentence:
+    return Sentence("info", f"{n.who(m.args[0])}'s ability was suppressed.", m.side)
+
+
+def _activate(n: Narrator, m: Message) -> Sentence:
+    what = effect_name(m.args[1]) if len(m.args) > 1 else "an effect"
+    if pokemon_name(m.args[0])[0]:
+        return Sentence("info", f"{what} activated for {n.who(m.args[0])}.", m.side)
+    return Sentence("info", f"{what} activated.", m.side)
+
+
+PROTECTS = ("Protect", "Detect", "King's Shield", "Spiky Shield", "Baneful Bunker", "Endure")
+
+
+def _single_turn(n: Narrator, m: Message) -> Sentence:
+    what = effect_name(m.args[1])
+    if what in PROTECTS:
+        return Sentence("status", f"{n.who(m.args[0])} protected itself.", m.side)
+    return Sentence("status", f"{n.who(m.args[0])}: {what}.", m.side)
+
+
+def _single_move(n: Narrator, m: Message) -> Sentence:
+    return Sentence("status", f"{n.who(m.args[0])} used {effect_name(m.args[1])}.", m.side)
+
+
+def _prepare(n: Narrator, m: Message) -> Sentence:
+    return Sentence("move", f"{n.who(m.args[0])} is preparing {m.args[1]}.", m.side)
+
+
+def _terastallize(n: Narrator, m: Message) -> Sentence:
+    return Sentence("status", f"{n.who(m.args[0])} terastallized into the {m.args[1]} type!", m.side)
+
+
+def _power(n: Narrator, m: Message) -> Sentence:
+    return Sentence("status", f"{n.who(m.args[0])} transformed with {m.kind[1:]} power!", m.side)
+
+
+def _transform(n: Narrator, m: Message) -> Sentence:
+    return Sentence("status", f"{n.who(m.args[0])} transformed into {n.who(m.args[1])}.", m.side)
+
+
+def _forme(n: Narrator, m: Message) -> Sentence:
+    return Sentence("status", f"{n.who(m.args[0])} changed form to {m.args[1].split(',')[0]}.", m.side)
+
+
+def _recharge(n: Narrator, m: Message) -> Sentence:
+    return Sentence("status", f"{n.who(m.args[0])} must recharge.", m.side)
+
+
+def _text(n: Narrator, m: Message) -> Sentence:
+    return Sentence("info", m.args[0] if m.args else "")
+
+
+def _win(n: Narrator, m: Message) -> Sentence:
+    return Sentence("win", f"{m.args[0]} won the battle!")
+
+
+def _swap(n: Narrator, m: Message) -> Sentence:
+    return Sentence("switch", f"{n.who(m.args[0])} moved position.", m.side)
+
+
+MESSAGES: dict[str, Handler] = {
+    "turn": _turn, "start": _start,
+    "switch": _switch, "drag": _switch, "replace": _switch, "swap": _swap,
+    "move": _move, "-prepare": _prepare,
+    "-damage": _hp_change, "-heal": _hp_change, "-sethp": _hp_change, "faint": _faint,
+    "-status": _status, "-curestatus": _cure_status, "-cureteam": _cure_team,
+    "-boost": _boost, "-unboost": _boost, "-setboost": _set_boost,
+    "-clearboost": _clear_boost, "-clearallboost": _clear_boost, "-clearnegativeboost": _clear_boost,
+    "-clearpositiveboost": _clear_boost, "-swapboost": _alter_boost, "-copyboost": _alter_boost,
+    "-invertboost": _alter_boost,
+    "-supereffective": _fixed("info", "It's super effective!"), "-resisted": _fixed("info", "It's not very effective…"),
+    "-fail": _fixed("info", "But it failed!"), "-notarget": _fixed("info", "But there was no target."),
+    "-ohko": _fixed("info", "It's a one-hit KO!"), "tie": _fixed("win", "The battle ended in a tie."),
+    "-immune": _immune, "-crit": _crit, "-miss": _miss, "-hitcount": _hit_count, "cant": _cant,
+    "-weather": _weather, "-sidestart": _side_condition, "-sideend": _side_condition,
+    "-fieldstart": _field_condition, "-fieldend": _field_condition, "-start": _volatile, "-end": _volatile,
+    "-item": _item, "-enditem": _end_item, "-ability": _ability, "-endability": _end_ability,
+    "-activate": _activate, "-singleturn": _single_turn, "-singlemove": _single_move,
+    "-terastallize": _terastallize, "-mega": _power, "-primal": _power, "-burst": _power, "-zpower": _power,
+    "-transform": _transform, "detailschange": _forme, "-formechange": _forme, "-mustrecharge": _recharge,
+    "-message": _text, "message": _text, "win": _win,
+}
+"""Protocol message kind → its narration; kinds not here (and ``SKIPPED``) say nothing."""
 
 
 def narrate(lines: Iterable[str], names: dict[str, str] | None = None) -> list[Sentence]:

@@ -1,8 +1,15 @@
-"""The battle view: TurnRecords → one HTML string and two Plotly figures. Pure; no Gradio, no I/O.
+"""The battle view: TurnRecords → one HTML panel per decision (plus an end-of-battle panel). Pure; no Gradio, no I/O.
 
 Live battles and replays use exactly this code on exactly the same ``TurnRecord`` objects. ``BattleView`` holds
-what is worth computing once per battle (the narration of every turn, the chart series) so that rendering one turn
-of a 300-turn battle costs a few milliseconds; ``render_turn`` is the one-call form.
+what is worth computing once per battle (the narration of every turn, the chart series); ``viewer.py`` turns it
+into what the browser steps through without asking the server again.
+
+One truth per view:
+- HP: every number and bar is the *public* percentage (``public_hp``), as Showdown shows spectators and as the
+  narration (which reads the spectator log) tells it.
+- A decision is shown with what followed it once that is known (``settled``); until then its reward and its
+  outcome are marked as still to come, never half shown.
+- The battle's end is its own step, drawn from the log after the last decision (fainted is fainted).
 
 Every string that comes from a recording (names, species, raw model output, state text, protocol lines) goes
 through ``html.escape`` before it reaches the page: recordings can be uploaded, so they are untrusted.
@@ -14,13 +21,15 @@ from __future__ import annotations
 import functools
 import html
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from wolfeclick.battle.schema import Recording, SideDecision, SideSnapshot, TurnRecord
+from wolfeclick.battle.schema import PokemonSnapshot, Recording, SideDecision, SideSnapshot, TurnRecord
 from wolfeclick.ui.narrate import Narrator, Sentence
+from wolfeclick.ui.presentation import result_text
 
 __all__ = [
     "BattleMeta",
@@ -28,6 +37,7 @@ __all__ = [
     "render_turn",
     "sprite_url",
     "step_for_turn",
+    "public_hp",
     "SIDE_COLORS",
 ]
 
@@ -116,6 +126,28 @@ def step_for_turn(turns: Sequence[TurnRecord], turn: int) -> int:
 # --------------------------------------------------------------------------------------------------------------
 # HTML pieces
 # --------------------------------------------------------------------------------------------------------------
+def public_hp(percent: float | None) -> int:
+    """HP as Showdown shows it to spectators (and as the narration tells it): whole percent, rounded up, never 100
+    while damaged and never 0 while alive. The view's one HP source, so the field, the team rows, the chart and the
+    narration agree (the snapshot's exact private HP would read 20% where the log says 21%)."""
+    if percent is None:
+        return 0
+    value = round(float(percent), 6)
+    if value <= 0:
+        return 0
+    shown = math.ceil(value)
+    return 99 if shown >= 100 and value < 100 else min(100, shown)
+
+
+def public_team_hp(snap: SideSnapshot | None) -> float:
+    """Mean public HP over all six slots (unseen slots count as full), the HP chart's value."""
+    if snap is None:
+        return 100.0
+    values = [0 if mon.fainted else public_hp(mon.hp) for mon in snap.team[:6]]
+    values += [100] * (6 - len(values))
+    return round(sum(values) / 6.0, 2)
+
+
 def _hp_color(hp: float) -> str:
     return "#16a34a" if hp > 50 else "#ca8a04" if hp > 20 else "#dc2626"
 
@@ -137,52 +169,66 @@ def _sprite(species: str, css: str = "wc-sprite") -> str:
     return f'<img class="{css}" src="{url}" alt="" loading="lazy" referrerpolicy="no-referrer" onerror="this.remove()">'
 
 
-def _hp_bar(hp: float) -> str:
-    hp = max(0.0, min(100.0, float(hp)))
-    return (f'<div class="wc-hpbar" title="{hp:.0f}% HP"><div class="wc-hpfill" '
-            f'style="width:{hp:.1f}%;background:{_hp_color(hp)}"></div></div>')
+def _hp_bar(hp: int) -> str:
+    return (f'<div class="wc-hpbar" title="{hp}% HP"><div class="wc-hpfill" '
+            f'style="width:{hp}%;background:{_hp_color(hp)}"></div></div>')
 
 
 def _active_card(side: str, name: str, snap: SideSnapshot | None) -> str:
+    """The side's active Pokémon (public HP), with the team's mean HP under it."""
     color = SIDE_COLORS[side]
     if snap is None or snap.active is None:
         body = '<div class="wc-muted">no active Pokémon</div>'
     else:
-        hp = snap.active_hp if snap.active_hp is not None else 0.0
+        hp = public_hp(snap.active_hp)
+        fainted = hp == 0
         body = (
-            f'<div class="wc-active-row">{_sprite(snap.active, "wc-sprite wc-sprite-big")}'
+            f'<div class="wc-active-row{" wc-fainted" if fainted else ""}">'
+            f'{_sprite(snap.active, "wc-sprite wc-sprite-big")}'
             f'<div class="wc-active-info"><div class="wc-mon-name">{esc(snap.active)} {_status_badge(snap.active_status)}</div>'
-            f'{_hp_bar(hp)}<div class="wc-hp-text">{hp:.0f}% HP</div></div></div>'
+            f'{_hp_bar(hp)}<div class="wc-hp-text">{"fainted" if fainted else f"{hp}% HP"}</div></div></div>'
         )
     team = ""
     if snap is not None:
-        team = (f'<div class="wc-muted">team HP {snap.team_hp:.0f}% · {snap.fainted} fainted</div>')
+        team = f'<div class="wc-muted">team HP {public_team_hp(snap):.0f}% · {snap.fainted} fainted</div>'
     return (f'<div class="wc-card wc-active" style="border-top:4px solid {color}">'
             f'<div class="wc-side-label" style="color:{color}">{esc(side)} · {esc(name)}</div>{body}{team}</div>')
 
 
-def _team_row(side: str, snap: SideSnapshot | None, hide_unrevealed: bool) -> str:
+def _slot(mon: PokemonSnapshot) -> str:
+    classes = ["wc-slot"]
+    hp = 0 if mon.fainted else public_hp(mon.hp)
+    if mon.fainted:
+        classes.append("wc-fainted")
+    if mon.active:
+        classes.append("wc-slot-active")
+    return (f'<div class="{" ".join(classes)}" title="{esc(mon.species)}: {hp}% HP">'
+            f'{_sprite(mon.species, "wc-sprite wc-sprite-small")}'
+            f'<div class="wc-slot-name">{esc(mon.species)}</div>{_hp_bar(hp)}'
+            f'<div class="wc-slot-hp">{"fainted" if mon.fainted else f"{hp}%"} {_status_badge(mon.status)}</div>'
+            f'</div>')
+
+
+UNKNOWN_SLOT = ('<div class="wc-slot wc-unknown" title="not revealed yet"><div class="wc-qmark">?</div>'
+                '<div class="wc-slot-name">unknown</div></div>')
+
+
+def _team_row(side: str, snap: SideSnapshot | None, hide_unrevealed: bool | None) -> str:
+    """One side's six slots. ``hide_unrevealed``: True shows unrevealed Pokémon as unknown, False shows them, None
+    renders both faces so the viewer's viewpoint switch is a CSS class (``wc-persp-p1``/``-p2``) in the browser."""
     if snap is None:
         return ""
     slots = []
     for mon in snap.team:
-        if hide_unrevealed and not mon.revealed and not mon.fainted and not mon.active:
-            slots.append('<div class="wc-slot wc-unknown" title="not revealed yet"><div class="wc-qmark">?</div>'
-                         '<div class="wc-slot-name">unknown</div></div>')
-            continue
-        classes = ["wc-slot"]
-        if mon.fainted:
-            classes.append("wc-fainted")
-        if mon.active:
-            classes.append("wc-slot-active")
-        slots.append(
-            f'<div class="{" ".join(classes)}" title="{esc(mon.species)}: {mon.hp:.0f}% HP">'
-            f'{_sprite(mon.species, "wc-sprite wc-sprite-small")}'
-            f'<div class="wc-slot-name">{esc(mon.species)}</div>{_hp_bar(0.0 if mon.fainted else mon.hp)}'
-            f'<div class="wc-slot-hp">{"fainted" if mon.fainted else f"{mon.hp:.0f}%"} {_status_badge(mon.status)}</div>'
-            f'</div>'
-        )
-    return f'<div class="wc-team" style="border-left:4px solid {SIDE_COLORS[side]}">{"".join(slots)}</div>'
+        if mon.revealed or mon.fainted or mon.active:
+            slots.append(_slot(mon))
+        elif hide_unrevealed is None:
+            slots.append(f'<div class="wc-unrevealed"><div class="wc-face-real">{_slot(mon)}</div>'
+                         f'<div class="wc-face-unknown">{UNKNOWN_SLOT}</div></div>')
+        else:
+            slots.append(UNKNOWN_SLOT if hide_unrevealed else _slot(mon))
+    return (f'<div class="wc-team wc-team-{side}" style="border-left:4px solid {SIDE_COLORS[side]}">'
+            f'{"".join(slots)}</div>')
 
 
 def _narration(sentences: Sequence[Sentence], empty: str) -> str:
@@ -245,33 +291,46 @@ def _scores(info: Mapping[str, Any], chosen: str | None) -> str:
             f'{"".join(body)}</table>{more}')
 
 
-def _reward_table(decision: SideDecision, final: bool) -> str:
+PENDING_REWARD = "shown with what followed, once the simulator reaches the next decision"
+
+
+def _reward_table(decision: SideDecision, settled: bool) -> str:
+    if not settled:
+        return (f'<div class="wc-subhead">Reward for this decision</div>'
+                f'<div class="wc-muted wc-pending">Still to come: {PENDING_REWARD}.</div>')
     reward = decision.reward
     rows = "".join(
         f"<tr><td>{esc(name)}</td><td class='wc-num'>{value:+.3f}</td></tr>"
         for name, value in reward.components.items()
     )
-    if not reward.components and not final:
-        rows = "<tr><td colspan=2 class='wc-muted'>known once the next decision is made</td></tr>"
     rows += f"<tr class='wc-total'><td>shaped total</td><td class='wc-num'>{reward.total:+.3f}</td></tr>"
     if reward.outcome:
         rows += f"<tr class='wc-total'><td>outcome</td><td class='wc-num'>{reward.outcome:+.3f}</td></tr>"
     return f'<div class="wc-subhead">Reward for this decision</div><table class="wc-table">{rows}</table>'
 
 
-def _decision_panel(side: str, name: str, decision: SideDecision, final: bool) -> str:
+def action_text(decision: SideDecision) -> str:
+    """What a side did, in words: "move Ice Beam", "switch to Pikachu", "simulator default"."""
+    if decision.action is None:
+        return "simulator default"
+    if decision.action.action == "switch":
+        return f"switch to {decision.action.choice}"
+    return f"{decision.action.action} {decision.action.choice}"
+
+
+def _details(key: str, summary: str, body: str) -> str:
+    """A collapsible block; ``data-key`` lets the viewer keep it open or closed across steps and live updates."""
+    return (f'<details class="wc-details" data-key="{key}"><summary>{summary}</summary>'
+            f'<pre class="wc-pre">{body}</pre></details>')
+
+
+def _decision_panel(side: str, name: str, decision: SideDecision, settled: bool, text_limit: int) -> str:
     color = SIDE_COLORS[side]
     if decision.illegal:
         reason = f": {decision.illegal_reason}" if decision.illegal_reason else ""
         badge = f'<span class="wc-badge wc-illegal" title="{esc(decision.illegal_reason or "")}">illegal{esc(_cut(reason, 160))}</span>'
     else:
         badge = '<span class="wc-badge wc-legal">legal</span>'
-    if decision.action is None:
-        action = "simulator default"
-    elif decision.action.action == "switch":
-        action = f"switch to {decision.action.choice}"
-    else:
-        action = f"{decision.action.action} {decision.action.choice}"
     chosen = decision.action.choice if decision.action else None
     rejected = ""
     if decision.rejected:
@@ -283,73 +342,75 @@ def _decision_panel(side: str, name: str, decision: SideDecision, final: bool) -
             if k not in ("scores", "candidate_scores", "candidates", "prompt")}
     extras = ""
     if info:
-        extras = (f'<details class="wc-details"><summary>Policy details</summary><pre class="wc-pre">'
-                  f'{esc(_cut(json.dumps(info, indent=1, default=str), 4000))}</pre></details>')
+        extras = _details(f"info-{side}", "Policy details", esc(_cut(json.dumps(info, indent=1, default=str), 4000)))
     prompt = decision.policy_info.get("prompt")
     prompt_html = ""
     if isinstance(prompt, str) and prompt:
-        prompt_html = (f'<details class="wc-details"><summary>Full prompt</summary><pre class="wc-pre">'
-                       f'{esc(_cut(prompt))}</pre></details>')
-    latency = "not measured" if decision.latency_ms is None else f"{decision.latency_ms:.1f} ms"
+        prompt_html = _details(f"prompt-{side}", "Full prompt", esc(_cut(prompt, text_limit)))
+    latency = "not measured" if decision.latency_ms is None else f"{decision.latency_ms:.1f} ms"  # imports
     return (
-        f'<div class="wc-card wc-decision" style="border-top:4px solid {color}">'
+        f'<div class="wc-card wc-decision wc-dec-{side}" style="border-top:4px solid {color}">'
         f'<div class="wc-side-label" style="color:{color}">{esc(side)} · {esc(name)} decided</div>'
-        f'<div class="wc-action">{esc(action)} {badge}</div>'
+        f'<div class="wc-action">{esc(action_text(decision))} {badge}</div>'
         f'<div class="wc-muted">command <code>{esc(decision.command or "unknown")}</code> · latency {latency}'
         f' · {len(decision.legal_actions)} legal options</div>{rejected}'
-        f'{_scores(decision.policy_info, chosen)}{_reward_table(decision, final)}{raw}'
-        f'<details class="wc-details"><summary>State it saw</summary><pre class="wc-pre">{esc(_cut(decision.state))}</pre></details>'
+        f'{_scores(decision.policy_info, chosen)}{_reward_table(decision, settled)}{raw}'
+        f'{_details(f"state-{side}", "State it saw", esc(_cut(decision.state, text_limit)))}'
         f'{prompt_html}{extras}</div>'
     )
 
 
-def _result_text(meta: BattleMeta) -> str:
-    result = meta.result
-    if not result:
-        return "in progress"
-    winner = result.get("winner")
-    reason = result.get("reason")
-    if winner in SIDES:
-        text = f"{meta.names.get(winner, winner)} ({winner}) won"
-        if reason == "forfeit":
-            text += " by forfeit"
-    elif reason == "tie":
-        text = "tie"
-    elif reason == "turn_limit":
-        text = "stopped at the turn limit"
-    elif reason == "aborted":
-        text = "aborted"
-    else:
-        text = str(reason)
-    text += f" after {result.get('turns', 0)} turns"
-    if result.get("error"):
-        text += f" ({_cut(str(result['error']), 200)})"
-    return text
+# --------------------------------------------------------------------------------------------------------------
+# The end of the battle
+# --------------------------------------------------------------------------------------------------------------
+def _same_mon(name: str, species: str) -> bool:
+    a, b = _to_id(name), _to_id(species)
+    return bool(a) and (a == b or b.startswith(a) or a.startswith(b))
+
+
+def end_snapshot(snap: SideSnapshot | None, side: str, hp: Mapping[str, float],
+                 active: str | None) -> SideSnapshot | None:
+    """The last decision's snapshot of one side brought forward to the end of the log: the narrator's public HP
+    for every Pokémon the log mentions (``hp`` keyed ``"p1:Name"``), fainted at 0, and the last one sent out."""
+    if snap is None:
+        return None
+    team = []
+    for mon in snap.team:
+        known = next((v for k, v in hp.items() if k.split(":", 1)[0] == side and _same_mon(k.split(":", 1)[1],
+                                                                                           mon.species)), None)
+        now = mon.hp if known is None else known
+        is_active = _same_mon(active, mon.species) if active else mon.active
+        team.append(mon.model_copy(update={"hp": now, "fainted": mon.fainted or now <= 0, "active": is_active,
+                                           "revealed": mon.revealed or is_active}))
+    current = next((m for m in team if m.active), None)
+    return snap.model_copy(update={
+        "team": team, "fainted": sum(1 for m in team if m.fainted),
+        "active": current.species if current else snap.active,
+        "active_hp": current.hp if current else snap.active_hp,
+        "team_hp": round(sum(0.0 if m.fainted else m.hp for m in team) / 6.0 + 100.0 * (6 - len(team)) / 6.0, 2),
+    })
 
 
 # --------------------------------------------------------------------------------------------------------------
 # The view
 # --------------------------------------------------------------------------------------------------------------
-def _layout(title: str, y_title: str, y_range: list[float] | None) -> dict[str, Any]:
-    layout: dict[str, Any] = {
-        "title": {"text": title, "font": {"size": 14}, "x": 0.01, "xanchor": "left"},
-        "height": 280,
-        "margin": {"l": 50, "r": 40, "t": 36, "b": 70},
-        "xaxis": {"title": {"text": "turn", "standoff": 4}, "zeroline": False},
-        "yaxis": {"title": {"text": y_title}},
-        "legend": {"orientation": "h", "y": -0.32, "x": 0},
-        "modebar": {"orientation": "v"},
-        "template": "plotly_white",
-        "paper_bgcolor": "rgba(0,0,0,0)",
-    }
-    if y_range:
-        layout["yaxis"]["range"] = y_range
-    return layout
+def _cumulative(turns: Sequence[TurnRecord]) -> dict[str, list[float]]:
+    series: dict[str, list[float]] = {s: [] for s in SIDES}
+    for record in turns:
+        for side in SIDES:
+            previous = series[side][-1] if series[side] else 0.0
+            decision = record.decisions.get(side)
+            gained = decision.reward.total + decision.reward.outcome if decision is not None else 0.0
+            series[side].append(round(previous + gained, 4))
+    return series
 
 
 @dataclass
 class BattleView:
-    """A battle as the viewer shows it; grows turn by turn while live (``add``), completed by ``finish``."""
+    """A battle as the viewer shows it; grows turn by turn while live (``add``), completed by ``finish``.
+
+    Steps are the decisions, then (once finished) one end-of-battle step: ``steps`` counts both.
+    """
 
     meta: BattleMeta
     turns: list[TurnRecord] = field(default_factory=list)
@@ -357,9 +418,8 @@ class BattleView:
     tail: list[Sentence] | None = None
     _narrator: Narrator | None = None
     _hp: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
-    _reward: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
     _x: list[int] = field(default_factory=list)
-    _end_hp: dict[str, float] | None = None
+    _end: dict[str, SideSnapshot | None] | None = None
 
     def __post_init__(self) -> None:
         self._narrator = Narrator(names=dict(self.meta.names))
@@ -377,20 +437,27 @@ class BattleView:
     def __len__(self) -> int:
         return len(self.turns)
 
+    @property
+    def finished(self) -> bool:
+        return self.meta.result is not None
+
+    @property
+    def steps(self) -> int:
+        """Decisions, plus the end-of-battle step once the battle is over."""
+        return len(self.turns) + (1 if self.finished and self._end is not None else 0)
+
+    def settled(self, index: int) -> bool:
+        """Whether what followed decision ``index`` is known (the next decision arrived, or the battle ended)."""
+        return self.finished or index + 1 < len(self.turns)
+
     # --- growing -----------------------------------------------------------------------------------------
     def add(self, record: TurnRecord) -> None:
         assert self._narrator is not None
         self.turns.append(record)
-        self._narrator.hp_delta = {s: 0.0 for s in SIDES}
         self.narration.append(self._narrator.feed(record.events))
         self._x.append(record.turn)
         for side in SIDES:
-            snap = record.snapshot.get(side)
-            self._hp[side].append(snap.team_hp if snap is not None else (self._hp[side][-1] if self._hp[side] else 100.0))
-            previous = self._reward[side][-1] if self._reward[side] else 0.0
-            decision = record.decisions.get(side)
-            gained = decision.reward.total + decision.reward.outcome if decision is not None else 0.0
-            self._reward[side].append(round(previous + gained, 4))
+            self._hp[side].append(public_team_hp(record.snapshot.get(side)))
 
     def finish(self, recording: Recording) -> None:
         """Take the final result and narrate what happened after the last decision point."""
@@ -398,116 +465,116 @@ class BattleView:
         self.meta = BattleMeta.of(recording)
         consumed = sum(len(t.events) for t in self.turns)
         tail_lines = recording.log[consumed:] if consumed <= len(recording.log) else []
-        self._narrator.hp_delta = {s: 0.0 for s in SIDES}
         self.tail = self._narrator.feed(tail_lines)
         if self.turns:
             last = self.turns[-1]
-            self._end_hp = {}
+            self._end = {side: end_snapshot(last.snapshot.get(side), side, self._narrator.hp,
+                                            self._narrator.active.get(side)) for side in SIDES}
+
+    # --- numbers the charts and the turn list use ------------------------------------------------------------
+    def series(self) -> dict[str, Any]:
+        """x (turn of each step), team HP and cumulative reward per side, one value per step (end step included)."""
+        x = list(self._x)
+        hp = {s: list(v) for s, v in self._hp.items()}
+        reward = _cumulative(self.turns)
+        if self.steps > len(self.turns):
+            end_turn = int((self.meta.result or {}).get("turns") or (x[-1] if x else 0))
+            x.append(max(end_turn, x[-1] if x else 0))
             for side in SIDES:
-                snap = last.snapshot.get(side)
-                base = snap.team_hp if snap is not None else 100.0
-                self._end_hp[side] = round(max(0.0, min(100.0, base + self._narrator.hp_delta[side] / 6.0)), 1)
-        # rewards settled after the last decision changed records' totals; recompute the cumulative series
-        self._reward = {s: [] for s in SIDES}
-        for record in self.turns:
-            for side in SIDES:
-                previous = self._reward[side][-1] if self._reward[side] else 0.0
-                decision = record.decisions.get(side)
-                gained = decision.reward.total + decision.reward.outcome if decision is not None else 0.0
-                self._reward[side].append(round(previous + gained, 4))
+                hp[side].append(public_team_hp(self._end.get(side)) if self._end else hp[side][-1])
+                reward[side].append(reward[side][-1] if reward[side] else 0.0)
+        return {"x": x, "hp": hp, "reward": reward}
+
+    def step_turn(self, index: int) -> int:
+        if not self.turns:
+            return 0
+        if index >= len(self.turns):
+            return int((self.meta.result or {}).get("turns") or self.turns[-1].turn)
+        return self.turns[index].turn
+
+    def clamp(self, index: int) -> int:
+        return max(0, min(int(index), self.steps - 1)) if self.steps else 0
 
     # --- rendering ---------------------------------------------------------------------------------------
-    def clamp(self, index: int) -> int:
-        return max(0, min(int(index), len(self.turns) - 1)) if self.turns else 0
-
-    def html(self, index: int, perspective: str = "p1") -> str:
+    def _header(self, inner: str) -> str:
         meta = self.meta
         names = {s: meta.names.get(s, s) for s in SIDES}
-        header_title = (f'<span class="wc-title">{esc(meta.format)}</span> · '
-                        f'<span style="color:{SIDE_COLORS["p1"]}">{esc(names["p1"])}</span> vs '
-                        f'<span style="color:{SIDE_COLORS["p2"]}">{esc(names["p2"])}</span>')
+        return (f'<div class="wc-header"><span class="wc-title">{esc(meta.format)}</span> · '
+                f'<span style="color:{SIDE_COLORS["p1"]}">{esc(names["p1"])}</span> vs '
+                f'<span style="color:{SIDE_COLORS["p2"]}">{esc(names["p2"])}</span>{inner}</div>')
+
+    def _field(self, snaps: Mapping[str, SideSnapshot | None], perspective: str | None) -> str:
+        names = {s: self.meta.names.get(s, s) for s in SIDES}
+        hide = {side: None if perspective is None else perspective != side for side in SIDES}
+        return (f'<div class="wc-field">{_active_card("p1", names["p1"], snaps.get("p1"))}'
+                f'<div class="wc-vs">vs</div>{_active_card("p2", names["p2"], snaps.get("p2"))}</div>'
+                f'<div class="wc-teams">{_team_row("p1", snaps.get("p1"), hide["p1"])}'
+                f'{_team_row("p2", snaps.get("p2"), hide["p2"])}</div>')
+
+    def html(self, index: int, perspective: str | None = "p1", text_limit: int = MAX_TEXT) -> str:
+        """One step as HTML. ``perspective`` None renders both viewpoints (the browser picks one by CSS)."""
         if not self.turns:
-            return (f'<div class="wc-view"><div class="wc-header">{header_title}</div>'
+            return (f'<div class="wc-view">{self._header("")}'
                     f'<div class="wc-card wc-muted">Waiting for the first decision…</div></div>')
         index = self.clamp(index)
+        if index >= len(self.turns):
+            return self._end_html(index, perspective)
         record = self.turns[index]
-        final = meta.result is not None
-        opponent = "p2" if perspective == "p1" else "p1"
-        header = (
-            f'<div class="wc-header">{header_title}'
+        names = {s: self.meta.names.get(s, s) for s in SIDES}
+        settled = self.settled(index)
+        header = self._header(
             f'<span class="wc-turn" data-turn="{record.turn}" data-step="{index}">Turn {record.turn}</span>'
-            f'<span class="wc-muted">decision {index + 1} of {len(self.turns)}'
-            f'{"" if final else " so far"} · {esc(_result_text(meta))}</span></div>'
-        )
-        field_html = (f'<div class="wc-field">{_active_card("p1", names["p1"], record.snapshot.get("p1"))}'
-                      f'<div class="wc-vs">vs</div>{_active_card("p2", names["p2"], record.snapshot.get("p2"))}</div>')
-        teams = (f'<div class="wc-teams">{_team_row("p1", record.snapshot.get("p1"), perspective != "p1")}'
-                 f'{_team_row("p2", record.snapshot.get("p2"), opponent == "p2")}</div>')
+            f'<span class="wc-muted">decision {index + 1} of {len(self.turns)}{"" if self.finished else " so far"}'
+            f' · {esc(result_text(self.meta.result, self.meta.names))}</span>')
         before = _narration(self.narration[index], "Nothing happened since the previous decision.")
         if index + 1 < len(self.turns):
             after = _narration(self.narration[index + 1], "Nothing happened before the next decision.")
         elif self.tail is not None:
             after = _narration(self.tail, "The battle ended.")
         else:
-            after = '<div class="wc-muted">Waiting for the simulator…</div>'
+            after = ('<div class="wc-muted wc-pending">Still to come: what follows is shown once the simulator '
+                     'reaches the next decision.</div>')
         story = (f'<div class="wc-story"><div class="wc-card"><div class="wc-subhead">Leading up to this decision</div>'
                  f'{before}</div><div class="wc-card"><div class="wc-subhead">What followed</div>{after}</div></div>')
-        order = [perspective, opponent]
+        order = list(SIDES) if perspective in (None, "p1") else ["p2", "p1"]
         panels = "".join(
-            _decision_panel(side, names[side], record.decisions[side], final or index + 1 < len(self.turns))
+            _decision_panel(side, names[side], record.decisions[side], settled, text_limit)
             for side in order if side in record.decisions
         )
         if not panels:
             panels = '<div class="wc-card wc-muted">No side had to decide here.</div>'
-        return (f'<div class="wc-view">{header}{field_html}{teams}{story}'
+        return (f'<div class="wc-view">{header}{self._field(record.snapshot, perspective)}{story}'
                 f'<div class="wc-decisions">{panels}</div></div>')
 
-    def _series_figure(self, series: Mapping[str, list[float]], index: int, title: str, y_title: str,
-                       y_range: list[float] | None, end: Mapping[str, float] | None) -> dict[str, Any]:
-        index = self.clamp(index)
-        x = list(self._x)
-        data = []
-        end_x = (self.meta.result or {}).get("turns", x[-1] if x else 0) if end else None
-        for side in SIDES:
-            ys = list(series[side])
-            xs = list(x)
-            if end is not None and x:
-                xs.append(end_x)
-                ys.append(end[side])
-            data.append({
-                "type": "scatter", "mode": "lines", "name": f"{side} · {self.meta.names.get(side, side)}",
-                "x": xs, "y": ys, "line": {"color": SIDE_COLORS[side], "shape": "hv"},
-                "hovertemplate": "turn %{x}: %{y:.1f}<extra>" + side + "</extra>",
-            })
-        layout = _layout(title, y_title, y_range)
-        if x:
-            current = x[index]
-            data.append({
-                "type": "scatter", "mode": "markers", "name": "this turn", "showlegend": False,
-                "x": [current, current], "y": [series["p1"][index], series["p2"][index]],
-                "marker": {"size": 10, "color": [SIDE_COLORS["p1"], SIDE_COLORS["p2"]],
-                           "line": {"width": 2, "color": "#111"}},
-                "hoverinfo": "skip",
-            })
-            layout["shapes"] = [{"type": "line", "xref": "x", "yref": "paper", "x0": current, "x1": current,
-                                 "y0": 0, "y1": 1, "line": {"color": "#6b7280", "dash": "dot", "width": 2}}]
-        return {"data": data, "layout": layout}
+    def _end_html(self, index: int, perspective: str | None) -> str:
+        turn = self.step_turn(index)
+        header = self._header(
+            f'<span class="wc-turn" data-turn="{turn}" data-step="{index}">End</span>'
+            f'<span class="wc-muted">{esc(result_text(self.meta.result, self.meta.names))}</span>')
+        story = (f'<div class="wc-story"><div class="wc-card"><div class="wc-subhead">After the last decision</div>'
+                 f'{_narration(self.tail or [], "Nothing happened after the last decision.")}</div></div>')
+        return f'<div class="wc-view wc-end">{header}{self._field(self._end or {}, perspective)}{story}</div>'
 
-    def hp_figure(self, index: int) -> dict[str, Any]:
-        return self._series_figure(self._hp, index, "Team HP over the battle", "mean HP % (6 slots)", [0, 105],
-                                   self._end_hp)
+    def turn_row(self, index: int) -> dict[str, Any]:
+        """One line of the turn list: turn, both actions, the knockouts that followed."""
+        if index >= len(self.turns):
+            return {"turn": self.step_turn(index), "label": "End", "p1": "", "p2": "",
+                    "kos": [s.text for s in (self.tail or []) if s.kind == "faint"],
+                    "text": result_text(self.meta.result, self.meta.names)}
+        record = self.turns[index]
+        followed = self.narration[index + 1] if index + 1 < len(self.turns) else (self.tail or [])
+        acts = {side: action_text(record.decisions[side]) if side in record.decisions else "" for side in SIDES}
+        return {"turn": record.turn, "label": f"T{record.turn}", **acts,
+                "kos": [s.text for s in followed if s.kind == "faint"] if self.settled(index) else [], "text": ""}
 
-    def reward_figure(self, index: int) -> dict[str, Any]:
-        return self._series_figure(self._reward, index, "Cumulative reward", "reward", None, None)
-
-    def render(self, index: int, perspective: str = "p1") -> tuple[str, dict[str, Any], dict[str, Any]]:
-        return self.html(index, perspective), self.hp_figure(index), self.reward_figure(index)
+    def render(self, index: int, perspective: str = "p1") -> str:
+        """One step as HTML for one viewpoint (the API's form)."""
+        return self.html(index, perspective if perspective in SIDES else "p1")
 
 
 def render_turn(meta: BattleMeta | Recording, turns: Iterable[TurnRecord] | None, index: int,
-                perspective: str = "p1") -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """One turn of a battle as (html, team-HP figure, cumulative-reward figure). Pass a Recording, or a
-    BattleMeta and the turns so far (live)."""
+                perspective: str = "p1") -> str:
+    """One step of a battle as HTML. Pass a Recording, or a BattleMeta and the turns so far (live)."""
     if isinstance(meta, Recording):
         view = BattleView.of(meta)
     else:

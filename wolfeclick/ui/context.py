@@ -1,0 +1,104 @@
+"""The app's context: everything the tabs share, built once per app and passed to every tab's ``build``.
+
+No module of the UI keeps state of its own: the recordings library, the results folder, the checkpoint cache,
+the per-session stop registry, the hardware probe and the settings all live here, so a test (or a second app in
+one process) builds its own context and nothing leaks between them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wolfeclick.battle.store import RecordingSaver
+from wolfeclick.ui.library import Library, recordings_dir
+from wolfeclick.ui.live import HardwareProbe, PolicyCache
+
+__all__ = ["AppContext", "Settings", "StopRegistry", "results_dir"]
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def results_dir() -> Path:
+    """``$WOLFECLICK_RESULTS`` or ``results/`` at the project root."""
+    return Path(os.environ.get("WOLFECLICK_RESULTS") or PROJECT_ROOT / "results").resolve()
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return max(0.0, float(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the environment can change."""
+
+    live_pace: float = 0.4
+    """Default seconds between live decisions ($WOLFECLICK_LIVE_PACE)."""
+    page_size: int = 25
+    """Rows per page in the recordings list and the Compare battles table."""
+
+    @classmethod
+    def from_env(cls) -> "Settings":
+        return cls(live_pace=_env_float("WOLFECLICK_LIVE_PACE", 0.4))
+
+
+class StopRegistry:
+    """One stop event per (kind, browser session): Stop stops this session's battle, nobody else's."""
+
+    def __init__(self) -> None:
+        self._events: dict[tuple[str, str], asyncio.Event] = {}
+
+    @staticmethod
+    def session(request: Any) -> str:
+        return getattr(request, "session_hash", None) or "anonymous"
+
+    def start(self, kind: str, request: Any) -> asyncio.Event:
+        """A fresh stop event for this session's new run (an older run of the same kind is stopped)."""
+        key = (kind, self.session(request))
+        previous = self._events.get(key)
+        if previous is not None:
+            previous.set()
+        self._events[key] = asyncio.Event()
+        return self._events[key]
+
+    def stop(self, kind: str, request: Any) -> bool:
+        """Stop this session's run; False when none is running."""
+        event = self._events.get((kind, self.session(request)))
+        if event is None:
+            return False
+        event.set()
+        return True
+
+    def finish(self, kind: str, request: Any, event: asyncio.Event) -> None:
+        key = (kind, self.session(request))
+        if self._events.get(key) is event:
+            del self._events[key]
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+
+@dataclass
+class AppContext:
+    library: Library
+    results: Path
+    policies: PolicyCache = field(default_factory=PolicyCache)
+    stops: StopRegistry = field(default_factory=StopRegistry)
+    hardware: HardwareProbe = field(default_factory=HardwareProbe)
+    settings: Settings = field(default_factory=Settings)
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("wolfeclick.ui"))
+
+    @classmethod
+    def from_env(cls, library: Library | None = None) -> "AppContext":
+        return cls(library=library or Library(recordings_dir()), results=results_dir(), settings=Settings.from_env())
+
+    def saver(self) -> RecordingSaver:
+        """A saver for one battle run into the recordings folder."""
+        return RecordingSaver(self.library.directory)

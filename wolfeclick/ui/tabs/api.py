@@ -1,0 +1,148 @@
+"""API-only endpoints (no component): replay access and a streamed battle, for scripts and ``gradio_client``.
+
+Each returns plain JSON, ``{"error": one line}`` for what a caller got wrong; a step is one bounded panel (long
+texts cut at ``viewer.TEXT_LIMIT``). Sync functions run in Gradio's worker threads, so parsing a large file here
+never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator, Callable
+
+import gradio as gr
+
+from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
+from wolfeclick.errors import WolfeClickError
+from wolfeclick.ui import compare as compare_mod
+from wolfeclick.ui.binding import bind
+from wolfeclick.ui.context import AppContext
+from wolfeclick.ui.live import LiveError, check_format, one_line, parse_seed, resolve_spec, run_live
+from wolfeclick.ui.presentation import jump_to_turn, parse_step, share_query
+from wolfeclick.ui.tabs.common import failure
+from wolfeclick.ui.viewer import TEXT_LIMIT, charts_svg
+
+__all__ = ["register", "replay_turn", "list_replays", "get_replay", "battle_stream"]
+
+StepRule = Callable[[int, int], int]
+
+
+def list_replays(ctx: AppContext) -> list[dict]:
+    """API: the recordings (id, p1, p2, winner, turns, format, created, source), newest first."""
+    return [info.as_dict() for info in ctx.library.list()]
+
+
+def get_replay(ctx: AppContext, replay_id: str) -> dict:
+    """API: one recording as JSON ({"error": …} for an unknown or invalid id)."""
+    try:
+        return json.loads(ctx.library.get(replay_id).to_json())
+    except WolfeClickError as exc:
+        return {"error": str(exc)}
+
+
+def _turn(ctx: AppContext, replay_id: Any, step: Any, perspective: Any, rule: StepRule | None = None,
+          message: str = "") -> dict:
+    try:
+        if not isinstance(replay_id, str):
+            raise LiveError("replay id must be a string")
+        view = ctx.library.view(replay_id)
+        index = view.clamp(rule(parse_step(step), view.steps) if rule else parse_step(step))
+    except WolfeClickError as exc:
+        return {"error": str(exc)}
+    except Exception as exc:  # noqa: BLE001
+        return {"error": failure(ctx, exc, "replay_turn")}
+    side = perspective if perspective in ("p1", "p2") else "p1"
+    _, marks = charts_svg(view)
+    turns = [view.step_turn(i) for i in range(view.steps)]
+    return {"html": view.html(index, side, text_limit=TEXT_LIMIT), "step": index, "steps": view.steps,
+            "decisions": len(view), "turn": turns[index] if turns else 0,
+            "marker": {k: v[index] for k, v in marks.items() if index < len(v)},
+            "link": share_query(replay_id, turns, index), "message": message}
+
+
+def replay_turn(ctx: AppContext, replay_id: str, step: Any = 0, perspective: str = "p1") -> dict:
+    """API: one step rendered: {"html", "step", "steps", "turn", "marker", "link"}; a bad step is one line."""
+    return _turn(ctx, replay_id, step, perspective)
+
+
+def replay_open(ctx: AppContext, replay_id: str, perspective: str = "p1") -> dict:
+    """API: a replay's first step."""
+    return _turn(ctx, replay_id, 0, perspective)
+
+
+def replay_next(ctx: AppContext, replay_id: str, step: Any = 0, perspective: str = "p1") -> dict:
+    return _turn(ctx, replay_id, step, perspective, lambda s, n: s + 1)
+
+
+def replay_previous(ctx: AppContext, replay_id: str, step: Any = 0, perspective: str = "p1") -> dict:
+    return _turn(ctx, replay_id, step, perspective, lambda s, n: max(0, s - 1))
+
+
+def replay_first(ctx: AppContext, replay_id: str, step: Any = 0, perspective: str = "p1") -> dict:
+    return _turn(ctx, replay_id, 0, perspective)
+
+
+def replay_last(ctx: AppContext, replay_id: str, step: Any = 0, perspective: str = "p1") -> dict:
+    return _turn(ctx, replay_id, 0, perspective, lambda s, n: n - 1)
+
+
+def replay_jump(ctx: AppContext, replay_id: str, turn: Any = 1, perspective: str = "p1") -> dict:
+    """API: the first step of a game turn; an out-of-range or unreadable turn is clamped with one line saying so."""
+    try:
+        view = ctx.library.view(replay_id) if isinstance(replay_id, str) else None
+    except WolfeClickError as exc:
+        return {"error": str(exc)}
+    if view is None:
+        return {"error": "replay id must be a string"}
+    index, message = jump_to_turn([t.turn for t in view.turns], turn)
+    return _turn(ctx, replay_id, index, perspective, message=message)
+
+
+def replay_export_html(ctx: AppContext, replay_id: str) -> dict:
+    """API: the Showdown replay file (HTML text) of a recording."""
+    try:
+        return {"id": replay_id, "html": ctx.library.export_html(replay_id).read_text(encoding="utf-8")}
+    except WolfeClickError as exc:
+        return {"error": str(exc)}
+
+
+async def battle_stream(ctx: AppContext, p1: str, p2: str, format_id: str = DEFAULT_FORMAT, seed: int = 0,
+                        max_turns: int = DEFAULT_MAX_TURNS) -> AsyncIterator[dict]:
+    """API: play a battle and stream each turn record as JSON, then {"done": true, "recording": id, ...}.
+    The recording is saved under an id no other battle holds (one saver per call)."""
+    try:
+        p1s, p2s = resolve_spec(p1, None), resolve_spec(p2, None)
+        format_id = check_format(format_id)
+        seed_value = parse_seed(seed)
+        turns_cap = max(1, min(DEFAULT_MAX_TURNS, int(max_turns)))
+    except (LiveError, TypeError, ValueError) as exc:
+        yield {"error": one_line(exc)}
+        return
+    saver = ctx.saver()
+    async for event in run_live(p1s, p2s, cache=ctx.policies, saver=saver, format_id=format_id, seed=seed_value,
+                                max_turns=turns_cap):
+        if event.kind == "turn":
+            yield event.turn.model_dump(mode="json")
+        elif event.kind == "error":
+            yield {"error": event.message}
+            return
+        elif event.kind == "done":
+            yield {"done": True, "recording": event.recording.id,
+                   "result": event.recording.result.model_dump(mode="json"),
+                   **({"error": event.message} if event.message else {})}
+
+
+def compare_list(ctx: AppContext) -> list[dict]:
+    """API: earlier comparisons as [{"id", "label"}] (label: date, players, battle count)."""
+    return [{"id": value, "label": label} for label, value in compare_mod.list_compares(ctx.results)]
+
+
+def register(ctx: AppContext) -> None:
+    """Add the API-only endpoints to the Blocks being built."""
+    for fn, name in ((list_replays, "list_replays"), (get_replay, "get_replay"), (replay_turn, "replay_turn"),
+                     (replay_open, "replay_open"), (replay_turn, "replay_show"), (replay_next, "replay_next"),
+                     (replay_previous, "replay_previous"), (replay_first, "replay_first"),
+                     (replay_last, "replay_last"), (replay_jump, "replay_jump"),
+                     (replay_export_html, "replay_export_html"), (compare_list, "compare_list")):
+        gr.api(bind(fn, ctx), api_name=name)
+    gr.api(bind(battle_stream, ctx), api_name="battle_stream", concurrency_limit=16, concurrency_id="live")

@@ -1,0 +1,192 @@
+"""The Live tab: pick two policies, watch their battle turn by turn in the same client viewer as Replays.
+
+Each update sends only the new steps (and re-sends the previous one, now that its outcome is known), so a
+decision is never shown with a reward whose cause is still hidden. The battle is saved through one
+``RecordingSaver`` per run; its id is the one every link uses.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, AsyncIterator
+
+import gradio as gr
+
+from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
+from wolfeclick.ui.binding import bind
+from wolfeclick.ui.components import data_component, viewer_component
+from wolfeclick.ui.context import AppContext
+from wolfeclick.ui.live import (
+    AGENT_CHOICES,
+    CUSTOM,
+    FORMATS,
+    OPPONENT_CHOICES,
+    LiveError,
+    check_format,
+    hardware_report,
+    parse_seed,
+    resolve_spec,
+    run_live,
+)
+from wolfeclick.ui.presentation import (
+    PACE_RANGE,
+    clamp_pace,
+    finished_phase,
+    result_text,
+    share_query,
+    status_line,
+)
+from wolfeclick.ui.tabs.common import failure
+from wolfeclick.ui.viewer import live_payload, to_json
+
+__all__ = ["LiveUI", "build", "live_start", "live_stop", "STREAM_OUTPUTS"]
+
+STREAM_OUTPUTS = ("status", "data", "turn", "open_button", "link", "last")
+"""The order of ``/live_start``'s outputs (API clients get all but the last, a State)."""
+
+
+@dataclass
+class LiveUI:
+    agent: gr.Dropdown
+    agent_custom: gr.Textbox
+    opponent: gr.Dropdown
+    opponent_custom: gr.Textbox
+    format: gr.Dropdown
+    seed: gr.Textbox
+    mode: gr.Radio
+    pace: gr.Slider
+    start: gr.Button
+    stop: gr.Button
+    hardware: gr.Markdown
+    status: gr.Markdown
+    data: gr.HTML
+    viewer: gr.HTML
+    link: gr.Markdown
+    open_button: gr.Button
+    turn: gr.JSON
+    last: gr.State
+
+    def stream_outputs(self) -> list[Any]:
+        return [getattr(self, name) for name in STREAM_OUTPUTS]
+
+
+def _link(request: gr.Request | None, query: str) -> str:
+    from wolfeclick.ui.tabs.links import page_url
+
+    page = page_url(request)
+    return (page + query) if page else query
+
+
+async def live_start(ctx: AppContext, ui: LiveUI, agent: str, agent_custom: str, opponent: str,
+                     opponent_custom: str, format_id: str, seed: str, mode: str, pace: float,
+                     request: gr.Request = None, progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
+    """Start a live battle and stream it into the Live viewer."""
+    try:
+        p1 = resolve_spec(agent, agent_custom)
+        p2 = resolve_spec(opponent, opponent_custom)
+        format_id = check_format(format_id)
+        seed_value = parse_seed(seed)
+    except LiveError as exc:
+        yield {ui.status: f"⚠ {exc}", ui.open_button: gr.Button(visible=False)}
+        return
+    stop = ctx.stops.start("live", request)
+    run = uuid.uuid4().hex[:12]
+    title = f"**{p1}** vs **{p2}** · {format_id} · seed {seed_value}"
+    saver = ctx.saver()
+    try:
+        async for event in run_live(p1, p2, cache=ctx.policies, saver=saver, format_id=format_id, seed=seed_value,
+                                    mode=mode or "score", pace=clamp_pace(pace, ctx.settings.live_pace),
+                                    max_turns=DEFAULT_MAX_TURNS, stop=stop):
+            if event.kind == "loading":
+                progress(None, desc=event.message)
+                update = {ui.status: status_line("loading", title, event.message), ui.link: "",
+                          ui.open_button: gr.Button(visible=False), ui.last: None}
+                if event.view is not None:
+                    update[ui.data] = to_json(live_payload(event.view, run=run, since=0, status=""))
+                yield update
+            elif event.kind == "turn":
+                view = event.view
+                phase = "stopping" if stop.is_set() else "live"
+                yield {ui.status: status_line(phase, title, f"turn {event.turn.turn} · {len(view)} decisions"),
+                       ui.data: to_json(live_payload(view, run=run, since=max(0, len(view) - 2), status="")),
+                       ui.turn: event.turn.model_dump(mode="json")}
+            elif event.kind == "error":
+                yield {ui.status: f"⚠ {event.message}", ui.turn: {"error": event.message}}
+                return
+            else:  # done
+                view, recording = event.view, event.recording
+                turns = [t.turn for t in view.turns]
+                query = share_query(recording.id, turns, len(turns) - 1)
+                link = _link(request, query)
+                result = recording.result.model_dump()
+                detail = result_text(result, view.meta.names) + (f" · ⚠ {event.message}" if event.message else "")
+                yield {ui.status: status_line(finished_phase(result), title, detail),
+                       ui.data: to_json(live_payload(view, run=run, since=max(0, len(view) - 1), status="",
+                                                     replay_id=recording.id, link=link)),
+                       ui.link: f"Recorded as `{recording.id}`. Replay link: [{link}]({query})",
+                       ui.turn: {"done": True, "recording": recording.id, "result": result, "link": link,
+                                 "step": max(0, len(turns) - 1)},
+                       ui.open_button: gr.Button(visible=True),
+                       ui.last: {"id": recording.id, "step": max(0, len(turns) - 1)}}
+    except Exception as exc:  # noqa: BLE001 - one line for a user error, a logged bug otherwise
+        yield {ui.status: failure(ctx, exc, "live_start")}
+    finally:
+        ctx.stops.finish("live", request, stop)
+
+
+async def live_stop(ctx: AppContext, request: gr.Request = None) -> str:
+    """Stop this session's live battle (what was played is still recorded)."""
+    if ctx.stops.stop("live", request):
+        return status_line("stopping", "", "the battle ends after the decision in flight")
+    return "No live battle is running in this session."
+
+
+async def hardware(ctx: AppContext) -> str:
+    import asyncio
+
+    return hardware_report(await asyncio.to_thread(ctx.hardware))
+
+
+def custom_box(choice: str) -> gr.Textbox:
+    return gr.Textbox(visible=choice == CUSTOM)
+
+
+def build(ctx: AppContext) -> LiveUI:
+    """The tab's layout and its own events (inside a ``gr.Tab``)."""
+    with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
+        with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
+            with gr.Accordion("Battle settings", open=True, elem_classes=["wc-controls"]):
+                agent = gr.Dropdown(AGENT_CHOICES, value="heuristic", label="Agent (p1)")
+                agent_custom = gr.Textbox(label="Agent spec", visible=False,
+                                          placeholder="llm:REPO[@REV][+ADAPTER] or llm:/path")
+                opponent = gr.Dropdown(OPPONENT_CHOICES, value="random", label="Opponent (p2)")
+                opponent_custom = gr.Textbox(label="Opponent checkpoint spec", visible=False,
+                                             placeholder="preset:run2 or llm:…")
+                format_box = gr.Dropdown(FORMATS, value=DEFAULT_FORMAT, label="Format", allow_custom_value=True)
+                seed = gr.Textbox(label="Seed", placeholder="blank = random", max_length=12)
+                mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)",
+                                info="score: rank every legal action; generate: sample text like the training runs")
+                pace = gr.Slider(PACE_RANGE[0], 2, value=min(2.0, ctx.settings.live_pace), step=0.1,
+                                 label="Seconds between decisions")
+                with gr.Row():
+                    start = gr.Button("▶ Start", variant="primary")
+                    stop = gr.Button("■ Stop", variant="stop")
+                hardware_box = gr.Markdown("Checking hardware…")
+        with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
+            status = gr.Markdown("Pick two policies and press **Start**.")
+            viewer = viewer_component("live", "wc-live-viewer")
+            data = data_component("wc-live-data")
+            link = gr.Markdown("")
+            open_button = gr.Button("Open this battle in Replays (at this turn)", visible=False)
+            turn = gr.JSON(visible=False, label="Latest turn record")
+            last = gr.State(None)
+    ui = LiveUI(agent, agent_custom, opponent, opponent_custom, format_box, seed, mode, pace, start, stop,
+                hardware_box, status, data, viewer, link, open_button, turn, last)
+    agent.change(custom_box, agent, agent_custom, api_visibility="private")
+    opponent.change(custom_box, opponent, opponent_custom, api_visibility="private")
+    start.click(bind(live_start, ctx, ui), [agent, agent_custom, opponent, opponent_custom, format_box, seed, mode,
+                                            pace], ui.stream_outputs(), api_name="live_start",
+                concurrency_limit=16, concurrency_id="live")
+    stop.click(bind(live_stop, ctx), None, status, api_name="live_stop", concurrency_limit=None)
+    return ui

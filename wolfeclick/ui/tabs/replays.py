@@ -1,0 +1,207 @@
+"""The Replays tab: open a recording (list, search, upload, share link) into the client viewer.
+
+Opening sends the whole battle once (``viewer.battle_payload``); stepping never calls the server. Parsing a file
+and preparing its view run in a worker thread, so one large upload never stalls another session's page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError
+from wolfeclick.errors import WolfeClickError
+from wolfeclick.ui.binding import bind
+from wolfeclick.ui.components import data_component, viewer_component
+from wolfeclick.ui.context import AppContext
+from wolfeclick.ui.library import LIST_HEADERS
+from wolfeclick.ui.presentation import int_param, page_of, search_rows
+from wolfeclick.ui.tabs.common import failure, message_html
+from wolfeclick.ui.viewer import battle_payload, to_json
+
+__all__ = ["ReplaysUI", "build", "open_replay", "upload", "list_page", "on_load", "DROPDOWN_LIMIT"]
+
+DROPDOWN_LIMIT = 200
+"""The dropdown offers the newest this many; the searchable list reaches every recording."""
+TAB_IDS = ("live", "replays", "compare")
+
+
+@dataclass
+class ReplaysUI:
+    data: gr.HTML
+    viewer: gr.HTML
+    select: gr.Dropdown
+    upload: gr.File
+    message: gr.HTML
+    json_file: gr.DownloadButton
+    export_file: gr.DownloadButton
+    search: gr.Textbox
+    page: gr.Number
+    caption: gr.Markdown
+    table: gr.Dataframe
+
+    def opened(self) -> list[Any]:
+        """The components opening a replay updates."""
+        return [self.data, self.select, self.message, self.json_file, self.export_file]
+
+
+def choices(ctx: AppContext) -> list[tuple[str, str]]:
+    return [(f"{i.id} — {i.p1} vs {i.p2} ({i.winner}, {i.turns} turns)", i.id)
+            for i in ctx.library.list()[:DROPDOWN_LIMIT]]
+
+
+def _prepare(ctx: AppContext, replay_id: str, step: int | None, turn: int | None) -> tuple[str, str, str]:
+    """Blocking: the viewer payload (JSON) of a replay opened at a step or turn, and its two download files."""
+    from wolfeclick.ui.presentation import jump_to_turn
+
+    view = ctx.library.view(replay_id)
+    if step is not None:
+        start = view.clamp(step)
+    elif turn is not None:
+        start = jump_to_turn([t.turn for t in view.turns], turn)[0]
+    else:
+        start = 0
+    payload = battle_payload(view, replay_id=replay_id, start=start, token=uuid.uuid4().hex[:12])
+    return to_json(payload), str(ctx.library.path(replay_id)), str(ctx.library.export_html(replay_id))
+
+
+async def open_replay(ctx: AppContext, ui: ReplaysUI, replay_id: str | None, step: int | None = None,
+                      turn: int | None = None, message: str = "") -> dict:
+    """Send a replay to the viewer. A replay that cannot be opened leaves the open one alone and says why."""
+    if not replay_id:
+        return {ui.message: message_html(message or "Choose a recording, or upload one.")}
+    try:
+        payload, json_path, export_path = await asyncio.to_thread(_prepare, ctx, str(replay_id), step, turn)
+    except Exception as exc:  # noqa: BLE001 - split by failure(): one line, or a logged bug
+        return {ui.message: message_html(failure(ctx, exc, "open_replay"))}
+    return {ui.data: payload, ui.select: gr.update(value=replay_id), ui.message: message_html(message),
+            ui.json_file: gr.DownloadButton(value=json_path, interactive=True),
+            ui.export_file: gr.DownloadButton(value=export_path, interactive=True)}
+
+
+async def select(ctx: AppContext, ui: ReplaysUI, replay_id: str | None) -> dict:
+    return await open_replay(ctx, ui, replay_id)
+
+
+async def upload(ctx: AppContext, ui: ReplaysUI, file: Any) -> dict:
+    """Validate and store an upload (byte for byte), then open it. A bad upload changes nothing but the message."""
+    if not file:
+        return {ui.message: message_html("Choose a recording file to upload.")}
+    path = file if isinstance(file, str) else getattr(file, "name", None) or getattr(file, "path", None)
+    try:
+        def read() -> bytes:
+            with open(path, "rb") as handle:  # Gradio's own temporary copy; the uploader's file name is never used
+                return handle.read(MAX_RECORDING_BYTES + 1)
+
+        data = await asyncio.to_thread(read)
+        recording, created = await asyncio.to_thread(ctx.library.upload, data)
+    except RecordingError as exc:
+        return {ui.message: message_html(f"⚠ Not a valid recording: {exc}. Nothing was saved.")}
+    except OSError:
+        return {ui.message: message_html("⚠ The upload could not be read. Nothing was saved.")}
+    except Exception as exc:  # noqa: BLE001
+        return {ui.message: message_html(failure(ctx, exc, "upload"))}
+    note = "Uploaded" if created else "Already here"
+    update = await open_replay(ctx, ui, recording.id, message=f"✓ {note} as {recording.id}.")
+    update[ui.select] = gr.Dropdown(choices=choices(ctx), value=recording.id)
+    return update
+
+
+def list_page(ctx: AppContext, ui: ReplaysUI, query: str | None, page: Any) -> dict:
+    """The recordings list, searched (policy, format, winner, source; ``field:word`` narrows) and paged."""
+    rows = search_rows([info.as_dict() for info in ctx.library.list()], query)
+    shown = page_of(rows, page, ctx.settings.page_size)
+    table = [[r["id"], r["p1"], r["p2"], r["winner"], r["turns"], r["format"], r["source"],
+              str(r["created"])[:19].replace("T", " ")] for r in shown.rows]
+    return {ui.table: table, ui.page: shown.page,
+            ui.caption: shown.caption()}
+
+
+def refresh(ctx: AppContext, ui: ReplaysUI, current: str | None, query: str | None, page: Any) -> dict:
+    listed = choices(ctx)
+    ids = {value for _, value in listed}
+    return {**list_page(ctx, ui, query, page),
+            ui.select: gr.Dropdown(choices=listed, value=current if current in ids else None)}
+
+
+async def select_row(ctx: AppContext, ui: ReplaysUI, rows: Any, evt: gr.SelectData) -> dict:
+    try:
+        row = evt.index[0] if isinstance(evt.index, (list, tuple)) else int(evt.index)
+        values = rows.values.tolist() if hasattr(rows, "values") else rows
+        replay_id = str(values[row][0])
+    except (IndexError, TypeError, ValueError, AttributeError):
+        replay_id = None
+    return await open_replay(ctx, ui, replay_id)
+
+
+async def on_load(ctx: AppContext, ui: ReplaysUI, tabs: gr.Tabs, request: gr.Request) -> dict:
+    """The page's load: open a share link's replay at its turn/step (or the newest recording) and fill the lists.
+
+    Share links: ``?replay=ID&turn=N`` (``&step=K`` for a decision that is not the turn's first, or the end);
+    ``?tab=live|replays|compare`` picks a tab. The id is checked like any replay id.
+    """
+    try:
+        params = dict(request.query_params) if request is not None else {}
+    except (AttributeError, TypeError):
+        params = {}
+    listed = choices(ctx)
+    update = {**list_page(ctx, ui, "", 1), ui.select: gr.Dropdown(choices=listed)}
+    replay_id = params.get("replay")
+    if replay_id is None:
+        tab = params.get("tab")
+        update[tabs] = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
+        if listed:
+            update.update(await open_replay(ctx, ui, listed[0][1]))
+        return update
+    update[tabs] = gr.Tabs(selected="replays")
+    try:
+        ctx.library.path(str(replay_id))
+    except WolfeClickError as exc:
+        update[ui.message] = message_html(f"⚠ The link's replay could not be opened ({exc}).")
+        return update
+    opened = await open_replay(ctx, ui, str(replay_id), step=int_param(params.get("step")),
+                               turn=int_param(params.get("turn")))
+    if ui.data not in opened:
+        opened[ui.message] = message_html("⚠ The link's replay could not be opened (no such replay).")
+    update.update(opened)
+    return update
+
+
+def build(ctx: AppContext) -> ReplaysUI:
+    """The tab's layout and events (inside a ``gr.Tab``)."""
+    with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
+        with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
+            with gr.Accordion("Recording", open=True, elem_classes=["wc-controls"]):
+                select_box = gr.Dropdown(choices=[], label="Recording", allow_custom_value=True)
+                upload_box = gr.File(label="Upload a recording or a battle log (.json, .log)",
+                                     file_types=[".json", ".log", ".txt"], type="filepath",
+                                     height=110)
+                message = gr.HTML("", js_on_load=None)
+                with gr.Row():
+                    json_file = gr.DownloadButton("⬇ JSON", size="sm", interactive=False)
+                    export_file = gr.DownloadButton("⬇ Showdown replay", size="sm", interactive=False)
+                refresh_button = gr.Button("↻ Refresh lists", size="sm")
+        with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
+            viewer = viewer_component("replays", "wc-replays-viewer")
+            data = data_component("wc-replays-data")
+    with gr.Accordion("All recordings (search; click a row to open it)", open=True):
+        with gr.Row():
+            search = gr.Textbox(label="Search", placeholder="policy, format, winner, source (e.g. source:tournament)",
+                                scale=4)
+            page = gr.Number(1, label="Page", precision=0, minimum=1, scale=1)
+        caption = gr.Markdown("")
+        table = gr.Dataframe(headers=LIST_HEADERS, datatype="str", interactive=False, wrap=True)
+    ui = ReplaysUI(data, viewer, select_box, upload_box, message, json_file, export_file, search, page, caption,
+                   table)
+    select_box.input(bind(select, ctx, ui), select_box, ui.opened(), api_visibility="private")
+    upload_box.upload(bind(upload, ctx, ui), upload_box, ui.opened(), api_name="replay_upload")
+    search.submit(bind(list_page, ctx, ui), [search, page], [table, page, caption], api_visibility="private")
+    page.submit(bind(list_page, ctx, ui), [search, page], [table, page, caption], api_visibility="private")
+    refresh_button.click(bind(refresh, ctx, ui), [select_box, search, page], [table, page, caption, select_box],
+                         api_name="replays_refresh")
+    table.select(bind(select_row, ctx, ui), table, ui.opened(), api_visibility="private")
+    return ui
