@@ -27,9 +27,10 @@ __all__ = ["register", "replay_turn", "list_replays", "get_replay", "battle_stre
 StepRule = Callable[[int, int], int]
 
 
-def list_replays(ctx: AppContext) -> list[dict]:
-    """API: the recordings (id, p1, p2, winner, turns, format, created, source), newest first."""
-    return [info.as_dict() for info in ctx.library.list()]
+def list_replays(ctx: AppContext, source: str = "all") -> list[dict]:
+    """API: the recordings (id, p1, p2, winner, turns, format, created, source), newest first; ``source`` keeps one
+    kind (played, tournament, training, branch, imported, ladder) or ``all``."""
+    return [info.as_dict() for info in ctx.library.list(source if isinstance(source, str) else None)]
 
 
 def get_replay(ctx: AppContext, replay_id: str) -> dict:
