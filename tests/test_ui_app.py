@@ -56,7 +56,7 @@ def test_list_replays(client):
     assert SAMPLE_ID in ids and HOSTILE_ID in ids
     row = next(r for r in listed if r["id"] == SAMPLE_ID)
     assert row["p1"] == "heuristic" and row["p2"] == "random" and row["turns"] > 0 and row["winner"].startswith("p1")
-    assert row["source"] == "played"
+    assert row["source"] == "played here" and row["source_kind"] == "played"
 
 
 def test_open_and_step_through_a_replay(client):
