@@ -83,7 +83,7 @@ def test_seeded_episode_replays_identically_at_any_number_in_flight(service, tmp
     assert shaped == pytest.approx(recording.reward_totals()["p1"]["shaped"], abs=1e-3)
     library = Library(tmp_path / "a")
     assert [info.id for info in library.list()] == [recording.id]
-    html, _, _ = library.view(recording.id).render(len(recording.turns) - 1)
+    html = library.view(recording.id).render(len(recording.turns) - 1)
     assert "env:agent" in html
 
 
