@@ -73,6 +73,8 @@ def main() -> None:
         f"(≤ {args.max_turns} turns), side p1 re-asked at every decision by replaying each recording's own choices.",
         "", *table, "",
         "The replay alone is the floor (the simulator and both sides' views rebuilt); a checkpoint adds its scoring.",
+        f"Load average at the end: {os.getloadavg()[0]:.1f} (other work shares the 2 cores; the tiny model's "
+        "byte-level tokenizer makes its prompts ~1,600 tokens, so its scoring is CPU-bound attention).",
         "The 4B shape on a GPU is not measured: no GPU session was lent to this work.",
     ])
     if args.doc:
