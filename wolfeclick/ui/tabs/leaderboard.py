@@ -217,7 +217,7 @@ def build(ctx: AppContext) -> LeaderboardUI:
                 since = gr.Textbox(label="Since (ISO date)", placeholder="2026-12-01", max_length=40)
                 sources = gr.CheckboxGroup(list(SOURCES), value=[], label="Source (none ticked: all)")
                 min_battles = gr.Number(MIN_BATTLES, label="Rank policies with at least this many battles",
-                                        precision=0, minimum=1)
+                                        precision=0)
                 period = gr.Radio(["tournament", "day"], value="tournament", label="Glicko-2 rating period")
                 refresh_button = gr.Button("↻ Refresh (rebuild from history)", variant="primary")
                 files = gr.File(label="Downloads: table and pair matrix, JSON and CSV", file_count="multiple",
