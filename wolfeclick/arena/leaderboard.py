@@ -38,6 +38,7 @@ __all__ = [
     "games_of",
     "leaderboard",
     "format_leaderboard",
+    "rating_text",
     "BoardQuery",
     "parse_query",
     "SOURCES",
@@ -323,7 +324,8 @@ def leaderboard(entries: Sequence[BattleEntry], *, min_battles: int = MIN_BATTLE
     )
 
 
-def _rating_text(row: LeaderRow) -> str:
+def rating_text(row: LeaderRow) -> str:
+    """``rating [low, high]``, an end the data leave open written "open"."""
     low = "open" if row.rating_open in ("below", "both") else f"{row.rating_low:.0f}"
     high = "open" if row.rating_open in ("above", "both") else f"{row.rating_high:.0f}"
     return f"{row.rating:.0f} [{low}, {high}]"
@@ -336,7 +338,7 @@ def format_leaderboard(board: Leaderboard) -> str:
     def line(r: LeaderRow) -> tuple[str, ...]:
         return (r.policy, str(r.battles), f"{r.wins}-{r.losses}-{r.ties}",
                 f"{r.win_rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]", f"{100 * r.illegal_rate:.1f}%",
-                _rating_text(r), f"{r.glicko:.0f} ({r.glicko_rd:.0f})")
+                rating_text(r), f"{r.glicko:.0f} ({r.glicko_rd:.0f})")
 
     lines = [f"{board.battles} battles; Bradley–Terry Elo, "
              + (f"{board.anchor} = {RATING_BASE:g}" if board.anchor else f"mean = {RATING_BASE:g}"), ""]

@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from wolfeclick.arena.leaderboard import Leaderboard, LeaderRow
+from wolfeclick.arena.leaderboard import Leaderboard, LeaderRow, rating_text
 from wolfeclick.arena.policy_history import PolicyPage
 
 __all__ = ["TABLE_HEADERS", "MATRIX_HEADERS", "RECORD_HEADERS", "RECENT_HEADERS", "policy_query", "replay_query",
@@ -37,12 +37,6 @@ def replay_query(battle: str) -> str:
 
 def _ci(score: float, low: float, high: float) -> str:
     return f"{score:.3f} [{low:.3f}, {high:.3f}]"
-
-
-def rating_text(row: LeaderRow) -> str:
-    low = "open" if row.rating_open in ("below", "both") else f"{row.rating_low:.0f}"
-    high = "open" if row.rating_open in ("above", "both") else f"{row.rating_high:.0f}"
-    return f"{row.rating:.0f} [{low}, {high}]"
 
 
 def _row(rank: Any, r: LeaderRow) -> list[Any]:
