@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +64,8 @@ def main() -> int:
             browser.wait_for("document.querySelector('[data-tab-id=leaderboard][aria-selected=true]') !== null")
             browser.wait_for("document.querySelector('#wc-policy-head h3') !== null", timeout=60)
             browser.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 1")
+            browser.wait_for("document.body.innerText.includes('finished battles of')", timeout=60)
+            time.sleep(3)  # let the tables settle (the tab's first-open event may still be answering)
             browser.screenshot(args.out / "screenshot-leaderboard.png")
         with Browser(width=414, height=1400) as phone:
             phone.call("Emulation.setDeviceMetricsOverride", width=414, height=1400, deviceScaleFactor=1, mobile=True)

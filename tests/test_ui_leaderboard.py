@@ -154,6 +154,7 @@ def test_share_link_opens_the_policy_page(played):
     named = dict(zip(("status", "table", "too_few", "matrix", "files", "format", "policy", "loaded", "page"), rest))
     assert tabs.get("selected") == "leaderboard"
     assert named["policy"]["value"] == "heuristic" and "<h3>heuristic</h3>" in named["page"]
+    assert "finished battles" in named["status"] and "⚠" not in named["status"]
     unknown = raw_load(played, "policy=%3Cscript%3Ex")
     status = dict(zip(("status",), unknown[9:]))["status"]
     assert "has no battles in this history" in status and unknown[0].get("selected") == "leaderboard"

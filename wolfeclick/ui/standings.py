@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ class Standings:
         self.recordings = Path(recordings)
         self._lock = threading.Lock()
         self._skipped: list[str] = []
+        self._rebuilt: float | None = None
 
     @property
     def index(self) -> Path:
@@ -53,7 +55,12 @@ class Standings:
         with self._lock:
             _, scan = rebuild_index(self.results, [self.recordings])
             self._skipped = list(scan.skipped)
+            self._rebuilt = time.monotonic()
             return self._skipped
+
+    def rebuilt_within(self, seconds: float) -> bool:
+        """Whether a rebuild finished less than ``seconds`` ago."""
+        return self._rebuilt is not None and time.monotonic() - self._rebuilt < seconds
 
     def compute(self, query: BoardQuery, *, rebuild: bool) -> Computed:
         """The table for ``query``: over a fresh index (``rebuild``, or when there is none yet) or the last one."""

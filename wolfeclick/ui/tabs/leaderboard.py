@@ -32,6 +32,8 @@ __all__ = ["LeaderboardUI", "build", "refresh", "apply_filters", "first_open", "
 
 TAB_ID = "leaderboard"
 MAX_POLICY_CHARS = 300
+FRESH_S = 5.0
+"""A first opening within this many seconds of a rebuild reads that index instead of rebuilding it again."""
 
 
 @dataclass
@@ -109,11 +111,17 @@ def _compute(ctx: AppContext, query: BoardQuery, rebuild: bool) -> tuple[Compute
 
 async def _table(ctx: AppContext, ui: LeaderboardUI, filters: tuple, policy: Any, rebuild: bool,
                  request: Any) -> dict:
+    return (await _table_for(ctx, ui, filters, policy, rebuild, request))[0]
+
+
+async def _table_for(ctx: AppContext, ui: LeaderboardUI, filters: tuple, policy: Any, rebuild: bool,
+                     request: Any) -> tuple[dict, str | None]:
+    """The table's updates and the policy whose page they open (None when the table could not be built)."""
     try:
         query = parse_query(*filters)
         computed, files = await asyncio.to_thread(_compute, ctx, query, rebuild)
     except Exception as exc:  # noqa: BLE001 - one line for a user error, a logged bug otherwise
-        return {ui.status: failure(ctx, exc, "leaderboard")}
+        return {ui.status: failure(ctx, exc, "leaderboard")}, None
     board = computed.board
     names = [r.policy for r in board.rows + board.too_few]
     chosen = policy if isinstance(policy, str) and policy in names else (names[0] if names else None)
@@ -125,7 +133,7 @@ async def _table(ctx: AppContext, ui: LeaderboardUI, filters: tuple, policy: Any
     }
     if chosen is not None:
         out.update(await asyncio.to_thread(_page_update, ctx, ui, computed, chosen, request))
-    return out
+    return out, chosen
 
 
 async def refresh(ctx: AppContext, ui: LeaderboardUI, format_id: Any, since: Any, sources: Any, min_battles: Any,
@@ -142,10 +150,12 @@ async def apply_filters(ctx: AppContext, ui: LeaderboardUI, format_id: Any, sinc
 
 async def first_open(ctx: AppContext, ui: LeaderboardUI, loaded: Any, format_id: Any, since: Any, sources: Any,
                      min_battles: Any, period: Any, policy: Any, request: gr.Request = None) -> dict:
-    """The tab's first opening in a session rebuilds the index; later openings leave the table as it is."""
+    """The tab's first opening in a session rebuilds the index (unless a rebuild has just finished, e.g. for the
+    share link that selected the tab); later openings leave the table as it is."""
     if loaded:
         return {}
-    return await refresh(ctx, ui, format_id, since, sources, min_battles, period, policy, request)
+    return await _table(ctx, ui, (format_id, since, sources, min_battles, period), policy,
+                        not ctx.standings.rebuilt_within(FRESH_S), request)
 
 
 async def show_policy(ctx: AppContext, ui: LeaderboardUI, policy: Any, format_id: Any, since: Any, sources: Any,
@@ -164,10 +174,9 @@ async def open_link(ctx: AppContext, ui: LeaderboardUI, params: dict[str, str], 
     """The load event's part for this tab: ``?policy=NAME`` (or ``?tab=leaderboard``) builds the table and opens
     that policy's page; a policy the history does not know opens the top one, with one line saying so."""
     policy = params.get("policy")
-    out = await _table(ctx, ui, (None, None, None, MIN_BATTLES, "tournament"), policy, True, request)
-    if policy is not None and ui.table in out:
-        if getattr(out.get(ui.policy), "value", None) != policy:
-            out[ui.status] = f"⚠ The link's policy {str(policy)[:60]!r} has no battles in this history."
+    out, chosen = await _table_for(ctx, ui, (None, None, None, MIN_BATTLES, "tournament"), policy, True, request)
+    if policy is not None and ui.table in out and chosen != policy:
+        out[ui.status] = f"⚠ The link's policy {str(policy)[:60]!r} has no battles in this history."
     return out
 
 
