@@ -192,3 +192,16 @@ def test_a_browser_follows_a_replay_link_from_the_policy_page(played):
         browser.wait_for("document.querySelector('#wc-replays-viewer .wc-turn')?.dataset.turn === '1'", timeout=60)
         assert browser.evaluate("location.search").startswith(f"?replay={battle}")
         assert browser.evaluate("document.querySelector('[data-tab-id=replays][aria-selected=true]') !== null")
+
+
+def test_opening_the_tab_again_changes_nothing(tmp_path):
+    """Opening the tab a second time returned {} and Gradio raised "didn't return enough output values"."""
+    from wolfeclick.ui.app import build_app
+    from wolfeclick.ui.library import Library
+
+    demo = build_app(Library(tmp_path))
+    opened = next(f for f in demo.fns.values() if f.name == "first_open")
+    again = asyncio.run(opened.fn(True, "all", "", [], 10, "tournament", None))
+    assert again and all(k in opened.outputs for k in again)
+    first = asyncio.run(opened.fn(False, "all", "", [], 10, "tournament", None))
+    assert set(first) <= set(opened.outputs) and any("0 finished battles" in str(v) for v in first.values())

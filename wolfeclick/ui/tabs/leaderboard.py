@@ -153,7 +153,7 @@ async def first_open(ctx: AppContext, ui: LeaderboardUI, loaded: Any, format_id:
     """The tab's first opening in a session rebuilds the index (unless a rebuild has just finished, e.g. for the
     share link that selected the tab); later openings leave the table as it is."""
     if loaded:
-        return {}
+        return {ui.loaded: True}  # a dict keyed by a component: Gradio reads an empty dict as one bare value
     return await _table(ctx, ui, (format_id, since, sources, min_battles, period), policy,
                         not ctx.standings.rebuilt_within(FRESH_S), request)
 
