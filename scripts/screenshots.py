@@ -1,5 +1,5 @@
-"""Screenshots for the docs: docs/screenshot-live.png, -replays.png, -compare.png (desktop, 1400 px) and
-docs/screenshot-replays-phone.png, -live-phone.png (phone, 414 px).
+"""Screenshots for the docs: docs/screenshot-live.png, -replays.png, -compare.png, -leaderboard.png (desktop,
+1400 px) and docs/screenshot-replays-phone.png, -live-phone.png (phone, 414 px).
 
 Starts `python app.py` on a free port with copies of recordings/ (the same helper the UI tests use), drives
 headless Debian Chromium over the DevTools protocol (press Start, wait for turns; open a share link; press Run,
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +58,15 @@ def main() -> int:
             browser.wait_for("document.body.innerText.includes('complete.')", timeout=180)
             browser.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 3")
             browser.screenshot(args.out / "screenshot-compare.png")
+
+            # Leaderboard: heuristic's page over everything played above (the comparison and the sample recordings)
+            browser.open(f"{server.url}?policy=heuristic")
+            browser.wait_for("document.querySelector('[data-tab-id=leaderboard][aria-selected=true]') !== null")
+            browser.wait_for("document.querySelector('#wc-policy-head h3') !== null", timeout=60)
+            browser.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 1")
+            browser.wait_for("document.body.innerText.includes('finished battles of')", timeout=60)
+            time.sleep(3)  # let the tables settle (the tab's first-open event may still be answering)
+            browser.screenshot(args.out / "screenshot-leaderboard.png")
         with Browser(width=414, height=1400) as phone:
             phone.call("Emulation.setDeviceMetricsOverride", width=414, height=1400, deviceScaleFactor=1, mobile=True)
             phone.open(f"{server.url}?replay={REPLAY}&turn=9")
@@ -70,7 +80,7 @@ def main() -> int:
             phone.evaluate(CLICK.format(label="■ Stop"))
     finally:
         server.stop()
-    for name in ("live", "replays", "compare", "replays-phone", "live-phone"):
+    for name in ("live", "replays", "compare", "leaderboard", "replays-phone", "live-phone"):
         print(args.out / f"screenshot-{name}.png")
     return 0
 

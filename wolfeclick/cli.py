@@ -447,24 +447,18 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from datetime import date
-
     from wolfeclick.arena.history import read_index, rebuild_index
-    from wolfeclick.arena.leaderboard import format_leaderboard, leaderboard
+    from wolfeclick.arena.leaderboard import format_leaderboard, leaderboard, parse_query
     from wolfeclick.battle.store import write_atomic
 
-    if args.since is not None:
-        try:
-            date.fromisoformat(args.since[:10])
-        except ValueError:
-            raise WolfeClickError(f"--since takes an ISO date such as 2026-12-01, not {args.since!r}") from None
-    sources = [s.strip() for s in args.source.split(",") if s.strip()] if args.source else None
+    query = parse_query(args.format, args.since, args.source, args.min_battles, args.period)
     recordings = args.recordings if args.recordings is not None else [Path("recordings")]
     index, scan = rebuild_index(args.results, recordings)
     for path in scan.skipped:
         print(f"warning: skipped {path} (not a readable tournament or recording)", file=sys.stderr)
-    entries = read_index(index, format_id=args.format, since=args.since, sources=sources)
-    board = leaderboard(entries, min_battles=args.min_battles, period=args.period)
+    entries = read_index(index, format_id=query.format, since=query.since,
+                         sources=list(query.sources) if query.sources else None)
+    board = leaderboard(entries, min_battles=query.min_battles, period=query.period)
     print(format_leaderboard(board))
     for path, text in ((args.json, board.to_json), (args.csv, board.table_csv), (args.matrix_csv, board.matrix_csv)):
         if path is not None:

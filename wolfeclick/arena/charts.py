@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -21,6 +22,7 @@ __all__ = [
     "ratings_chart",
     "battle_length_chart",
     "illegal_actions_chart",
+    "rating_history_chart",
 ]
 
 
@@ -199,3 +201,46 @@ def illegal_actions_chart(
     fig.update_xaxes(title_text="illegal actions in a battle", dtick=1)
     fig.update_yaxes(title_text="battles")
     return _base_layout(fig, f"Illegal actions per battle ({_battles(n)})")
+
+
+def rating_history_chart(policy: str, points: Sequence[Any], z: float = 1.96) -> go.Figure:
+    """One policy's Glicko-2 rating after each rating period, with the band rating ± ``z``·RD (95 %).
+
+    ``points`` are `leaderboard.GlickoPoint`s (anything with ``period``, ``rating``, ``rd``, ``battles``). The x
+    axis is the period's ordinal (periods are tournaments or days, ordered by their first battle), labelled with
+    the period's name; the title counts the policy's battles over them.
+    """
+    xs = list(range(1, len(points) + 1))
+    labels = [_label(p.period) for p in points]
+    upper = [p.rating + z * p.rd for p in points]
+    lower = [p.rating - z * p.rd for p in points]
+    n = sum(p.battles for p in points)
+    fig = go.Figure(
+        [
+            go.Scatter(
+                name="95% band",
+                x=xs + xs[::-1],
+                y=upper + lower[::-1],
+                fill="toself",
+                fillcolor="rgba(99,102,241,0.18)",
+                line={"width": 0},
+                hoverinfo="skip",
+                showlegend=True,
+            ),
+            go.Scatter(
+                name=_label(policy),
+                x=xs,
+                y=[p.rating for p in points],
+                mode="lines+markers",
+                line={"color": "rgb(79,70,229)"},
+                customdata=[[lbl, p.rd, p.battles] for lbl, p in zip(labels, points)],
+                hovertemplate=(
+                    "%{customdata[0]}<br>rating %{y:.0f} (RD %{customdata[1]:.0f})"
+                    "<br>battles in period %{customdata[2]}<extra></extra>"
+                ),
+            ),
+        ]
+    )
+    fig.update_xaxes(title_text="rating period", tickmode="array", tickvals=xs, ticktext=labels)
+    fig.update_yaxes(title_text="Glicko-2 rating")
+    return _base_layout(fig, f"{_label(policy)}: Glicko-2 rating over time, 95% band ({_battles(n)})")

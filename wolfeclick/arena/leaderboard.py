@@ -14,25 +14,34 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from datetime import date
 from typing import Any, Literal
 
 from wolfeclick.arena.history import BattleEntry
 from wolfeclick.arena.ratings import glicko2_run, rating_intervals
 from wolfeclick.arena.results import RATING_BASE, fixed_width, shift_intervals
 from wolfeclick.arena.stats import GameResult, score_for, summarize_pairings, wilson_interval
+from wolfeclick.errors import InputError
 
 __all__ = [
     "MIN_BATTLES",
     "ANCHOR",
     "LeaderRow",
+    "GlickoPoint",
+    "glicko_history",
     "MatrixCell",
     "Leaderboard",
     "games_of",
     "leaderboard",
     "format_leaderboard",
+    "rating_text",
+    "BoardQuery",
+    "parse_query",
+    "SOURCES",
 ]
 
 MIN_BATTLES = 10
@@ -41,6 +50,58 @@ ANCHOR = "random"
 """The policy pinned at 1000 when it has played."""
 
 Period = Literal["tournament", "day"]
+SOURCES = ("played", "tournament", "training", "branch", "imported", "ladder")
+"""The recordings' source kinds (``SourceInfo.kind``), the ``--source`` / Source filter's choices."""
+_FORMAT_RE = re.compile(r"^[a-z0-9]{1,60}$")
+
+
+@dataclass(frozen=True)
+class BoardQuery:
+    """Which battles a table is over and how it is cut: what the CLI's options and the tab's filters read to."""
+
+    format: str | None = None
+    since: str | None = None
+    sources: tuple[str, ...] | None = None
+    min_battles: int = MIN_BATTLES
+    period: Period = "tournament"
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else "" if value is None else str(value).strip()
+
+
+def parse_query(format_id: Any = None, since: Any = None, sources: Any = None, min_battles: Any = MIN_BATTLES,
+                period: Any = "tournament") -> BoardQuery:
+    """Filters as typed (blank or ``all`` = no filter; sources a list or comma-separated text), checked: anything
+    unusable is an `InputError` with one line saying what."""
+    fmt = _text(format_id).lower()
+    if fmt in ("", "all"):
+        fmt = None
+    elif not _FORMAT_RE.match(fmt):
+        raise InputError(f"format must be a format id such as gen9randombattle, not {_text(format_id)[:40]!r}")
+    day = _text(since) or None
+    if day is not None:
+        try:
+            date.fromisoformat(day[:10])
+        except ValueError:
+            raise InputError(f"since takes an ISO date such as 2026-12-01, not {day[:40]!r}") from None
+    if isinstance(sources, str):
+        sources = sources.split(",")
+    kinds = tuple(dict.fromkeys(_text(k).lower() for k in (sources or []) if _text(k)))
+    unknown = [k for k in kinds if k not in SOURCES and k != "all"]
+    if unknown:
+        raise InputError(f"unknown source {unknown[0][:40]!r} (one of {', '.join(SOURCES)})")
+    kinds = None if not kinds or "all" in kinds else kinds
+    try:
+        least = int(float(_text(min_battles) or MIN_BATTLES))
+    except (TypeError, ValueError):
+        raise InputError(f"minimum battles must be a whole number, not {_text(min_battles)[:40]!r}") from None
+    if not 1 <= least <= 1_000_000:
+        raise InputError("minimum battles must be between 1 and 1000000")
+    chosen = _text(period) or "tournament"
+    if chosen not in ("tournament", "day"):
+        raise InputError(f"rating period must be tournament or day, not {chosen[:40]!r}")
+    return BoardQuery(fmt, day, kinds, least, chosen)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -169,8 +230,20 @@ def _period_of(entry: BattleEntry, period: Period) -> str:
     return f"tournament:{entry.detail}" if entry.source == "tournament" and entry.detail else f"day:{day}"
 
 
-def _glicko(entries: Sequence[BattleEntry], period: Period) -> dict[str, tuple[float, float]]:
-    """Glicko-2 after one rating period per tournament (or day), periods ordered by their first battle's time."""
+@dataclass(frozen=True)
+class GlickoPoint:
+    """A policy's Glicko-2 rating and deviation after one rating period (``battles``: its own in that period;
+    0 for a period it sat out, when only its deviation grows)."""
+
+    period: str
+    time: str | None
+    rating: float
+    rd: float
+    battles: int
+
+
+def _periods(entries: Sequence[BattleEntry], period: Period) -> list[tuple[str, str | None, list[BattleEntry]]]:
+    """(key, first battle's time, battles) per rating period, in the order of their first battle."""
     periods: dict[str, list[BattleEntry]] = defaultdict(list)
     for e in entries:
         if e.reason != "aborted":
@@ -180,7 +253,34 @@ def _glicko(entries: Sequence[BattleEntry], period: Period) -> dict[str, tuple[f
         times = [e.created for e in periods[key] if e.created]
         return (min(times) if times else "", key)
 
-    ordered = [games_of(periods[k]) for k in sorted(periods, key=first)]
+    out = []
+    for key in sorted(periods, key=first):
+        times = [e.created for e in periods[key] if e.created]
+        out.append((key, min(times) if times else None, periods[key]))
+    return out
+
+
+def glicko_history(entries: Sequence[BattleEntry], period: Period = "tournament") -> dict[str, list[GlickoPoint]]:
+    """Every policy's Glicko-2 rating after each period from its first one on: the rating over time. The last
+    point of each is the table's Glicko-2 column (the same periods, applied one at a time)."""
+    history: dict[str, list[GlickoPoint]] = defaultdict(list)
+    ratings: dict = {}
+    for key, time, battles in _periods(sorted(entries, key=lambda e: e.battle), period):
+        games = games_of(battles)
+        ratings = glicko2_run([games], initial=ratings)
+        played: dict[str, int] = defaultdict(int)
+        for g in games:
+            played[g.a] += 1
+            played[g.b] += 1
+        for policy in sorted(ratings):
+            history[policy].append(GlickoPoint(key, time, ratings[policy].rating, ratings[policy].rd,
+                                               played.get(policy, 0)))
+    return dict(history)
+
+
+def _glicko(entries: Sequence[BattleEntry], period: Period) -> dict[str, tuple[float, float]]:
+    """Glicko-2 after one rating period per tournament (or day), periods ordered by their first battle's time."""
+    ordered = [games_of(battles) for _, _, battles in _periods(entries, period)]
     return {p: (r.rating, r.rd) for p, r in glicko2_run(ordered).items()}
 
 
@@ -224,7 +324,8 @@ def leaderboard(entries: Sequence[BattleEntry], *, min_battles: int = MIN_BATTLE
     )
 
 
-def _rating_text(row: LeaderRow) -> str:
+def rating_text(row: LeaderRow) -> str:
+    """``rating [low, high]``, an end the data leave open written "open"."""
     low = "open" if row.rating_open in ("below", "both") else f"{row.rating_low:.0f}"
     high = "open" if row.rating_open in ("above", "both") else f"{row.rating_high:.0f}"
     return f"{row.rating:.0f} [{low}, {high}]"
@@ -237,7 +338,7 @@ def format_leaderboard(board: Leaderboard) -> str:
     def line(r: LeaderRow) -> tuple[str, ...]:
         return (r.policy, str(r.battles), f"{r.wins}-{r.losses}-{r.ties}",
                 f"{r.win_rate:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]", f"{100 * r.illegal_rate:.1f}%",
-                _rating_text(r), f"{r.glicko:.0f} ({r.glicko_rd:.0f})")
+                rating_text(r), f"{r.glicko:.0f} ({r.glicko_rd:.0f})")
 
     lines = [f"{board.battles} battles; Bradley–Terry Elo, "
              + (f"{board.anchor} = {RATING_BASE:g}" if board.anchor else f"mean = {RATING_BASE:g}"), ""]

@@ -1,8 +1,10 @@
-"""The Gradio app: Live, Replays and Compare tabs around one client-side battle viewer. Composition only.
+"""The Gradio app: Live, Replays, Compare and Leaderboard tabs around one client-side battle viewer. Composition
+only.
 
 Each tab is a module under ``wolfeclick/ui/tabs`` with ``build(ctx)`` and module-level handlers that return
 ``{component: update}``; the API-only endpoints are in ``tabs/api.py``. Everything they share is the
-``AppContext`` built here once. Share links: ``?replay=ID&turn=N`` (``&step=K``), ``?tab=live|replays|compare``.
+``AppContext`` built here once. Share links: ``?replay=ID&turn=N`` (``&step=K``), ``?tab=live|replays|compare|leaderboard``,
+``?policy=NAME`` (a policy's page on the Leaderboard tab).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.library import Library
 from wolfeclick.ui.tabs import api, compare, live, replays
+from wolfeclick.ui.tabs import leaderboard as board
 
 __all__ = ["build_app", "launch", "launch_options", "CSS_PATH"]
 
@@ -39,6 +42,21 @@ async def open_live_battle(ctx: AppContext, ui: replays.ReplaysUI, tabs: gr.Tabs
     return update
 
 
+async def open_share_link(ctx: AppContext, rp: replays.ReplaysUI, lb: board.LeaderboardUI, tabs: gr.Tabs,
+                          request: gr.Request) -> dict:
+    """The page's load: the Replays tab's share links (``?replay=``, ``?tab=``), then ``?policy=NAME`` (or
+    ``?tab=leaderboard``) opens the Leaderboard tab at that policy's page."""
+    update = await replays.on_load(ctx, rp, tabs, request)
+    try:
+        params = dict(request.query_params) if request is not None else {}
+    except (AttributeError, TypeError):
+        params = {}
+    if "replay" not in params and ("policy" in params or params.get("tab") == board.TAB_ID):
+        update.update(await board.open_link(ctx, lb, params, request))
+        update[tabs] = gr.Tabs(selected=board.TAB_ID)
+    return update
+
+
 def build_app(library: Library | None = None, ctx: AppContext | None = None) -> gr.Blocks:
     """Build the Blocks around ``ctx`` (default: from the environment, with ``library`` if given)."""
     ctx = ctx or AppContext.from_env(library)
@@ -52,13 +70,18 @@ def build_app(library: Library | None = None, ctx: AppContext | None = None) -> 
                 rp = replays.build(ctx)
             with gr.Tab("Compare", id="compare"):
                 cp = compare.build(ctx)
+            with gr.Tab("Leaderboard", id=board.TAB_ID) as board_tab:
+                lb = board.build(ctx)
         lv.open_button.click(bind(open_live_battle, ctx, rp, tabs), lv.last, [tabs, *rp.opened()],
                              api_visibility="private")
-        demo.load(bind(replays.on_load, ctx, rp, tabs), None, [tabs, *rp.opened(), rp.table, rp.page, rp.caption],
-                  api_name="open_share_link")
+        demo.load(bind(open_share_link, ctx, rp, lb, tabs), None,
+                  [tabs, *rp.opened(), rp.table, rp.page, rp.caption, *lb.outputs()], api_name="open_share_link")
+        board_tab.select(bind(board.first_open, ctx, lb), [lb.loaded, *lb.filters(), lb.policy], lb.outputs(),
+                         api_visibility="private")
         demo.load(bind(live.hardware, ctx), None, lv.hardware, api_name="hardware")
         demo.load(bind(compare.compare_choices, ctx, cp), None, cp.select, api_visibility="private")
         api.register(ctx)
+        board.register(ctx)
     demo.queue(default_concurrency_limit=32)
     demo.wolfeclick_context = ctx  # for tests and scripts
     demo.wolfeclick_library = ctx.library

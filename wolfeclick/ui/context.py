@@ -17,6 +17,7 @@ from typing import Any
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.ui.library import Library, recordings_dir
 from wolfeclick.ui.live import HardwareProbe, PolicyCache
+from wolfeclick.ui.standings import Standings
 
 __all__ = ["AppContext", "Settings", "StopRegistry", "results_dir"]
 
@@ -94,6 +95,12 @@ class AppContext:
     hardware: HardwareProbe = field(default_factory=HardwareProbe)
     settings: Settings = field(default_factory=Settings)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("wolfeclick.ui"))
+    standings: Standings | None = None
+    """The battle history of ``results`` and the library, rated together (made from them when not given)."""
+
+    def __post_init__(self) -> None:
+        if self.standings is None:
+            self.standings = Standings(self.results, self.library.directory)
 
     @classmethod
     def from_env(cls, library: Library | None = None) -> "AppContext":

@@ -27,7 +27,7 @@ __all__ = ["ReplaysUI", "build", "open_replay", "upload", "list_page", "on_load"
 
 DROPDOWN_LIMIT = 200
 """The dropdown offers the newest this many; the searchable list reaches every recording."""
-TAB_IDS = ("live", "replays", "compare")
+TAB_IDS = ("live", "replays", "compare", "leaderboard")
 
 
 @dataclass

@@ -1,0 +1,82 @@
+"""The battle history as the app sees it: the index rebuilt on demand, read through filters, tables exported.
+
+An adapter over ``wolfeclick.arena.history`` and ``leaderboard`` (no Gradio): the app's results folder and its
+recordings library are the history, exactly what ``python -m wolfeclick leaderboard --results R --recordings L``
+reads, so the tab and the CLI give the same table. Rebuilds are serialised by a lock (two sessions pressing
+Refresh at once write the index one after the other); reading a filtered view of the index needs no lock (the
+index is replaced by a rename, never rewritten in place). Everything here blocks: the tab calls it in a worker
+thread.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from wolfeclick.arena.history import INDEX_FILE, BattleEntry, read_index, rebuild_index
+from wolfeclick.arena.leaderboard import BoardQuery, Leaderboard, leaderboard
+from wolfeclick.battle.store import write_atomic
+
+__all__ = ["Standings", "Computed", "EXPORT_NAMES"]
+
+EXPORT_NAMES = ("leaderboard.json", "leaderboard.csv", "matrix.json", "matrix.csv")
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A table over the filtered history, the entries it rests on, and what the last rebuild could not read."""
+
+    board: Leaderboard
+    entries: list[BattleEntry]
+    skipped: list[str]
+    formats: list[str]
+
+
+class Standings:
+    """One results folder and one recordings folder, rated together. Thread-safe; one per app context."""
+
+    def __init__(self, results: Path, recordings: Path) -> None:
+        self.results = Path(results)
+        self.recordings = Path(recordings)
+        self._lock = threading.Lock()
+        self._skipped: list[str] = []
+        self._rebuilt: float | None = None
+
+    @property
+    def index(self) -> Path:
+        return self.results / INDEX_FILE
+
+    def rebuild(self) -> list[str]:
+        """Rescan the files and rewrite the index; returns the files that could not be read."""
+        with self._lock:
+            _, scan = rebuild_index(self.results, [self.recordings])
+            self._skipped = list(scan.skipped)
+            self._rebuilt = time.monotonic()
+            return self._skipped
+
+    def rebuilt_within(self, seconds: float) -> bool:
+        """Whether a rebuild finished less than ``seconds`` ago."""
+        return self._rebuilt is not None and time.monotonic() - self._rebuilt < seconds
+
+    def compute(self, query: BoardQuery, *, rebuild: bool) -> Computed:
+        """The table for ``query``: over a fresh index (``rebuild``, or when there is none yet) or the last one."""
+        if rebuild or not self.index.exists():
+            self.rebuild()
+        entries = read_index(self.index, format_id=query.format, since=query.since,
+                             sources=list(query.sources) if query.sources else None)
+        formats = sorted({e.format for e in read_index(self.index)})
+        board = leaderboard(entries, min_battles=query.min_battles, period=query.period)
+        return Computed(board, entries, list(self._skipped), formats)
+
+    @staticmethod
+    def export(board: Leaderboard, folder: Path) -> list[Path]:
+        """The table and the pair matrix as JSON and CSV (`EXPORT_NAMES`) in a fresh subfolder of ``folder``."""
+        target = Path(folder) / "leaderboard" / uuid.uuid4().hex[:12]
+        matrix = board.to_dict()["matrix"]
+        texts = (board.to_json(), board.table_csv(),
+                 json.dumps(matrix, indent=2, sort_keys=True, ensure_ascii=False) + "\n", board.matrix_csv())
+        return [write_atomic(target / name, text) for name, text in zip(EXPORT_NAMES, texts)]
