@@ -54,7 +54,7 @@ def build_app(library: Library | None = None, ctx: AppContext | None = None) -> 
                 cp = compare.build(ctx)
         lv.open_button.click(bind(open_live_battle, ctx, rp, tabs), lv.last, [tabs, *rp.opened()],
                              api_visibility="private")
-        demo.load(bind(replays.on_load, ctx, rp, tabs), None, [tabs, *rp.opened(), rp.table, rp.page, rp.caption],
+        demo.load(bind(replays.on_load, ctx, rp, tabs), None, [tabs, *rp.loaded()],
                   api_name="open_share_link")
         demo.load(bind(live.hardware, ctx), None, lv.hardware, api_name="hardware")
         demo.load(bind(compare.compare_choices, ctx, cp), None, cp.select, api_visibility="private")

@@ -7,6 +7,7 @@ and preparing its view run in a worker thread, so one large upload never stalls 
 from __future__ import annotations
 
 import asyncio
+import html
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -43,10 +44,15 @@ class ReplaysUI:
     page: gr.Number
     caption: gr.Markdown
     table: gr.Dataframe
+    rescores: gr.HTML
 
     def opened(self) -> list[Any]:
         """The components opening a replay updates."""
-        return [self.data, self.select, self.message, self.json_file, self.export_file]
+        return [self.data, self.select, self.message, self.json_file, self.export_file, self.rescores]
+
+    def loaded(self) -> list[Any]:
+        """The components the page's load event updates (the lists before the rescores: API callers index them)."""
+        return [*self.opened()[:-1], self.table, self.page, self.caption, self.rescores]
 
 
 def choices(ctx: AppContext) -> list[tuple[str, str]]:
@@ -54,11 +60,22 @@ def choices(ctx: AppContext) -> list[tuple[str, str]]:
             for i in ctx.library.list()[:DROPDOWN_LIMIT]]
 
 
-def _prepare(ctx: AppContext, replay_id: str, step: int | None, turn: int | None) -> tuple[str, str, str]:
-    """Blocking: the viewer payload (JSON) of a replay opened at a step or turn, and its two download files."""
+def rescore_summary_html(lines: list[str]) -> str:
+    """Pure: the agreement summary of a replay's stored rescores (empty when there are none)."""
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return (f'<div class="wc-card wc-rescore-summary"><div class="wc-subhead">Asked afterwards (rescores)</div>'
+            f'<ul>{items}</ul></div>')
+
+
+def _prepare(ctx: AppContext, replay_id: str, step: int | None,
+             turn: int | None) -> tuple[str, str, str, str]:
+    """Blocking: the viewer payload (JSON) of a replay opened at a step or turn, its two download files, and the
+    summary of its stored rescores."""
     from wolfeclick.ui.presentation import jump_to_turn
 
-    view = ctx.library.view(replay_id)
+    view, lines = ctx.library.annotated(replay_id)
     if step is not None:
         start = view.clamp(step)
     elif turn is not None:
@@ -66,7 +83,8 @@ def _prepare(ctx: AppContext, replay_id: str, step: int | None, turn: int | None
     else:
         start = 0
     payload = battle_payload(view, replay_id=replay_id, start=start, token=uuid.uuid4().hex[:12])
-    return to_json(payload), str(ctx.library.path(replay_id)), str(ctx.library.export_html(replay_id))
+    return (to_json(payload), str(ctx.library.path(replay_id)), str(ctx.library.export_html(replay_id)),
+            rescore_summary_html(lines))
 
 
 async def open_replay(ctx: AppContext, ui: ReplaysUI, replay_id: str | None, step: int | None = None,
@@ -75,12 +93,12 @@ async def open_replay(ctx: AppContext, ui: ReplaysUI, replay_id: str | None, ste
     if not replay_id:
         return {ui.message: message_html(message or "Choose a recording, or upload one.")}
     try:
-        payload, json_path, export_path = await asyncio.to_thread(_prepare, ctx, str(replay_id), step, turn)
+        payload, json_path, export_path, summary = await asyncio.to_thread(_prepare, ctx, str(replay_id), step, turn)
     except Exception as exc:  # noqa: BLE001 - split by failure(): one line, or a logged bug
         return {ui.message: message_html(failure(ctx, exc, "open_replay"))}
     return {ui.data: payload, ui.select: gr.update(value=replay_id), ui.message: message_html(message),
             ui.json_file: gr.DownloadButton(value=json_path, interactive=True),
-            ui.export_file: gr.DownloadButton(value=export_path, interactive=True)}
+            ui.export_file: gr.DownloadButton(value=export_path, interactive=True), ui.rescores: summary}
 
 
 async def select(ctx: AppContext, ui: ReplaysUI, replay_id: str | None) -> dict:
@@ -186,6 +204,7 @@ def build(ctx: AppContext) -> ReplaysUI:
                     export_file = gr.DownloadButton("⬇ Showdown replay", size="sm", interactive=False)
                 refresh_button = gr.Button("↻ Refresh lists", size="sm")
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
+            rescores = gr.HTML("", elem_id="wc-replays-rescores")
             viewer = viewer_component("replays", "wc-replays-viewer")
             data = data_component("wc-replays-data")
     with gr.Accordion("All recordings (search; click a row to open it)", open=True):
@@ -196,7 +215,7 @@ def build(ctx: AppContext) -> ReplaysUI:
         caption = gr.Markdown("")
         table = gr.Dataframe(headers=LIST_HEADERS, datatype="str", interactive=False, wrap=True)
     ui = ReplaysUI(data, viewer, select_box, upload_box, message, json_file, export_file, search, page, caption,
-                   table)
+                   table, rescores)
     select_box.input(bind(select, ctx, ui), select_box, ui.opened(), api_visibility="private")
     upload_box.upload(bind(upload, ctx, ui), upload_box, ui.opened(), api_name="replay_upload")
     search.submit(bind(list_page, ctx, ui), [search, page], [table, page, caption], api_visibility="private")

@@ -1,0 +1,73 @@
+"""Issue 14 in the app: stored rescores in the decision panel and the Replays tab's agreement summary.
+
+Real battles on the real simulator; the app is built in-process and its own event handlers are called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+from pathlib import Path
+
+import gradio as gr
+import pytest
+
+from wolfeclick.battle.rescore import Rescore, panel_line, rescore_many, save_rescore
+from wolfeclick.battle.runner import play_battle
+from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.specs import make_policy
+from wolfeclick.ui.app import build_app
+from wolfeclick.ui.library import Library
+
+
+@pytest.fixture(scope="module")
+def rescored(tmp_path_factory) -> tuple[Path, Recording, Rescore]:
+    folder = tmp_path_factory.mktemp("whatif-recordings")
+    recording = asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"),
+                                        format_id="gen4randombattle", seed=31, max_turns=6))
+    (folder / f"{recording.id}.json").write_text(recording.to_json(), encoding="utf-8")
+    [rescore] = asyncio.run(rescore_many([recording], make_policy("random"), "p1"))
+    assert isinstance(rescore, Rescore)
+    save_rescore(rescore, folder)
+    return folder, recording, rescore
+
+
+def by_elem_id(update: dict) -> dict:
+    return {getattr(k, "elem_id", None) or type(k).__name__: v for k, v in update.items()}
+
+
+def test_every_rescored_decision_panel_says_what_the_policy_would_have_played(rescored) -> None:
+    folder, recording, rescore = rescored
+    view, lines = Library(folder).annotated(recording.id)
+    assert len(rescore.decisions) >= 4
+    for decision in rescore.decisions:
+        panel = view.html(decision.index, None)
+        assert 'class="wc-rescore"' in panel
+        assert html.escape(panel_line(decision, "random")) in panel
+    for index, turn in enumerate(recording.turns):  # a decision only p2 made (a forced switch) has no note
+        if "p1" not in turn.decisions:
+            assert 'class="wc-rescore"' not in view.html(index, None)
+    assert len(lines) == 1 and lines[0].startswith("random as p1 (heuristic played): agrees ")
+    agreed = sum(d.agree for d in rescore.decisions)
+    assert f"({agreed}/{len(rescore.decisions)} decisions)" in lines[0]
+    assert 'class="wc-rescore"' not in Library(folder).view(recording.id).html(0, None)  # the cached view is untouched
+
+
+def test_the_replays_tab_shows_the_agreement_summary_and_a_broken_rescore_does_not_stop_it(rescored,
+                                                                                          tmp_path: Path) -> None:
+    folder, recording, rescore = rescored
+    (tmp_path / f"{recording.id}.json").write_bytes((folder / f"{recording.id}.json").read_bytes())
+    demo = build_app(Library(tmp_path))
+    load = next(f for f in demo.fns.values() if f.api_name == "open_share_link")
+    before = by_elem_id(asyncio.run(load.fn(gr.Request(query_params={"replay": recording.id}))))
+    assert before["wc-replays-rescores"] == ""
+    save_rescore(rescore, tmp_path)
+    broken = tmp_path / "rescores" / recording.id / "broken-p2.json"
+    broken.write_text("{not json", encoding="utf-8")
+    after = by_elem_id(asyncio.run(load.fn(gr.Request(query_params={"replay": recording.id}))))
+    summary = after["wc-replays-rescores"]
+    assert "random as p1 (heuristic played): agrees" in summary and "1 rescore file could not be read" in summary
+    payload = json.loads(after["wc-replays-data"])
+    step = rescore.decisions[-1].index
+    assert "Asked afterwards" in payload["panels"][step - payload["first"]]
