@@ -71,3 +71,51 @@ def test_the_replays_tab_shows_the_agreement_summary_and_a_broken_rescore_does_n
     payload = json.loads(after["wc-replays-data"])
     step = rescore.decisions[-1].index
     assert "Asked afterwards" in payload["panels"][step - payload["first"]]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Take over from here
+# --------------------------------------------------------------------------------------------------------------
+def takeover(demo, *args) -> list[dict]:
+    fn = next(f for f in demo.fns.values() if f.api_name == "takeover_start").fn
+
+    async def run() -> list[dict]:
+        return [by_elem_id(u) async for u in fn(*args, request=None, progress=lambda *a, **k: None)]
+
+    return asyncio.run(run())
+
+
+def test_take_over_plays_on_live_from_the_shown_decision_and_saves_a_branch(tmp_path: Path) -> None:
+    from wolfeclick.battle.branch import first_difference
+    from wolfeclick.battle.store import load_recording
+
+    parent = asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen4randombattle",
+                                     seed=21))
+    (tmp_path / f"{parent.id}.json").write_text(parent.to_json(), encoding="utf-8")
+    demo = build_app(Library(tmp_path))
+    updates = takeover(demo, "recorded", "", "maxdamage", "", "score", 0, parent.id, 5)
+    assert updates[0].get("Tabs") is not None  # the page switches to the Live tab
+    payloads = [json.loads(u["wc-live-data"]) for u in updates if "wc-live-data" in u]
+    assert all(p["viewer"] == "live" for p in payloads) and payloads[-1]["finished"]
+    done = updates[-1]["JSON"]
+    assert done["done"], updates[-1]
+    child = load_recording(tmp_path / f"{done['recording']}.json")
+    assert child.source.kind == "branch" and child.source.parent == parent.id and child.source.branch_step == 5
+    assert child.players["p2"].policy == "maxdamage" and child.players["p1"].policy == "heuristic"
+    assert first_difference(parent.turns, child.turns, len(parent.turns)) == 5
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == sorted([f"{parent.id}.json", f"{child.id}.json"])
+
+
+def test_take_over_of_a_tampered_recording_says_why_in_one_line(tmp_path: Path) -> None:
+    parent = asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen4randombattle",
+                                     seed=22, max_turns=8))
+    data = json.loads(parent.to_json())
+    data["turns"][1]["decisions"]["p1"]["state"] += " (edited)"
+    (tmp_path / "edited.json").write_text(json.dumps({**data, "id": "edited"}), encoding="utf-8")
+    demo = build_app(Library(tmp_path))
+    updates = takeover(demo, "recorded", "", "recorded", "", "score", 0, "edited", 4)
+    status = [u["Markdown"] for u in updates if "Markdown" in u][-1]
+    assert "no longer sees the recorded state" in status and "\n" not in status
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["edited.json"]  # nothing half-made is left
+    updates = takeover(demo, "recorded", "", "recorded", "", "score", 0, "edited", 999)
+    assert "Cannot take over" in [u["Markdown"] for u in updates if "Markdown" in u][-1]

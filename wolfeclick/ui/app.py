@@ -54,6 +54,10 @@ def build_app(library: Library | None = None, ctx: AppContext | None = None) -> 
                 cp = compare.build(ctx)
         lv.open_button.click(bind(open_live_battle, ctx, rp, tabs), lv.last, [tabs, *rp.opened()],
                              api_visibility="private")
+        to = rp.takeover
+        to.button.click(bind(live.takeover_start, ctx, lv, tabs), to.inputs(lv.pace), [tabs, *lv.stream_outputs()],
+                        api_name="takeover_start", js=replays.TAKEOVER_JS, concurrency_limit=16,
+                        concurrency_id="live")
         demo.load(bind(replays.on_load, ctx, rp, tabs), None, [tabs, *rp.loaded()],
                   api_name="open_share_link")
         demo.load(bind(live.hardware, ctx), None, lv.hardware, api_name="hardware")

@@ -45,6 +45,7 @@ class ReplaysUI:
     caption: gr.Markdown
     table: gr.Dataframe
     rescores: gr.HTML
+    takeover: "TakeoverUI"
 
     def opened(self) -> list[Any]:
         """The components opening a replay updates."""
@@ -53,6 +54,51 @@ class ReplaysUI:
     def loaded(self) -> list[Any]:
         """The components the page's load event updates (the lists before the rescores: API callers index them)."""
         return [*self.opened()[:-1], self.table, self.page, self.caption, self.rescores]
+
+
+@dataclass
+class TakeoverUI:
+    """*Take over from here*: a policy for each side, and the shown replay and decision (filled by the page)."""
+
+    p1: gr.Dropdown
+    p1_custom: gr.Textbox
+    p2: gr.Dropdown
+    p2_custom: gr.Textbox
+    mode: gr.Radio
+    button: gr.Button
+    replay_id: gr.Textbox
+    step: gr.Number
+
+    def inputs(self, pace: Any) -> list[Any]:
+        return [self.p1, self.p1_custom, self.p2, self.p2_custom, self.mode, pace, self.replay_id, self.step]
+
+
+TAKEOVER_JS = """(...args) => {
+  const viewer = (window.__wcViewers || {}).replays;
+  const n = args.length;
+  if (viewer && viewer.state.data && viewer.state.data.id) { args[n - 2] = viewer.state.data.id; args[n - 1] = viewer.state.index || 0; }
+  return args;
+}"""
+"""The button reads the shown replay and decision from the client viewer (the server never sees the cursor)."""
+
+
+def _takeover_controls() -> TakeoverUI:
+    from wolfeclick.ui.tabs.live import RECORDED, TAKEOVER_CHOICES, custom_box
+
+    with gr.Accordion("Take over from here", open=False, elem_classes=["wc-controls"]):
+        gr.Markdown("The shown decision on, chosen policies play the battle on live (its earlier choices are "
+                    "replayed exactly); saved as a branch.")
+        p1 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p1 from here")
+        p1_custom = gr.Textbox(label="p1 spec", visible=False, placeholder="llm:… or preset:run2")
+        p2 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p2 from here")
+        p2_custom = gr.Textbox(label="p2 spec", visible=False, placeholder="llm:… or preset:run2")
+        mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)")
+        button = gr.Button("⤳ Take over from here", variant="primary", elem_id="wc-takeover")
+        replay_id = gr.Textbox(visible=False)
+        step = gr.Number(0, visible=False, precision=0)
+    for box, custom in ((p1, p1_custom), (p2, p2_custom)):
+        box.change(custom_box, box, custom, api_visibility="private")
+    return TakeoverUI(p1, p1_custom, p2, p2_custom, mode, button, replay_id, step)
 
 
 def choices(ctx: AppContext) -> list[tuple[str, str]]:
@@ -203,6 +249,7 @@ def build(ctx: AppContext) -> ReplaysUI:
                     json_file = gr.DownloadButton("⬇ JSON", size="sm", interactive=False)
                     export_file = gr.DownloadButton("⬇ Showdown replay", size="sm", interactive=False)
                 refresh_button = gr.Button("↻ Refresh lists", size="sm")
+            takeover = _takeover_controls()
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
             rescores = gr.HTML("", elem_id="wc-replays-rescores")
             viewer = viewer_component("replays", "wc-replays-viewer")
@@ -215,7 +262,7 @@ def build(ctx: AppContext) -> ReplaysUI:
         caption = gr.Markdown("")
         table = gr.Dataframe(headers=LIST_HEADERS, datatype="str", interactive=False, wrap=True)
     ui = ReplaysUI(data, viewer, select_box, upload_box, message, json_file, export_file, search, page, caption,
-                   table, rescores)
+                   table, rescores, takeover)
     select_box.input(bind(select, ctx, ui), select_box, ui.opened(), api_visibility="private")
     upload_box.upload(bind(upload, ctx, ui), upload_box, ui.opened(), api_name="replay_upload")
     search.submit(bind(list_page, ctx, ui), [search, page], [table, page, caption], api_visibility="private")
