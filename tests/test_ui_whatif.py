@@ -119,3 +119,39 @@ def test_take_over_of_a_tampered_recording_says_why_in_one_line(tmp_path: Path) 
     assert sorted(p.name for p in tmp_path.glob("*.json")) == ["edited.json"]  # nothing half-made is left
     updates = takeover(demo, "recorded", "", "recorded", "", "score", 0, "edited", 999)
     assert "Cannot take over" in [u["Markdown"] for u in updates if "Markdown" in u][-1]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Compare move by move
+# --------------------------------------------------------------------------------------------------------------
+def api_fn(demo, name: str):
+    return next(f for f in demo.fns.values() if f.api_name == name).fn
+
+
+def test_side_by_side_marks_where_a_branch_leaves_its_parent(tmp_path: Path) -> None:
+    from wolfeclick.battle.branch import branch, first_difference
+
+    parent = asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen4randombattle",
+                                     seed=23))
+    child = asyncio.run(branch(parent, 4, {"p2": make_policy("maxdamage")}))
+    swapped = asyncio.run(play_battle(make_policy("random"), make_policy("heuristic"), format_id="gen4randombattle",
+                                      seed=23, max_turns=3))
+    for recording in (parent, child, swapped):
+        (tmp_path / f"{recording.id}.json").write_text(recording.to_json(), encoding="utf-8")
+    demo = build_app(Library(tmp_path))
+    opened = by_elem_id(asyncio.run(api_fn(demo, "compare_pair_open")(parent.id, child.id)))
+    page = opened["wc-pair"]
+    parted = first_difference(parent.turns, child.turns, len(parent.turns))
+    assert parted is not None and parted >= 4  # at the branch step or at the new policy's first other choice
+    assert f'data-divergence="{parted}"' in page and f"First divergence: decision {parted + 1}" in page
+    assert f'<div class="wc-pair" data-step="{parted}">' in page and "you are here" in page  # the cursor opens there
+    assert page.count('data-pair="a"') == 1 and page.count('data-pair="b"') == 1
+    for name in ("a", "b"):  # both battles' HP and reward overlaid
+        assert page.count(f'class="wc-ov-{name}-p1"') == 2 and page.count(f'class="wc-ov-{name}-p2"') == 2
+    earlier = by_elem_id(asyncio.run(api_fn(demo, "compare_pair")(parent.id, child.id, 2)))["wc-pair"]
+    assert 'data-step="2"' in earlier and "same so far" in earlier and "you are here" not in earlier
+    assert earlier.count("diverged") == 0
+    same = by_elem_id(asyncio.run(api_fn(demo, "compare_pair_open")(parent.id, parent.id)))["wc-pair"]
+    assert "identical, decision by decision" in same
+    refused = by_elem_id(asyncio.run(api_fn(demo, "compare_pair_open")(parent.id, swapped.id)))["wc-pair"]
+    assert "seats are swapped" in refused and "\n" not in refused

@@ -46,6 +46,7 @@ class ReplaysUI:
     table: gr.Dataframe
     rescores: gr.HTML
     takeover: "TakeoverUI"
+    pair: "PairUI"
 
     def opened(self) -> list[Any]:
         """The components opening a replay updates."""
@@ -53,7 +54,7 @@ class ReplaysUI:
 
     def loaded(self) -> list[Any]:
         """The components the page's load event updates (the lists before the rescores: API callers index them)."""
-        return [*self.opened()[:-1], self.table, self.page, self.caption, self.rescores]
+        return [*self.opened()[:-1], self.table, self.page, self.caption, self.rescores, self.pair.a, self.pair.b]
 
 
 @dataclass
@@ -99,6 +100,65 @@ def _takeover_controls() -> TakeoverUI:
     for box, custom in ((p1, p1_custom), (p2, p2_custom)):
         box.change(custom_box, box, custom, api_visibility="private")
     return TakeoverUI(p1, p1_custom, p2, p2_custom, mode, button, replay_id, step)
+
+
+@dataclass
+class PairUI:
+    """*Compare move by move*: two recordings of one battle start, one decision cursor."""
+
+    a: gr.Dropdown
+    b: gr.Dropdown
+    button: gr.Button
+    step: gr.Slider
+    view: gr.HTML
+
+
+def _pair(ctx: AppContext, a_id: str, b_id: str, step: int | None) -> tuple[str, int, int]:
+    """Blocking: the pair at ``step`` (None: at the first divergence), the step shown and the last step."""
+    from wolfeclick.ui.sidebyside import check_pair, divergence, pair_html
+
+    a, b = ctx.library.get(a_id), ctx.library.get(b_id)
+    check_pair(a, b)
+    mark = divergence(a, b)
+    view_a, view_b = ctx.library.view(a_id), ctx.library.view(b_id)
+    last = max(view_a.steps, view_b.steps) - 1
+    shown = max(0, min(last, (mark or 0) if step is None else int(step)))
+    return pair_html(view_a, view_b, (a_id, b_id), shown, mark), shown, last
+
+
+async def compare_pair(ctx: AppContext, pair: PairUI, a_id: str | None, b_id: str | None,
+                       step: Any = None) -> dict:
+    """API: two recordings side by side at decision ``step`` (blank: their first divergence); one line if they
+    are not the same battle start."""
+    if not a_id or not b_id:
+        return {pair.view: message_html("Choose two recordings with the same seed and format.")}
+    try:
+        wanted = None if step in (None, "") else int(float(step))
+    except (ValueError, TypeError, OverflowError):
+        return {pair.view: message_html("⚠ the decision must be a whole number")}
+    try:
+        text, shown, last = await asyncio.to_thread(_pair, ctx, str(a_id), str(b_id), wanted)
+    except Exception as exc:  # noqa: BLE001 - one line for a user error, a logged bug otherwise
+        return {pair.view: message_html(failure(ctx, exc, "compare_pair"))}
+    return {pair.view: text, pair.step: gr.Slider(minimum=0, maximum=max(1, last), value=shown, step=1)}
+
+
+async def compare_first(ctx: AppContext, pair: PairUI, a_id: str | None, b_id: str | None) -> dict:
+    return await compare_pair(ctx, pair, a_id, b_id, None)
+
+
+def _pair_controls(ctx: AppContext) -> PairUI:
+    with gr.Accordion("Compare move by move (same seed and format)", open=False):
+        with gr.Row():
+            a = gr.Dropdown(choices=[], label="Battle A", allow_custom_value=True, scale=2)
+            b = gr.Dropdown(choices=[], label="Battle B", allow_custom_value=True, scale=2)
+            button = gr.Button("⇆ Compare", scale=1)
+        step = gr.Slider(0, 1, value=0, step=1, label="Decision (one cursor for both)")
+        view = gr.HTML("", elem_id="wc-pair")
+    pair = PairUI(a, b, button, step, view)
+    button.click(bind(compare_first, ctx, pair), [a, b], [view, step], api_name="compare_pair_open")
+    step.release(bind(compare_pair, ctx, pair), [a, b, step], [view, step], api_name="compare_pair")
+    return pair
 
 
 def choices(ctx: AppContext) -> list[tuple[str, str]]:
@@ -189,7 +249,8 @@ def refresh(ctx: AppContext, ui: ReplaysUI, current: str | None, query: str | No
     listed = choices(ctx)
     ids = {value for _, value in listed}
     return {**list_page(ctx, ui, query, page),
-            ui.select: gr.Dropdown(choices=listed, value=current if current in ids else None)}
+            ui.select: gr.Dropdown(choices=listed, value=current if current in ids else None),
+            ui.pair.a: gr.Dropdown(choices=listed), ui.pair.b: gr.Dropdown(choices=listed)}
 
 
 async def select_row(ctx: AppContext, ui: ReplaysUI, rows: Any, evt: gr.SelectData) -> dict:
@@ -213,7 +274,8 @@ async def on_load(ctx: AppContext, ui: ReplaysUI, tabs: gr.Tabs, request: gr.Req
     except (AttributeError, TypeError):
         params = {}
     listed = choices(ctx)
-    update = {**list_page(ctx, ui, "", 1), ui.select: gr.Dropdown(choices=listed)}
+    update = {**list_page(ctx, ui, "", 1), ui.select: gr.Dropdown(choices=listed),
+              ui.pair.a: gr.Dropdown(choices=listed), ui.pair.b: gr.Dropdown(choices=listed)}
     replay_id = params.get("replay")
     if replay_id is None:
         tab = params.get("tab")
@@ -261,13 +323,15 @@ def build(ctx: AppContext) -> ReplaysUI:
             page = gr.Number(1, label="Page", precision=0, minimum=1, scale=1)
         caption = gr.Markdown("")
         table = gr.Dataframe(headers=LIST_HEADERS, datatype="str", interactive=False, wrap=True)
+    pair = _pair_controls(ctx)
     ui = ReplaysUI(data, viewer, select_box, upload_box, message, json_file, export_file, search, page, caption,
-                   table, rescores, takeover)
+                   table, rescores, takeover, pair)
     select_box.input(bind(select, ctx, ui), select_box, ui.opened(), api_visibility="private")
     upload_box.upload(bind(upload, ctx, ui), upload_box, ui.opened(), api_name="replay_upload")
     search.submit(bind(list_page, ctx, ui), [search, page], [table, page, caption], api_visibility="private")
     page.submit(bind(list_page, ctx, ui), [search, page], [table, page, caption], api_visibility="private")
-    refresh_button.click(bind(refresh, ctx, ui), [select_box, search, page], [table, page, caption, select_box],
+    refresh_button.click(bind(refresh, ctx, ui), [select_box, search, page],
+                         [table, page, caption, select_box, pair.a, pair.b],
                          api_name="replays_refresh")
     table.select(bind(select_row, ctx, ui), table, ui.opened(), api_visibility="private")
     return ui
