@@ -10,11 +10,12 @@ refused in one line.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, AsyncIterator, Awaitable, Callable
 
-from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, play_battle
+from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, stream_battle
 from wolfeclick.battle.schema import Recording, SideDecision, SourceInfo, TurnRecord
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Decision, Observation, Policy
@@ -142,12 +143,8 @@ def turn_limit_of(recording: Recording) -> int:
     return recording.result.turns - 1 if recording.result.reason == "turn_limit" else DEFAULT_MAX_TURNS
 
 
-async def branch(parent: Recording, step: int, policies: dict[str, Policy | None], *, pool: SimPool | None = None,
-                 process: SimProcess | None = None, max_turns: int | None = None) -> Recording:
-    """Replay ``parent`` up to decision ``step``, then let ``policies`` play on (None: the parent's own policy).
-
-    The new recording is marked as a branch of its parent and shares its turns before ``step``.
-    """
+def _takeover(parent: Recording, step: int, policies: dict[str, Policy | None]) -> dict[str, ReplayingPolicy]:
+    """Each side's recorded choices up to ``step``, then its new policy (None: the parent's own, made afresh)."""
     replayable(parent)
     if not 0 <= step < len(parent.turns):
         raise BranchError(f"step must be between 0 and {len(parent.turns) - 1} (the recording has "
@@ -161,17 +158,58 @@ async def branch(parent: Recording, step: int, policies: dict[str, Policy | None
         wrappers[side] = ReplayingPolicy(recorded_choices(parent, side, step), then, spec=recorded_spec,
                                          metadata=parent.players[side].metadata,
                                          advance=then.spec == recorded_spec)
+    return wrappers
+
+
+async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy | None], *,
+                        pool: SimPool | None = None, process: SimProcess | None = None, max_turns: int | None = None,
+                        stop: asyncio.Event | None = None,
+                        checkpoint: Callable[[Recording], Awaitable[None]] | None = None,
+                        ) -> AsyncIterator[TurnRecord | Recording]:
+    """``branch`` as it plays: each turn record as it finishes (the replayed ones first), then the recording.
+
+    ``checkpoint`` (the runner's crash-safe partial saves) is only handed partials past the branch point, marked as
+    branches: a replay that turns out not to reproduce its parent leaves nothing behind. Raises BranchError at the
+    end when the replay did not reproduce the parent's first ``step`` decisions.
+    """
+    wrappers = _takeover(parent, step, policies)
     specs = {side: wrappers[side].spec for side in SIDES}
-    recording = await play_battle(
+    source = SourceInfo(kind="branch", parent=parent.id, branch_step=step)
+
+    async def marked(partial: Recording) -> None:
+        if checkpoint is not None and len(partial.turns) > step:
+            await checkpoint(partial.model_copy(update={"source": source}))
+
+    async for item in stream_battle(
         wrappers["p1"], wrappers["p2"], format_id=parent.format, seed=parent.seed,
         max_turns=max_turns if max_turns is not None else turn_limit_of(parent),
-        battle_id=branch_id(parent, step, specs), pool=pool, process=process,
+        battle_id=branch_id(parent, step, specs), pool=pool, process=process, stop=stop,
+        checkpoint=marked if checkpoint is not None else None,
         names={side: parent.players[side].name for side in SIDES},
-    )
-    failure = next((w.failure for w in wrappers.values() if w.failure), None)
-    if failure:
-        raise BranchError(f"{parent.id}: {failure}")
-    differs = first_difference(parent.turns, recording.turns, step)
-    if differs is not None:
-        raise BranchError(f"{parent.id}: replaying its choices diverged at decision {differs}; it cannot be branched")
-    return recording.model_copy(update={"source": SourceInfo(kind="branch", parent=parent.id, branch_step=step)})
+    ):
+        if not isinstance(item, Recording):
+            yield item
+            continue
+        failure = next((w.failure for w in wrappers.values() if w.failure), None)
+        if failure:
+            raise BranchError(f"{parent.id}: {failure}")
+        if stop is None or not stop.is_set() or len(item.turns) >= step:
+            differs = first_difference(parent.turns, item.turns, step)
+            if differs is not None:
+                raise BranchError(f"{parent.id}: replaying its choices diverged at decision {differs}; "
+                                  "it cannot be branched")
+        yield item.model_copy(update={"source": source})
+
+
+async def branch(parent: Recording, step: int, policies: dict[str, Policy | None], *, pool: SimPool | None = None,
+                 process: SimProcess | None = None, max_turns: int | None = None) -> Recording:
+    """Replay ``parent`` up to decision ``step``, then let ``policies`` play on (None: the parent's own policy).
+
+    The new recording is marked as a branch of its parent and shares its turns before ``step``.
+    """
+    recording = None
+    async for item in stream_branch(parent, step, policies, pool=pool, process=process, max_turns=max_turns):
+        if isinstance(item, Recording):
+            recording = item
+    assert recording is not None
+    return recording

@@ -187,3 +187,51 @@ def panel_line(decision: RescoredDecision, policy: str) -> str:
         return f"{policy} would have played the same: {decision.choice.choice}{p}"
     rank = f"; this decision was its choice #{decision.played_rank}" if decision.played_rank else ""
     return f"{policy} would have played {decision.choice.choice}{p}{rank}"
+
+
+def load_rescores(recordings_dir: Path, recording_id: str) -> tuple[list[Rescore], int]:
+    """The rescores stored for one recording, sorted by policy and side, and how many files there were unreadable
+    (a broken rescore never stops its recording from opening)."""
+    folder = Path(recordings_dir) / RESCORE_DIR / recording_id
+    if not folder.is_dir() or folder.is_symlink():
+        return [], 0
+    found: list[Rescore] = []
+    broken = 0
+    for path in sorted(folder.glob("*.json")):
+        try:
+            if path.is_symlink() or path.stat().st_size > 20 * 1024 * 1024:
+                raise ValueError(path.name)
+            rescore = Rescore.model_validate_json(path.read_bytes())
+        except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
+            broken += 1
+            continue
+        if rescore.recording == recording_id:
+            found.append(rescore)
+        else:
+            broken += 1
+    return sorted(found, key=lambda r: (r.policy, r.side)), broken
+
+
+def decision_notes(rescores: list[Rescore]) -> dict[int, dict[str, list[str]]]:
+    """Pure: the decision panel's lines — ``{decision index: {side: [panel_line per stored policy]}}``."""
+    notes: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for rescore in rescores:
+        for decision in rescore.decisions:
+            notes[decision.index][rescore.side].append(panel_line(decision, rescore.policy))
+    return {index: dict(sides) for index, sides in notes.items()}
+
+
+def agreement_lines(rescores: list[Rescore]) -> list[str]:
+    """Pure: one line per stored rescore — agreement with the recorded policy overall and per battle turn."""
+    lines = []
+    for rescore in rescores:
+        agreed = sum(d.agree for d in rescore.decisions)
+        total = len(rescore.decisions)
+        share = f"{agreed / total:.0%}" if total else "—"
+        turns = agreement_by_turn([rescore])
+        low = [turn for turn, rate in turns.items() if rate < 1.0]
+        where = f"; disagrees at turn{'s' if len(low) > 1 else ''} {', '.join(map(str, low[:12]))}" if low else ""
+        more = f" (+{len(low) - 12} more)" if len(low) > 12 else ""
+        lines.append(f"{rescore.policy} as {rescore.side} ({rescore.recorded_policy} played): agrees {share} "
+                     f"({agreed}/{total} decisions){where}{more}")
+    return lines

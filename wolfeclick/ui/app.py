@@ -74,8 +74,12 @@ def build_app(library: Library | None = None, ctx: AppContext | None = None) -> 
                 lb = board.build(ctx)
         lv.open_button.click(bind(open_live_battle, ctx, rp, tabs), lv.last, [tabs, *rp.opened()],
                              api_visibility="private")
-        demo.load(bind(open_share_link, ctx, rp, lb, tabs), None,
-                  [tabs, *rp.opened(), rp.table, rp.page, rp.caption, *lb.outputs()], api_name="open_share_link")
+        to = rp.takeover
+        to.button.click(bind(live.takeover_start, ctx, lv, tabs), to.inputs(lv.pace), [tabs, *lv.stream_outputs()],
+                        api_name="takeover_start", js=replays.TAKEOVER_JS, concurrency_limit=16,
+                        concurrency_id="live")
+        demo.load(bind(open_share_link, ctx, rp, lb, tabs), None, [tabs, *rp.loaded(), *lb.outputs()],
+                  api_name="open_share_link")
         board_tab.select(bind(board.first_open, ctx, lb), [lb.loaded, *lb.filters(), lb.policy], lb.outputs(),
                          api_visibility="private")
         demo.load(bind(live.hardware, ctx), None, lv.hardware, api_name="hardware")

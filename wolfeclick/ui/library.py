@@ -21,6 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+from wolfeclick.battle.rescore import agreement_lines, decision_notes, load_rescores
 from wolfeclick.battle.schema import Recording, is_valid_id
 from wolfeclick.battle.store import (
     MAX_RECORDING_BYTES,
@@ -223,6 +224,17 @@ class Library:
 
     def view(self, replay_id: str) -> BattleView:
         return self._open(replay_id)[1]
+
+    def annotated(self, replay_id: str) -> tuple[BattleView, list[str]]:
+        """The view with what stored rescores (``<folder>/rescores/<id>/``) say in its decision panels, and the
+        agreement summary (one line per rescore; a last line counts unreadable rescore files). Rescores are read
+        on every open, so one stored after the replay was first opened shows at once."""
+        view = self.view(replay_id)
+        rescores, broken = load_rescores(self.directory, self.path(replay_id).stem)
+        lines = agreement_lines(rescores)
+        if broken:
+            lines.append(f"{broken} rescore file{'s' if broken > 1 else ''} could not be read and {'are' if broken > 1 else 'is'} left out")
+        return (view.with_notes(decision_notes(rescores)) if rescores else view), lines
 
     # --- writing ---------------------------------------------------------------------------------------------
     def save(self, recording: Recording) -> Path:

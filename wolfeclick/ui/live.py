@@ -254,10 +254,13 @@ async def run_live(
     pace: float = 0.0,
     max_turns: int = DEFAULT_MAX_TURNS,
     stop: asyncio.Event | None = None,
+    takeover: tuple[Recording, int] | None = None,
 ) -> AsyncIterator[LiveEvent]:
     """Play one battle, yielding an event per finished turn record.
 
-    With a ``saver`` the recording is saved as it goes (every few turns, marked as interrupted until it ends) and
+    ``takeover`` (a recording and a decision index) plays on from that decision of a recorded battle instead of a
+    fresh one (``branch.stream_branch``: its format and seed, its choices replayed up to there, unpaced; saved with
+    ``source=branch``). With a ``saver`` the recording is saved as it goes (every few turns, marked as interrupted until it ends) and
     finally whole, always under the one id the saver chose for this run (``LiveEvent.recording.id``).
     """
     stop = stop or asyncio.Event()
@@ -273,28 +276,39 @@ async def run_live(
         yield LiveEvent("error", str(exc))
         return
     p1, p2 = policies
-    names = player_names(p1.spec, p2.spec)
-    meta = BattleMeta(id=recording_id(format_id, seed, p1.spec, p2.spec), format=format_id, seed=seed,
-                      names=names, policies={"p1": p1.spec, "p2": p2.spec})
+    from wolfeclick.battle.branch import branch_id, stream_branch
+    from wolfeclick.battle.runner import stream_battle
+
+    async def checkpoint(partial: Recording) -> None:
+        if saver is not None:  # what a crash would leave; the finished recording replaces it (same id)
+            await asyncio.to_thread(saver.save, partial)
+
+    replayed = 0
+    if takeover is None:
+        names = player_names(p1.spec, p2.spec)
+        battle_id = recording_id(format_id, seed, p1.spec, p2.spec)
+        stream = stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, stop=stop,
+                               checkpoint=checkpoint)
+    else:
+        parent, replayed = takeover
+        format_id, seed = parent.format, parent.seed or 0
+        names = {side: parent.players[side].name for side in ("p1", "p2")}
+        battle_id = branch_id(parent, replayed, {"p1": p1.spec, "p2": p2.spec})
+        stream = stream_branch(parent, replayed, {"p1": p1, "p2": p2}, stop=stop, checkpoint=checkpoint)
+    meta = BattleMeta(id=battle_id, format=format_id, seed=seed, names=names,
+                      policies={"p1": p1.spec, "p2": p2.spec})
     view = BattleView(meta)
     yield LiveEvent("loading", "Starting the simulator…", view)
 
-    from wolfeclick.battle.runner import stream_battle
-
     recording: Recording | None = None
     try:
-        async def checkpoint(partial: Recording) -> None:
-            if saver is not None:  # what a crash would leave; the finished recording replaces it (same id)
-                await asyncio.to_thread(saver.save, partial)
-
-        async for item in stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, stop=stop,
-                                        checkpoint=checkpoint):
+        async for item in stream:
             if isinstance(item, Recording):
                 recording = item
                 break
             view.add(item)
             yield LiveEvent("turn", f"Turn {item.turn}", view, turn=item)
-            if pace > 0 and not stop.is_set():
+            if pace > 0 and not stop.is_set() and item.index >= replayed:
                 try:
                     await asyncio.wait_for(stop.wait(), timeout=pace)
                 except asyncio.TimeoutError:

@@ -18,6 +18,7 @@ Figures are plain Plotly JSON dicts (``go.Figure(d)`` accepts them); building th
 
 from __future__ import annotations
 
+import copy
 import functools
 import html
 import json
@@ -324,7 +325,16 @@ def _details(key: str, summary: str, body: str) -> str:
             f'<pre class="wc-pre">{body}</pre></details>')
 
 
-def _decision_panel(side: str, name: str, decision: SideDecision, settled: bool, text_limit: int) -> str:
+def _rescore_lines(lines: Sequence[str]) -> str:
+    """What stored rescores say about this decision (``rescore.panel_line``, one line per policy asked)."""
+    if not lines:
+        return ""
+    items = "".join(f"<li>{esc(line)}</li>" for line in lines)
+    return f'<div class="wc-rescore"><div class="wc-subhead">Asked afterwards</div><ul>{items}</ul></div>'
+
+
+def _decision_panel(side: str, name: str, decision: SideDecision, settled: bool, text_limit: int,
+                    notes: Sequence[str] = ()) -> str:
     color = SIDE_COLORS[side]
     if decision.illegal:
         reason = f": {decision.illegal_reason}" if decision.illegal_reason else ""
@@ -353,7 +363,7 @@ def _decision_panel(side: str, name: str, decision: SideDecision, settled: bool,
         f'<div class="wc-side-label" style="color:{color}">{esc(side)} · {esc(name)} decided</div>'
         f'<div class="wc-action">{esc(action_text(decision))} {badge}</div>'
         f'<div class="wc-muted">command <code>{esc(decision.command or "unknown")}</code> · latency {latency}'
-        f' · {len(decision.legal_actions)} legal options</div>{rejected}'
+        f' · {len(decision.legal_actions)} legal options</div>{rejected}{_rescore_lines(notes)}'
         f'{_scores(decision.policy_info, chosen)}{_reward_table(decision, settled)}{raw}'
         f'{_details(f"state-{side}", "State it saw", esc(_cut(decision.state, text_limit)))}'
         f'{prompt_html}{extras}</div>'
@@ -420,6 +430,8 @@ class BattleView:
     _hp: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
     _x: list[int] = field(default_factory=list)
     _end: dict[str, SideSnapshot | None] | None = None
+    notes: dict[int, dict[str, list[str]]] = field(default_factory=dict)
+    """Lines stored rescores add to decision panels: ``{decision index: {side: [line, …]}}``."""
 
     def __post_init__(self) -> None:
         self._narrator = Narrator(names=dict(self.meta.names))
@@ -436,6 +448,13 @@ class BattleView:
 
     def __len__(self) -> int:
         return len(self.turns)
+
+    def with_notes(self, notes: dict[int, dict[str, list[str]]]) -> "BattleView":
+        """The same finished battle with rescore lines in its decision panels (a shallow copy: the cached view
+        itself is never changed, and nothing is narrated again)."""
+        other = copy.copy(self)
+        other.notes = notes
+        return other
 
     @property
     def finished(self) -> bool:
@@ -538,7 +557,8 @@ class BattleView:
                  f'{before}</div><div class="wc-card"><div class="wc-subhead">What followed</div>{after}</div></div>')
         order = list(SIDES) if perspective in (None, "p1") else ["p2", "p1"]
         panels = "".join(
-            _decision_panel(side, names[side], record.decisions[side], settled, text_limit)
+            _decision_panel(side, names[side], record.decisions[side], settled, text_limit,
+                            self.notes.get(index, {}).get(side, ()))
             for side in order if side in record.decisions
         )
         if not panels:

@@ -46,7 +46,7 @@ def _turn(ctx: AppContext, replay_id: Any, step: Any, perspective: Any, rule: St
     try:
         if not isinstance(replay_id, str):
             raise LiveError("replay id must be a string")
-        view = ctx.library.view(replay_id)
+        view = ctx.library.annotated(replay_id)[0]
         index = view.clamp(rule(parse_step(step), view.steps) if rule else parse_step(step))
     except WolfeClickError as exc:
         return {"error": str(exc)}

@@ -7,6 +7,7 @@ decision is never shown with a reward whose cause is still hidden. The battle is
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
@@ -14,6 +15,7 @@ from typing import Any, AsyncIterator
 import gradio as gr
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
+from wolfeclick.errors import WolfeClickError
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
@@ -91,13 +93,20 @@ async def live_start(ctx: AppContext, ui: LiveUI, agent: str, agent_custom: str,
         yield {ui.status: f"⚠ {exc}", ui.open_button: gr.Button(visible=False)}
         return
     stop = ctx.stops.start("live", request)
-    run = uuid.uuid4().hex[:12]
     title = f"**{p1}** vs **{p2}** · {format_id} · seed {seed_value}"
-    saver = ctx.saver()
+    events = run_live(p1, p2, cache=ctx.policies, saver=ctx.saver(), format_id=format_id, seed=seed_value,
+                      mode=mode or "score", pace=clamp_pace(pace, ctx.settings.live_pace),
+                      max_turns=DEFAULT_MAX_TURNS, stop=stop)
+    async for update in _stream(ctx, ui, events, title, stop, request, progress):
+        yield update
+
+
+async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title: str, stop: Any,
+                  request: gr.Request | None, progress: Any) -> AsyncIterator[dict]:
+    """A live run's events as updates of the Live tab (status, viewer payloads, the link at the end)."""
+    run = uuid.uuid4().hex[:12]
     try:
-        async for event in run_live(p1, p2, cache=ctx.policies, saver=saver, format_id=format_id, seed=seed_value,
-                                    mode=mode or "score", pace=clamp_pace(pace, ctx.settings.live_pace),
-                                    max_turns=DEFAULT_MAX_TURNS, stop=stop):
+        async for event in events:
             if event.kind == "loading":
                 progress(None, desc=event.message)
                 update = {ui.status: status_line("loading", title, event.message), ui.link: "",
@@ -135,6 +144,43 @@ async def live_start(ctx: AppContext, ui: LiveUI, agent: str, agent_custom: str,
         ctx.stops.finish("live", request, stop)
 
 
+RECORDED = "recorded"
+"""The take-over choice that keeps a side's recorded policy."""
+TAKEOVER_CHOICES = [("as recorded (the policy that played)", RECORDED)] + AGENT_CHOICES
+
+
+async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: str, p1_custom: str,
+                         p2_choice: str, p2_custom: str, mode: str, pace: float, replay_id: str, step: Any,
+                         request: gr.Request = None, progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
+    """Replays' *Take over from here*: the shown replay plays on live, from the shown decision, with the chosen
+    policies, in the Live viewer (``run_live(takeover=…)``); saved with ``source=branch``."""
+    from wolfeclick.battle.branch import BranchError, replayable
+    from wolfeclick.ui.presentation import parse_step
+
+    try:
+        if not isinstance(replay_id, str) or not replay_id:
+            raise LiveError("open a replay first")
+        parent = await asyncio.to_thread(ctx.library.get, replay_id)
+        index = parse_step(step)
+        replayable(parent)
+        if not 0 <= index < len(parent.turns):
+            raise LiveError(f"take over at a decision (1…{len(parent.turns)}), not after the end")
+        specs = {side: parent.players[side].policy if choice == RECORDED else resolve_spec(choice, custom)
+                 for side, choice, custom in (("p1", p1_choice, p1_custom), ("p2", p2_choice, p2_custom))}
+    except (WolfeClickError, BranchError) as exc:
+        yield {ui.status: f"⚠ Cannot take over: {exc}", tabs: gr.Tabs(selected="live"),
+               ui.open_button: gr.Button(visible=False)}
+        return
+    stop = ctx.stops.start("live", request)
+    title = (f"**{specs['p1']}** vs **{specs['p2']}** · taking over `{parent.id}` at decision {index + 1} "
+             f"(turn {parent.turns[index].turn})")
+    events = run_live(specs["p1"], specs["p2"], cache=ctx.policies, saver=ctx.saver(), mode=mode or "score",
+                      pace=clamp_pace(pace, ctx.settings.live_pace), stop=stop, takeover=(parent, index))
+    yield {tabs: gr.Tabs(selected="live")}
+    async for update in _stream(ctx, ui, events, title, stop, request, progress):
+        yield update
+
+
 async def live_stop(ctx: AppContext, request: gr.Request = None) -> str:
     """Stop this session's live battle (what was played is still recorded)."""
     if ctx.stops.stop("live", request):
@@ -143,8 +189,6 @@ async def live_stop(ctx: AppContext, request: gr.Request = None) -> str:
 
 
 async def hardware(ctx: AppContext) -> str:
-    import asyncio
-
     return hardware_report(await asyncio.to_thread(ctx.hardware))
 
 

@@ -7,6 +7,7 @@ and preparing its view run in a worker thread, so one large upload never stalls 
 from __future__ import annotations
 
 import asyncio
+import html
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -43,10 +44,121 @@ class ReplaysUI:
     page: gr.Number
     caption: gr.Markdown
     table: gr.Dataframe
+    rescores: gr.HTML
+    takeover: "TakeoverUI"
+    pair: "PairUI"
 
     def opened(self) -> list[Any]:
         """The components opening a replay updates."""
-        return [self.data, self.select, self.message, self.json_file, self.export_file]
+        return [self.data, self.select, self.message, self.json_file, self.export_file, self.rescores]
+
+    def loaded(self) -> list[Any]:
+        """The components the page's load event updates (the lists before the rescores: API callers index them)."""
+        return [*self.opened()[:-1], self.table, self.page, self.caption, self.rescores, self.pair.a, self.pair.b]
+
+
+@dataclass
+class TakeoverUI:
+    """*Take over from here*: a policy for each side, and the shown replay and decision (filled by the page)."""
+
+    p1: gr.Dropdown
+    p1_custom: gr.Textbox
+    p2: gr.Dropdown
+    p2_custom: gr.Textbox
+    mode: gr.Radio
+    button: gr.Button
+    replay_id: gr.Textbox
+    step: gr.Number
+
+    def inputs(self, pace: Any) -> list[Any]:
+        return [self.p1, self.p1_custom, self.p2, self.p2_custom, self.mode, pace, self.replay_id, self.step]
+
+
+TAKEOVER_JS = """(...args) => {
+  const viewer = (window.__wcViewers || {}).replays;
+  const n = args.length;
+  if (viewer && viewer.state.data && viewer.state.data.id) { args[n - 2] = viewer.state.data.id; args[n - 1] = viewer.state.index || 0; }
+  return args;
+}"""
+"""The button reads the shown replay and decision from the client viewer (the server never sees the cursor)."""
+
+
+def _takeover_controls() -> TakeoverUI:
+    from wolfeclick.ui.tabs.live import RECORDED, TAKEOVER_CHOICES, custom_box
+
+    with gr.Accordion("Take over from here", open=False, elem_classes=["wc-controls"]):
+        gr.Markdown("The shown decision on, chosen policies play the battle on live (its earlier choices are "
+                    "replayed exactly); saved as a branch.")
+        p1 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p1 from here")
+        p1_custom = gr.Textbox(label="p1 spec", visible=False, placeholder="llm:… or preset:run2")
+        p2 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p2 from here")
+        p2_custom = gr.Textbox(label="p2 spec", visible=False, placeholder="llm:… or preset:run2")
+        mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)")
+        button = gr.Button("⤳ Take over from here", variant="primary", elem_id="wc-takeover")
+        replay_id = gr.Textbox(visible=False)
+        step = gr.Number(0, visible=False, precision=0)
+    for box, custom in ((p1, p1_custom), (p2, p2_custom)):
+        box.change(custom_box, box, custom, api_visibility="private")
+    return TakeoverUI(p1, p1_custom, p2, p2_custom, mode, button, replay_id, step)
+
+
+@dataclass
+class PairUI:
+    """*Compare move by move*: two recordings of one battle start, one decision cursor."""
+
+    a: gr.Dropdown
+    b: gr.Dropdown
+    button: gr.Button
+    step: gr.Slider
+    view: gr.HTML
+
+
+def _pair(ctx: AppContext, a_id: str, b_id: str, step: int | None) -> tuple[str, int, int]:
+    """Blocking: the pair at ``step`` (None: at the first divergence), the step shown and the last step."""
+    from wolfeclick.ui.sidebyside import check_pair, divergence, pair_html
+
+    a, b = ctx.library.get(a_id), ctx.library.get(b_id)
+    check_pair(a, b)
+    mark = divergence(a, b)
+    view_a, view_b = ctx.library.view(a_id), ctx.library.view(b_id)
+    last = max(view_a.steps, view_b.steps) - 1
+    shown = max(0, min(last, (mark or 0) if step is None else int(step)))
+    return pair_html(view_a, view_b, (a_id, b_id), shown, mark), shown, last
+
+
+async def compare_pair(ctx: AppContext, pair: PairUI, a_id: str | None, b_id: str | None,
+                       step: Any = None) -> dict:
+    """API: two recordings side by side at decision ``step`` (blank: their first divergence); one line if they
+    are not the same battle start."""
+    if not a_id or not b_id:
+        return {pair.view: message_html("Choose two recordings with the same seed and format.")}
+    try:
+        wanted = None if step in (None, "") else int(float(step))
+    except (ValueError, TypeError, OverflowError):
+        return {pair.view: message_html("⚠ the decision must be a whole number")}
+    try:
+        text, shown, last = await asyncio.to_thread(_pair, ctx, str(a_id), str(b_id), wanted)
+    except Exception as exc:  # noqa: BLE001 - one line for a user error, a logged bug otherwise
+        return {pair.view: message_html(failure(ctx, exc, "compare_pair"))}
+    return {pair.view: text, pair.step: gr.Slider(minimum=0, maximum=max(1, last), value=shown, step=1)}
+
+
+async def compare_first(ctx: AppContext, pair: PairUI, a_id: str | None, b_id: str | None) -> dict:
+    return await compare_pair(ctx, pair, a_id, b_id, None)
+
+
+def _pair_controls(ctx: AppContext) -> PairUI:
+    with gr.Accordion("Compare move by move (same seed and format)", open=False):
+        with gr.Row():
+            a = gr.Dropdown(choices=[], label="Battle A", allow_custom_value=True, scale=2)
+            b = gr.Dropdown(choices=[], label="Battle B", allow_custom_value=True, scale=2)
+            button = gr.Button("⇆ Compare", scale=1)
+        step = gr.Slider(0, 1, value=0, step=1, label="Decision (one cursor for both)")
+        view = gr.HTML("", elem_id="wc-pair")
+    pair = PairUI(a, b, button, step, view)
+    button.click(bind(compare_first, ctx, pair), [a, b], [view, step], api_name="compare_pair_open")
+    step.release(bind(compare_pair, ctx, pair), [a, b, step], [view, step], api_name="compare_pair")
+    return pair
 
 
 def choices(ctx: AppContext) -> list[tuple[str, str]]:
@@ -54,11 +166,22 @@ def choices(ctx: AppContext) -> list[tuple[str, str]]:
             for i in ctx.library.list()[:DROPDOWN_LIMIT]]
 
 
-def _prepare(ctx: AppContext, replay_id: str, step: int | None, turn: int | None) -> tuple[str, str, str]:
-    """Blocking: the viewer payload (JSON) of a replay opened at a step or turn, and its two download files."""
+def rescore_summary_html(lines: list[str]) -> str:
+    """Pure: the agreement summary of a replay's stored rescores (empty when there are none)."""
+    if not lines:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return (f'<div class="wc-card wc-rescore-summary"><div class="wc-subhead">Asked afterwards (rescores)</div>'
+            f'<ul>{items}</ul></div>')
+
+
+def _prepare(ctx: AppContext, replay_id: str, step: int | None,
+             turn: int | None) -> tuple[str, str, str, str]:
+    """Blocking: the viewer payload (JSON) of a replay opened at a step or turn, its two download files, and the
+    summary of its stored rescores."""
     from wolfeclick.ui.presentation import jump_to_turn
 
-    view = ctx.library.view(replay_id)
+    view, lines = ctx.library.annotated(replay_id)
     if step is not None:
         start = view.clamp(step)
     elif turn is not None:
@@ -66,7 +189,8 @@ def _prepare(ctx: AppContext, replay_id: str, step: int | None, turn: int | None
     else:
         start = 0
     payload = battle_payload(view, replay_id=replay_id, start=start, token=uuid.uuid4().hex[:12])
-    return to_json(payload), str(ctx.library.path(replay_id)), str(ctx.library.export_html(replay_id))
+    return (to_json(payload), str(ctx.library.path(replay_id)), str(ctx.library.export_html(replay_id)),
+            rescore_summary_html(lines))
 
 
 async def open_replay(ctx: AppContext, ui: ReplaysUI, replay_id: str | None, step: int | None = None,
@@ -75,12 +199,12 @@ async def open_replay(ctx: AppContext, ui: ReplaysUI, replay_id: str | None, ste
     if not replay_id:
         return {ui.message: message_html(message or "Choose a recording, or upload one.")}
     try:
-        payload, json_path, export_path = await asyncio.to_thread(_prepare, ctx, str(replay_id), step, turn)
+        payload, json_path, export_path, summary = await asyncio.to_thread(_prepare, ctx, str(replay_id), step, turn)
     except Exception as exc:  # noqa: BLE001 - split by failure(): one line, or a logged bug
         return {ui.message: message_html(failure(ctx, exc, "open_replay"))}
     return {ui.data: payload, ui.select: gr.update(value=replay_id), ui.message: message_html(message),
             ui.json_file: gr.DownloadButton(value=json_path, interactive=True),
-            ui.export_file: gr.DownloadButton(value=export_path, interactive=True)}
+            ui.export_file: gr.DownloadButton(value=export_path, interactive=True), ui.rescores: summary}
 
 
 async def select(ctx: AppContext, ui: ReplaysUI, replay_id: str | None) -> dict:
@@ -125,7 +249,8 @@ def refresh(ctx: AppContext, ui: ReplaysUI, current: str | None, query: str | No
     listed = choices(ctx)
     ids = {value for _, value in listed}
     return {**list_page(ctx, ui, query, page),
-            ui.select: gr.Dropdown(choices=listed, value=current if current in ids else None)}
+            ui.select: gr.Dropdown(choices=listed, value=current if current in ids else None),
+            ui.pair.a: gr.Dropdown(choices=listed), ui.pair.b: gr.Dropdown(choices=listed)}
 
 
 async def select_row(ctx: AppContext, ui: ReplaysUI, rows: Any, evt: gr.SelectData) -> dict:
@@ -149,7 +274,8 @@ async def on_load(ctx: AppContext, ui: ReplaysUI, tabs: gr.Tabs, request: gr.Req
     except (AttributeError, TypeError):
         params = {}
     listed = choices(ctx)
-    update = {**list_page(ctx, ui, "", 1), ui.select: gr.Dropdown(choices=listed)}
+    update = {**list_page(ctx, ui, "", 1), ui.select: gr.Dropdown(choices=listed),
+              ui.pair.a: gr.Dropdown(choices=listed), ui.pair.b: gr.Dropdown(choices=listed)}
     replay_id = params.get("replay")
     if replay_id is None:
         tab = params.get("tab")
@@ -185,7 +311,9 @@ def build(ctx: AppContext) -> ReplaysUI:
                     json_file = gr.DownloadButton("⬇ JSON", size="sm", interactive=False)
                     export_file = gr.DownloadButton("⬇ Showdown replay", size="sm", interactive=False)
                 refresh_button = gr.Button("↻ Refresh lists", size="sm")
+            takeover = _takeover_controls()
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
+            rescores = gr.HTML("", elem_id="wc-replays-rescores")
             viewer = viewer_component("replays", "wc-replays-viewer")
             data = data_component("wc-replays-data")
     with gr.Accordion("All recordings (search; click a row to open it)", open=True):
@@ -195,13 +323,15 @@ def build(ctx: AppContext) -> ReplaysUI:
             page = gr.Number(1, label="Page", precision=0, minimum=1, scale=1)
         caption = gr.Markdown("")
         table = gr.Dataframe(headers=LIST_HEADERS, datatype="str", interactive=False, wrap=True)
+    pair = _pair_controls(ctx)
     ui = ReplaysUI(data, viewer, select_box, upload_box, message, json_file, export_file, search, page, caption,
-                   table)
+                   table, rescores, takeover, pair)
     select_box.input(bind(select, ctx, ui), select_box, ui.opened(), api_visibility="private")
     upload_box.upload(bind(upload, ctx, ui), upload_box, ui.opened(), api_name="replay_upload")
     search.submit(bind(list_page, ctx, ui), [search, page], [table, page, caption], api_visibility="private")
     page.submit(bind(list_page, ctx, ui), [search, page], [table, page, caption], api_visibility="private")
-    refresh_button.click(bind(refresh, ctx, ui), [select_box, search, page], [table, page, caption, select_box],
+    refresh_button.click(bind(refresh, ctx, ui), [select_box, search, page],
+                         [table, page, caption, select_box, pair.a, pair.b],
                          api_name="replays_refresh")
     table.select(bind(select_row, ctx, ui), table, ui.opened(), api_visibility="private")
     return ui
