@@ -149,16 +149,18 @@ def test_bad_filters_are_one_line(client, args, said, typed):
 def test_share_link_opens_the_policy_page(played):
     from test_ui_app import raw_load
 
-    outputs = raw_load(played, "policy=heuristic")
-    tabs, rest = outputs[0], outputs[9:]
-    named = dict(zip(("status", "table", "too_few", "matrix", "files", "format", "policy", "loaded", "page"), rest))
+    names = ("status", "table", "too_few", "matrix", "files", "format", "policy", "loaded", "page", "record",
+             "chart", "recent")
+    outputs = raw_load(played, "policy=heuristic")  # the Leaderboard's outputs come last in the load event
+    tabs, rest = outputs[0], outputs[-len(names):]
+    named = dict(zip(names, rest))
     assert tabs.get("selected") == "leaderboard"
     assert named["policy"]["value"] == "heuristic" and "<h3>heuristic</h3>" in named["page"]
     assert "finished battles" in named["status"] and "⚠" not in named["status"]
     unknown = raw_load(played, "policy=%3Cscript%3Ex")
-    status = dict(zip(("status",), unknown[9:]))["status"]
+    status = unknown[-len(names)]
     assert "has no battles in this history" in status and unknown[0].get("selected") == "leaderboard"
-    assert "<script>" not in str(unknown[9 + 8])  # the page header is escaped HTML
+    assert "<script>" not in str(unknown[-4])  # the page header is escaped HTML
 
 
 def test_rating_history_is_the_table_glicko_and_its_chart_escapes_names(played):
