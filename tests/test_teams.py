@@ -113,6 +113,15 @@ def test_record_plays_a_gen9ou_battle_with_team_preview_and_keeps_both_teams(tmp
     lead = recording.turns[0].decisions["p1"].action
     assert lead is not None and f"lead with {lead.choice}" in view.html(0, "p1")
     assert all(view.html(i, side) for i in range(view.steps) for side in ("p1", "p2", None))
+    branched = run_cli("branch", str(path), "--at", "3", "--p2", "maxdamage", "--out", str(tmp_path / "b"))
+    assert branched.returncode == 0, branched.stderr  # a branch plays on with the parent's teams
+    child = load_recording(Path(branched.stdout.split()[0]))
+    assert child.teams == recording.teams
+
+    def commands(rec: Recording) -> list[dict[str, str]]:
+        return [{s: d.command for s, d in t.decisions.items()} for t in rec.turns[:3]]
+
+    assert commands(child) == commands(recording)
 
 
 def test_record_refuses_an_illegal_team_with_the_validators_message_and_plays_nothing(tmp_path: Path) -> None:

@@ -166,7 +166,7 @@ async def branch(parent: Recording, step: int, policies: dict[str, Policy | None
         wrappers["p1"], wrappers["p2"], format_id=parent.format, seed=parent.seed,
         max_turns=max_turns if max_turns is not None else turn_limit_of(parent),
         battle_id=branch_id(parent, step, specs), pool=pool, process=process,
-        names={side: parent.players[side].name for side in SIDES},
+        names={side: parent.players[side].name for side in SIDES}, teams=parent.teams,
     )
     failure = next((w.failure for w in wrappers.values() if w.failure), None)
     if failure:
