@@ -497,6 +497,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         if path is not None:
             write_atomic(path, text())
     print(index)
+    return 0
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from wolfeclick.battle.store import RecordingError, save_recording
     from wolfeclick.interop.sniff import read_any
@@ -528,6 +531,9 @@ def cmd_export(args: argparse.Namespace) -> int:
                              flt=ExportFilter(policy=args.policy, winner=args.winner, format=args.format),
                              progress=lambda _: bar.update(1))
     print(f"{args.out}: {stats.summary()}")
+    return 0
+
+
 def cmd_serve_env(args: argparse.Namespace) -> int:
     import os
 
