@@ -316,8 +316,8 @@ def test_checkpoints_hand_out_the_battle_so_far(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("format_id", "expected"), [
     ("gen9foo", "unknown format 'gen9foo'"),
-    ("gen9ou", "'gen9ou' has no generated teams"),
-    ("gen9randomdoublesbattle", "only singles is supported"),
+    ("gen9ou", "'gen9ou' needs a team for each side"),
+    ("gen9randomdoublesbattle", "only singles formats are supported"),
 ])
 def test_formats_the_simulator_would_fake_are_refused_before_anything_is_written(
         tmp_path: Path, format_id: str, expected: str) -> None:

@@ -49,9 +49,12 @@ def test_fainted_bench_cannot_be_switched_in() -> None:
     assert names(legal_actions(request("p1", mons)), "switch") == ["Garchomp", "Starmie", "Scizor"]
 
 
-def test_wait_and_team_preview_have_no_actions() -> None:
+def test_wait_has_no_actions_and_team_preview_offers_each_lead() -> None:
     assert legal_actions(request("p1", wait=True)) == []
-    assert legal_actions({**request("p1"), "teamPreview": True}) == []
+    preview = {**request("p1"), "teamPreview": True}
+    team = preview["side"]["pokemon"]
+    assert [a.command() for a in legal_actions(preview)] == [f"team {i}" for i in range(1, len(team) + 1)]
+    assert {a.kind for a in legal_actions(preview)} == {"team"}
     assert legal_actions({}) == []
 
 

@@ -30,6 +30,23 @@ def _add_llm_options(parser: argparse.ArgumentParser) -> None:
                             "reference harness accepted)")
 
 
+def _add_team_options(parser: argparse.ArgumentParser, *, seats: bool = True) -> None:
+    group = parser.add_argument_group("teams (formats that play given teams: gen9ou, gen9ubers, gen4ou, gen1ou, …)")
+    if seats:
+        group.add_argument("--team1", type=Path, default=None, metavar="FILE",
+                           help="p1's team: Showdown export text or a packed team")
+        group.add_argument("--team2", type=Path, default=None, metavar="FILE", help="p2's team")
+    group.add_argument("--teams", type=Path, default=None, metavar="DIR",
+                       help="a pool folder of team files (*.txt, *.team, *.paste); each battle deals each seat "
+                            "one of them from the battle seed" + (" (seats without --team1/--team2)" if seats else ""))
+
+
+def _team_sources(args: argparse.Namespace):  # -> TeamSources (imported lazily, like the rest of the library)
+    from wolfeclick.battle.teams import TeamSources
+
+    return TeamSources(getattr(args, "team1", None), getattr(args, "team2", None), args.teams)
+
+
 def _llm_options(args: argparse.Namespace) -> dict:
     return {"mode": args.mode, "quant": args.quant, "profile": args.profile, "temperature": args.temperature,
             "parser": args.parser}
@@ -83,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--concurrency", type=CONCURRENCY, default=1, help="battles in flight at once")
     record.add_argument("--max-turns", type=TURNS, default=DEFAULT_MAX_TURNS, help="stop a battle after this turn")
     record.add_argument("--out", type=Path, default=Path("recordings"), help="directory for the recordings")
+    _add_team_options(record)
     _add_llm_options(record)
 
     validate = commands.add_parser("validate", help="check recording files against the schema",
@@ -119,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "ELO0) Elo stronger than the second; needs exactly two policies")
     bench.add_argument("--no-recordings", dest="recordings", action="store_false",
                        help="do not keep a recording of each battle")
+    _add_team_options(bench, seats=False)
     _add_llm_options(bench)
 
     branch = commands.add_parser("branch", help="replay a recording up to a decision point, then let policies play on",
@@ -254,9 +273,13 @@ def cmd_record(args: argparse.Namespace) -> int:
     if args.n < 1 or args.seed < 0:
         print("error: --n must be at least 1 and --seed non-negative", file=sys.stderr)
         return 2
+    from wolfeclick.battle.teams import prepare_deal
+
     p1 = make_policy(args.p1, **_llm_options(args))
     p2 = p1 if args.p2 == args.p1 else make_policy(args.p2, **_llm_options(args))
-    jobs = [BattleJob(p1, p2, args.format, args.seed + i, args.max_turns) for i in range(args.n)]
+    deal = asyncio.run(prepare_deal(_team_sources(args), args.format))  # an illegal team: one line, nothing played
+    jobs = [BattleJob(p1, p2, args.format, args.seed + i, args.max_turns,
+                      teams=deal.infos(args.seed + i) if deal else None) for i in range(args.n)]
     failures = saved = stopped_in_flight = unsaved = 0
     storage: StorageError | None = None
     interrupted = False
@@ -369,8 +392,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
             print("error: --sprt takes two numbers, ELO0,ELO1 (e.g. 0,50)", file=sys.stderr)
             return 2
         sprt = (elo0, elo1)
+    from wolfeclick.battle.teams import prepare_deal
+
+    deal = asyncio.run(prepare_deal(_team_sources(args), args.format))  # an illegal team: one line, nothing played
     config = TournamentConfig(players=parse_specs(args.players), vs=parse_specs(args.vs), pairs=args.pairs,
-                              format=args.format, seed=args.seed, max_turns=args.max_turns, sprt=sprt)
+                              format=args.format, seed=args.seed, max_turns=args.max_turns, sprt=sprt,
+                              teams=deal.p1 if deal else ())
     bars: list[tqdm] = []
 
     def started(done: int, total: int) -> None:

@@ -10,6 +10,10 @@ Seeds derive from the tournament seed and the pair number only (``derive_int(see
 ``pair_seeds``), so every pairing plays the same deals: pair k of "A vs B" and pair k of "A vs C" use the same
 teams. Comparing two checkpoints against the same baselines then compares them on identical battles.
 
+In a format that plays given teams (``gen9ou``…), ``teams`` is the pool: each seat of a pair's seed is dealt a
+team from it (``TeamDeal.deal``, a pure function of the seed), so the teams stay with the seats like random decks
+and the two games of a pair swap the policies' teams as well as their seats.
+
 Battles are ordered pair-major — pair 0 of every pairing, then pair 1, … — so a run stopped early (crash, SPRT)
 has played every pairing about equally.
 """
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, recording_id, slug
+from wolfeclick.battle.teams import Team, TeamDeal
 from wolfeclick.errors import InputError
 from wolfeclick.sim.protocol import derive_int
 
@@ -63,6 +68,8 @@ class TournamentConfig:
     vs: tuple[str, ...] = ()
     max_turns: int = DEFAULT_MAX_TURNS
     sprt: tuple[float, float] | None = None
+    teams: tuple[Team, ...] = ()
+    """The team pool of a given-team format (validated teams); empty for random battles."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "players", tuple(p.strip() for p in self.players))
@@ -113,7 +120,14 @@ class TournamentConfig:
             "seed": self.seed,
             "max_turns": self.max_turns,
             "sprt": list(self.sprt) if self.sprt is not None else None,
+            # only when there are teams: random-battle tournaments keep the ids they always had
+            **({"teams": [{"name": t.name, "packed": t.packed, "species": list(t.species)} for t in self.teams]}
+               if self.teams else {}),
         }
+
+    def deal(self) -> TeamDeal | None:
+        """Both seats draw from the one pool (None: a random-battle tournament)."""
+        return TeamDeal(self.teams, self.teams) if self.teams else None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TournamentConfig":
@@ -128,8 +142,11 @@ class TournamentConfig:
                 seed=int(data["seed"]),
                 max_turns=int(data.get("max_turns", DEFAULT_MAX_TURNS)),
                 sprt=(float(sprt[0]), float(sprt[1])) if sprt else None,
+                teams=tuple(Team(packed=str(t["packed"]), name=str(t["name"]),
+                                 species=tuple(str(x) for x in t.get("species", ())))
+                            for t in data.get("teams") or ()),
             )
-        except (KeyError, TypeError, IndexError) as exc:
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
             raise InputError(f"not a tournament config: {exc.__class__.__name__}: {exc}") from None
 
     @property

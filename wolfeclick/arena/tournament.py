@@ -261,7 +261,9 @@ async def run_tournament(
     if pending:
         from wolfeclick.battle.batch import BattleJob, run_jobs
 
-        jobs = [BattleJob(built[b.p1], built[b.p2], config.format, b.seed, config.max_turns, b.battle_id)
+        deal = config.deal()  # a given-team format: each seat's team from the pair's seed (same in both games)
+        jobs = [BattleJob(built[b.p1], built[b.p2], config.format, b.seed, config.max_turns, b.battle_id,
+                          teams=deal.infos(b.seed) if deal else None)
                 for b in pending]
         recordings = (Path(recordings_dir) if recordings_dir else directory / RECORDINGS_DIR) if keep_recordings else None
         stream = run_jobs(jobs, concurrency=concurrency, replays=1)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Sequence
 
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, BattleNotStarted, play_battle
-from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.schema import Recording, TeamInfo
 from wolfeclick.policies.base import Policy
 from wolfeclick.sim.process import SimPool, default_processes
 
@@ -53,6 +53,8 @@ class BattleJob:
     seed: int
     max_turns: int = DEFAULT_MAX_TURNS
     battle_id: str | None = None
+    teams: dict[str, TeamInfo] | None = None
+    """Both sides' teams in a given-team format (``TeamDeal.infos(seed)``); None for random battles."""
 
 
 async def run_jobs(
@@ -89,7 +91,7 @@ async def run_jobs(
 
     async def play(job: BattleJob) -> Recording:
         options = dict(format_id=job.format_id, seed=job.seed, max_turns=job.max_turns, battle_id=job.battle_id,
-                       stop=stop)
+                       stop=stop, teams=job.teams)
         process = await pool.live()
         try:
             return await play_battle(job.p1, job.p2, process=process, **options)

@@ -185,7 +185,7 @@ async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy
         max_turns=max_turns if max_turns is not None else turn_limit_of(parent),
         battle_id=branch_id(parent, step, specs), pool=pool, process=process, stop=stop,
         checkpoint=marked if checkpoint is not None else None,
-        names={side: parent.players[side].name for side in SIDES},
+        names={side: parent.players[side].name for side in SIDES}, teams=parent.teams,
     ):
         if not isinstance(item, Recording):
             yield item

@@ -135,7 +135,7 @@ async def rescore_one(recording: Recording, policy: Policy, side: str, *, pool: 
     }
     replay = await play_battle(wrappers["p1"], wrappers["p2"], format_id=recording.format, seed=recording.seed,
                                max_turns=turn_limit_of(recording), battle_id=recording.id, process=pool.pick(),
-                               names={s: recording.players[s].name for s in SIDES})
+                               names={s: recording.players[s].name for s in SIDES}, teams=recording.teams)
     failure = next((w.failure for w in wrappers.values() if w.failure), None)
     if failure or first_difference(recording.turns, replay.turns, len(recording.turns)) is not None:
         raise BranchError(f"{recording.id}: {failure or 'its choices do not replay the recorded battle'}")

@@ -30,6 +30,7 @@ from wolfeclick.battle.schema import (
     PlayerInfo,
     Recording,
     Result,
+    TeamInfo,
     TurnRecord,
     Versions,
     is_valid_id,
@@ -121,11 +122,14 @@ class BattleRun:
     """The state of one battle in progress. Use ``stream_battle`` / ``play_battle`` rather than this directly."""
 
     def __init__(self, p1: Policy, p2: Policy, *, format_id: str, seed: int, max_turns: int,
-                 battle_id: str | None, names: dict[str, str] | None = None) -> None:
+                 battle_id: str | None, names: dict[str, str] | None = None,
+                 teams: dict[str, TeamInfo] | None = None) -> None:
         generation(format_id)  # fail early, in one line, on a format without a generation
         self.policies = {"p1": p1, "p2": p2}
         self.format = format_id
         self.seed = seed
+        self.teams = dict(teams) if teams else None
+        """Given teams (OU and the like), per side; None for random battles, whose teams come from the seed."""
         self.max_turns = max_turns
         self.id = battle_id or recording_id(format_id, seed, p1.spec, p2.spec)
         self.key = f"{self.id}#{next(_RUN_NUMBERS)}"
@@ -168,6 +172,7 @@ class BattleRun:
             log=list(self.log),
             inputlog=list(self.inputlog or self.sent),
             turns=list(self.finished),
+            teams=self.teams,
         )
 
     # --- reading the simulator -------------------------------------------------------------------------------
@@ -323,6 +328,7 @@ async def stream_battle(
     checkpoint: Callable[[Recording], Awaitable[None]] | None = None,
     checkpoint_every: int = 10,
     names: dict[str, str] | None = None,
+    teams: dict[str, TeamInfo] | None = None,
 ) -> AsyncIterator[TurnRecord | Recording]:
     """Play a battle, yielding each finished ``TurnRecord`` and finally the ``Recording``.
 
@@ -330,9 +336,11 @@ async def stream_battle(
     played so far is still yielded, with ``result.reason`` saying how it ended and ``result.error`` why. With
     ``checkpoint``, a recording of the battle so far (marked ``aborted``: what a crash would leave) is handed to it
     every ``checkpoint_every`` turn records, so even a process that dies mid-battle leaves the turns it played.
-    ``names`` overrides the players' names as the simulator shows them (a branch keeps its parent's).
+    ``names`` overrides the players' names as the simulator shows them (a branch keeps its parent's). ``teams`` are
+    the sides' teams in a format that plays given teams (``wolfeclick.battle.teams``); the simulator validates them.
     """
-    run = BattleRun(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, battle_id=battle_id, names=names)
+    run = BattleRun(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, battle_id=battle_id, names=names,
+                    teams=teams)
     own_pool = None
     if process is None:
         if pool is None:
@@ -342,7 +350,8 @@ async def stream_battle(
     reason, error = "win", None
     checkpointed = 0
     try:
-        run.sent = start_lines(format_id, seed, run.names)
+        packed = {side: team.packed for side, team in run.teams.items()} if run.teams else None
+        run.sent = start_lines(format_id, seed, run.names, packed)
         try:
             reply = await process.call("start", battle=run.key, format=format_id, lines=run.sent)
         except SimulatorError as exc:

@@ -49,7 +49,8 @@ class _Model(BaseModel):
 class ActionRecord(_Model):
     """An action in the JSON shape the published checkpoints speak: ``{"action": "move", "choice": "Surf"}``."""
 
-    action: Literal["move", "switch", "default"]
+    action: Literal["move", "switch", "team", "default"] = Field(
+        description="'team' is a team-preview choice: the choice names the lead, the rest follow in team order.")
     choice: str
 
 
@@ -141,6 +142,14 @@ class SourceInfo(_Model):
     branch_step: int | None = Field(None, ge=0, le=MAX_TURNS, description="For a branch: the decision index it took over at.")
 
 
+class TeamInfo(_Model):
+    """A side's team in a format that plays given teams (OU and the like), as the simulator's validator accepted it."""
+
+    packed: str = Field(max_length=4000, description="Showdown's packed team string (what the simulator was fed).")
+    name: str | None = Field(None, max_length=200, description="Where it came from: the team file's name.")
+    species: list[str] = Field(default_factory=list, max_length=24, description="The species, in team order.")
+
+
 class Recording(_Model):
     schema_: Literal["wolfeclick.recording/1"] = Field(SCHEMA_VERSION, alias="schema")
     id: str = Field(pattern=ID_PATTERN)
@@ -154,6 +163,8 @@ class Recording(_Model):
     inputlog: list[str] = Field(description="Every line the simulator was fed; enough to re-simulate the battle.")
     turns: list[TurnRecord]
     source: SourceInfo = Field(default_factory=SourceInfo, description="Where the recording came from.")
+    teams: dict[Side, TeamInfo] | None = Field(None, description="Both sides' teams in a given-team format; absent "
+                                                                "for random battles (their teams come from the seed).")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=True, allow_inf_nan=False,
                               str_max_length=MAX_TEXT)
@@ -164,6 +175,13 @@ class Recording(_Model):
         missing = [side for side in ("p1", "p2") if side not in value]
         if missing:
             raise ValueError(f"players must name both p1 and p2 (missing {', '.join(missing)})")
+        return value
+
+    @field_validator("teams")
+    @classmethod
+    def _both_teams(cls, value: dict[str, TeamInfo] | None) -> dict[str, TeamInfo] | None:
+        if value is not None and set(value) != {"p1", "p2"}:
+            raise ValueError("teams must name both p1 and p2")
         return value
 
     @field_validator("id")
@@ -190,8 +208,10 @@ class Recording(_Model):
         return totals
 
     def to_json(self) -> str:
-        """The canonical serialisation: stable key order, so equal battles give equal bytes."""
-        return self.model_dump_json(by_alias=True, indent=1) + "\n"
+        """The canonical serialisation: stable key order, so equal battles give equal bytes. ``teams`` is written
+        only when there are teams, so random-battle recordings keep the bytes they had before teams existed."""
+        exclude = {"teams"} if self.teams is None else None
+        return self.model_dump_json(by_alias=True, indent=1, exclude=exclude) + "\n"
 
 
 def json_schema() -> dict[str, Any]:

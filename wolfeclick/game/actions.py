@@ -21,7 +21,7 @@ from typing import Any, Literal, Sequence
 MAX_MOVES = 4
 MAX_SWITCHES = 5
 
-ActionKind = Literal["move", "switch"]
+ActionKind = Literal["move", "switch", "team"]
 ParserMode = Literal["tolerant", "reference"]
 PARSER_MODES: tuple[str, ...] = ("tolerant", "reference")
 DEFAULT_PARSER: ParserMode = "tolerant"
@@ -34,7 +34,10 @@ def to_id(text: str) -> str:
 
 @dataclass(frozen=True)
 class LegalAction:
-    """One thing a side may do now. ``slot`` is the request's 1-based move index or team position."""
+    """One thing a side may do now. ``slot`` is the request's 1-based move index or team position.
+
+    A ``team`` action is a team-preview choice: ``team 3`` leads with the third Pokémon, the rest follow in order.
+    """
 
     kind: ActionKind
     name: str
@@ -69,11 +72,14 @@ def species_of(details: str) -> str:
 def legal_actions(request: dict[str, Any]) -> list[LegalAction]:
     """All moves (≤4) and switches (≤5) the request allows, moves first, in the request's order.
 
-    A side that must wait, or whose request is a team preview, has no actions here. ``maybeTrapped`` keeps switches
-    (the simulator may still refuse them, and the runner then asks again).
+    A team-preview request offers one ``team N`` action per Pokémon (choose the lead; the rest keep their order).
+    A side that must wait has no actions. ``maybeTrapped`` keeps switches (the simulator may still refuse them, and
+    the runner then asks again).
     """
-    if not request or request.get("wait") or request.get("teamPreview"):
+    if not request or request.get("wait"):
         return []
+    if request.get("teamPreview"):
+        return preview_actions(request)
     side = request.get("side") or {}
     team = side.get("pokemon") or []
     force_switch = any(request.get("forceSwitch") or [])
@@ -98,6 +104,16 @@ def legal_actions(request: dict[str, Any]) -> list[LegalAction]:
             name = species_of(str(mon.get("details", mon.get("ident", "?"))))
             switches.append(LegalAction("switch", name, to_id(name), position))
         actions.extend(switches[:MAX_SWITCHES])
+    return actions
+
+
+def preview_actions(request: dict[str, Any]) -> list[LegalAction]:
+    """The leads a team-preview request allows: ``team N`` for each Pokémon of the side, in team order."""
+    team = (request.get("side") or {}).get("pokemon") or []
+    actions = []
+    for position, mon in enumerate(team, start=1):
+        name = species_of(str(mon.get("details", mon.get("ident", "?"))))
+        actions.append(LegalAction("team", name, to_id(name), position))
     return actions
 
 

@@ -27,6 +27,7 @@ from wolfeclick.llm.prompts import Candidate, Profile, make_profile
 from wolfeclick.llm.scoring import ScoreRequest
 from wolfeclick.llm.specs import CheckpointError, ResolvedCheckpoint, is_llm_spec, parse_spec, resolve_checkpoint
 from wolfeclick.policies.base import Decision, Observation, fallback_decision
+from wolfeclick.sim.protocol import is_random_format
 
 MODES = ("score", "generate")
 NORMS = ("sum", "mean")
@@ -118,7 +119,34 @@ class LLMPolicy:
             out.append(list(tokens) + self.end_ids)
         return out
 
+    def format_note(self, format_id: str) -> str | None:
+        """One line when this profile plays outside what it was trained on: every profile here (v1 included) was
+        made for random battles, so a given-team format (``gen9ou``…) is outside it; the recording says so."""
+        if is_random_format(format_id):
+            return None
+        return (f"profile {self.profile.name} was trained on random battles, not {format_id}: "
+                "it plays here outside its trained format")
+
     def decide(self, observation: Observation) -> Decision:
+        note = self.format_note(observation.format)
+        if observation.request.get("teamPreview"):
+            return self._preview(observation, note)
+        decision = self._decide(observation)
+        if note:
+            decision.info["format_note"] = note
+        return decision
+
+    def _preview(self, observation: Observation, note: str | None) -> Decision:
+        """Team preview, by the documented default: lead with the team's first Pokémon (the rest keep their order).
+        No profile has a preview prompt (none was trained on one), so the model is not asked."""
+        allowed = [a for a in observation.legal_actions if a.command() not in observation.rejected]
+        info: dict[str, Any] = {"profile": self.profile.name, "mode": "preview-default",
+                                "note": "team preview: the default lead (the first Pokémon of the team), model not asked"}
+        if note:
+            info["format_note"] = note
+        return Decision(action=allowed[0] if allowed else None, info=info)
+
+    def _decide(self, observation: Observation) -> Decision:
         started = time.perf_counter()
         legal = [a for a in observation.legal_actions if a.command() not in observation.rejected]
         if not legal:

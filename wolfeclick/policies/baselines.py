@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from importlib.metadata import version
-from typing import Any
+from typing import Any, Callable
 
 from poke_env.player import MaxBasePowerPlayer, RandomPlayer, SimpleHeuristicsPlayer
 from poke_env.player import baselines as _pe_baselines
@@ -46,16 +46,22 @@ class BaselinePolicy:
         return {"kind": "baseline", "implementation": f"poke-env {version('poke-env')}",
                 "player": type(self._player).__name__, "description": self.description}
 
-    def decide(self, observation: Observation) -> Decision:
+    def _seeded(self, observation: Observation, ask: Callable[[Any], Any]) -> Any:
+        """``ask(battle)`` with poke-env's ``random`` swapped for the observation's seeded generator."""
         with _RNG_LOCK:
             saved = [module.random for module in _RNG_MODULES]
             try:
                 for module in _RNG_MODULES:
                     module.random = observation.rng  # same method names as the module: choice, random…
-                order = self._player.choose_move(observation.battle)
+                return ask(observation.battle)
             finally:
                 for module, original in zip(_RNG_MODULES, saved):
                     module.random = original
+
+    def decide(self, observation: Observation) -> Decision:
+        if observation.request.get("teamPreview"):
+            return self._preview(observation)
+        order = self._seeded(observation, self._player.choose_move)
         command = order.message.replace("/choose", "", 1).strip()
         action = find_by_command(command, observation.legal_actions)
         if action is None or action.command() in observation.rejected:
@@ -65,3 +71,15 @@ class BaselinePolicy:
             return Decision(action=fallback, info={"baseline_choice": command, "note": "not legal now; seeded fallback"})
         extras = command.split()[2:]
         return Decision(action=action, command=" ".join([action.command(), *extras]))
+
+    def _preview(self, observation: Observation) -> Decision:
+        """Team preview through poke-env's own ``teampreview`` (a seeded random order for all three baselines):
+        the recorded action is the lead, the command the whole order."""
+        order = str(self._seeded(observation, self._player.teampreview))
+        digits = [int(c) for c in order.replace("/team", "", 1) if c.isdigit()]
+        action = next((a for a in observation.legal_actions if digits and a.slot == digits[0]), None)
+        if action is None or action.command() in observation.rejected:
+            allowed = [a for a in observation.legal_actions if a.command() not in observation.rejected]
+            fallback = observation.rng.choice(allowed) if allowed else None
+            return Decision(action=fallback, info={"baseline_choice": order, "note": "not legal now; seeded fallback"})
+        return Decision(action=action, command="team " + "".join(map(str, digits)))

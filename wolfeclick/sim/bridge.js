@@ -7,7 +7,7 @@ const path = require('path');
 const readline = require('readline');
 
 const showdownRoot = process.env.WOLFECLICK_SHOWDOWN || path.join(__dirname, '..', '..', 'node_modules', 'pokemon-showdown');
-const {BattleStream, Dex} = require(showdownRoot);
+const {BattleStream, Dex, Teams, TeamValidator} = require(showdownRoot);
 const showdownVersion = require(path.join(showdownRoot, 'package.json')).version;
 
 const battles = new Map();
@@ -82,15 +82,46 @@ function checkLines(lines) {
   return lines;
 }
 
-// Showdown would quietly play an unknown format id as a custom game; refuse anything but a random-team singles format.
+// Showdown would quietly play an unknown format id as a custom game; refuse it, and any format that is not singles.
+// A random-battle format generates its teams from the player seeds; any other format plays the teams it is given
+// (`team` on each `>player` line), which must pass the format's own validator.
 function checkFormat(id) {
   const format = Dex.formats.get(id);
   if (!format.exists || format.effectType !== 'Format') throw new Error(`unknown format '${id}'`);
-  if (format.team !== 'random') {
-    throw new Error(`'${id}' has no generated teams; use a random-battle format (gen1randombattle ... gen9randombattle)`);
+  if (format.gameType !== 'singles') {
+    throw new Error(`'${id}' is a ${format.gameType} format; only singles formats are supported`);
   }
-  if (format.gameType !== 'singles') throw new Error(`'${id}' is a ${format.gameType} format; only singles is supported`);
-  return {id: format.id, name: format.name};
+  const generated = !!format.team;
+  const preview = Dex.formats.getRuleTable(format).has('teampreview');
+  return {id: format.id, name: format.name, teams: generated ? 'random' : 'given', preview};
+}
+
+// The validator's reasons as one line: it writes some of them over several lines.
+function oneLine(problems) {
+  return problems.map((p) => String(p).replace(/\s*\n\s*/g, ' ').trim()).filter(Boolean).join('; ');
+}
+
+// A team in any form Showdown imports (export text, packed, JSON), validated for the format; returns it packed.
+function validateTeam(formatId, text) {
+  const info = checkFormat(formatId);
+  if (info.teams === 'random') throw new Error(`'${info.id}' generates its own teams; it takes none`);
+  if (typeof text !== 'string' || !text.trim()) throw new Error('the team is empty');
+  const team = Teams.import(text.replace(/\r\n?/g, '\n'));
+  if (!team || !team.length) throw new Error('the team could not be read (expected Showdown export text or a packed team)');
+  const problems = TeamValidator.get(info.id).validateTeam(team);
+  if (problems && problems.length) throw new Error(`team not legal in ${info.name}: ${oneLine(problems)}`);
+  return {format: info.id, team: Teams.pack(team), species: team.map((set) => set.species)};
+}
+
+// Before a battle of a given-team format starts: every player line carries a team the validator accepts.
+function checkTeams(info, lines) {
+  if (info.teams === 'random') return;
+  for (const side of ['p1', 'p2']) {
+    const line = lines.find((l) => l.startsWith(`>player ${side} `));
+    const team = line ? JSON.parse(line.slice(`>player ${side} `.length)).team : undefined;
+    if (!team) throw new Error(`'${info.id}' needs a team for each side (${side} has none): give one with --team1/--team2 or --teams DIR`);
+    validateTeam(info.id, team);
+  }
 }
 
 function handle(req) {
@@ -99,10 +130,13 @@ function handle(req) {
       return {showdown: showdownVersion, node: process.version, pid: process.pid};
     case 'format':
       return checkFormat(req.format);
+    case 'validate-team':
+      return validateTeam(req.format, req.team);
     case 'start': {
       if (battles.has(req.battle)) throw new Error(`battle ${req.battle} already exists`);
-      checkFormat(req.format);
+      const info = checkFormat(req.format);
       checkLines(req.lines);
+      checkTeams(info, req.lines);
       const host = openStream();
       battles.set(req.battle, host);
       return answer(req.battle, host, host.feed(req.lines));

@@ -72,6 +72,13 @@ def parse_chunk(raw: str) -> Chunk:
     return Chunk("unknown", text=raw)
 
 
+def is_random_format(format_id: str) -> bool:
+    """True for the random-battle formats (teams generated from the player seeds); the others play given teams.
+
+    A label for readers (the simulator's own ``format`` op is the authority on what can be played)."""
+    return "random" in format_id
+
+
 def is_timestamp(line: str) -> bool:
     """``|t:|`` lines carry wall-clock time: kept out of recordings so equal battles give equal bytes."""
     return line.startswith("|t:|")
@@ -88,11 +95,17 @@ def derive_int(seed: int, label: str) -> int:
     return int.from_bytes(hashlib.sha256(f"wolfeclick:{seed}:{label}".encode()).digest()[:8], "big")
 
 
-def start_lines(format_id: str, seed: int, names: dict[str, str]) -> list[str]:
-    """The input lines that begin a seeded battle: the battle seed and both player seeds derive from ``seed``."""
+def start_lines(format_id: str, seed: int, names: dict[str, str], teams: dict[str, str] | None = None) -> list[str]:
+    """The input lines that begin a seeded battle: the battle seed and both player seeds derive from ``seed``.
+
+    ``teams`` (packed, per side) is for formats that play given teams; random-battle lines stay exactly as they were.
+    """
     lines = [">start " + json.dumps({"formatid": format_id, "seed": derive_seed(seed, "battle")})]
     for side in SIDES:
-        lines.append(f">player {side} " + json.dumps({"name": names[side], "seed": derive_seed(seed, side)}))
+        options: dict[str, Any] = {"name": names[side], "seed": derive_seed(seed, side)}
+        if teams:
+            options["team"] = teams[side]
+        lines.append(f">player {side} " + json.dumps(options))
     return lines
 
 

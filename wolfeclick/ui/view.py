@@ -316,6 +316,8 @@ def action_text(decision: SideDecision) -> str:
         return "simulator default"
     if decision.action.action == "switch":
         return f"switch to {decision.action.choice}"
+    if decision.action.action == "team":
+        return f"lead with {decision.action.choice}"
     return f"{decision.action.action} {decision.action.choice}"
 
 
