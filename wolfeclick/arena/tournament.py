@@ -41,8 +41,8 @@ from wolfeclick.arena.results import (
 )
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.battle.schema import Recording, SourceInfo
-from wolfeclick.battle.store import save_recording, write_atomic
-from wolfeclick.errors import InputError, StorageError
+from wolfeclick.battle.store import save_recording, storage_error, write_atomic
+from wolfeclick.errors import InputError
 from wolfeclick.policies.base import Policy
 
 __all__ = [
@@ -162,7 +162,7 @@ def _persist(progress: Path, row: dict[str, Any], recording: Recording, recordin
             handle.flush()
             os.fsync(handle.fileno())
     except OSError as exc:
-        raise StorageError(f"cannot save {progress}: {exc.strerror or exc.__class__.__name__}") from None
+        raise storage_error(progress, exc) from None
     return row
 
 

@@ -91,6 +91,11 @@ def _write_new(path: Path, data: bytes, *, replace: bool) -> None:
         temp.unlink(missing_ok=True)
 
 
+def storage_error(path: Path, exc: OSError) -> StorageError:
+    """The one-line error for a file that could not be written: which file, and the system's reason."""
+    return StorageError(f"cannot save {path}: {exc.strerror or exc.__class__.__name__}")
+
+
 def write_atomic(path: Path, text: str | bytes, *, replace: bool = True) -> Path:
     """Write ``text`` to ``path`` atomically; an OSError (full disk, read-only folder) becomes one StorageError line."""
     path = Path(path)
@@ -98,7 +103,7 @@ def write_atomic(path: Path, text: str | bytes, *, replace: bool = True) -> Path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StorageError(f"cannot save {path}: {exc.strerror or exc.__class__.__name__}") from None
+        raise storage_error(path, exc) from None
     remove_stale_temporaries(path.parent)
     try:
         _write_new(path, data, replace=replace)
@@ -107,7 +112,7 @@ def write_atomic(path: Path, text: str | bytes, *, replace: bool = True) -> Path
             raise StorageError(f"cannot save {path}: File exists") from None
         raise  # the no-replace claim lost: the caller picks another name
     except OSError as exc:
-        raise StorageError(f"cannot save {path}: {exc.strerror or exc.__class__.__name__}") from None
+        raise storage_error(path, exc) from None
     return path
 
 
