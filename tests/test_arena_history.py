@@ -117,3 +117,16 @@ def test_cli_leaderboard_writes_exports(results: Path, tmp_path: Path, capsys: p
     assert "ISO date" in capsys.readouterr().err
     assert (tournament_dir(results, TOURNAMENTS[0]) / RESULTS_FILE).exists()  # nothing of the history was touched
 
+
+
+def test_imported_recordings_are_indexed_not_skipped(tmp_path: Path) -> None:
+    """An imported battle has no seed (null in the schema): the scan counted it as unreadable before."""
+    data = Path(__file__).resolve().parent / "data" / "interop"
+    out = tmp_path / "recordings"
+    assert main(["import", str(data / "replay_battle.json"), str(data / "showdown_replay.json"), "--out", str(out)]) == 0
+    scan = scan_history(None, [out])
+    assert scan.skipped == []
+    assert [e.source for e in scan.entries] == ["imported", "imported"]
+    assert all(e.seed is None for e in scan.entries)
+    index, _ = rebuild_index(tmp_path / "results", [out])
+    assert read_index(index, sources=["imported"]) == scan.entries

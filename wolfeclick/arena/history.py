@@ -48,7 +48,8 @@ class BattleEntry:
     ``pair`` is the resampling unit: ``"<tournament>:<pair number>"`` for a tournament battle, shared by the two
     seat-swapped games of one seed, else None (a battle of its own). ``p1_checkpoint``/``p2_checkpoint`` are
     JSON objects of the recorded `CHECKPOINT_KEYS` (``"{}"`` without a recording). ``created`` is the
-    recording's ISO time, None for a tournament row whose recording was not kept.
+    recording's ISO time, None for a tournament row whose recording was not kept. ``seed`` is None for a battle
+    whose seed nobody knows (imported, or played on a server).
     """
 
     battle: str
@@ -57,7 +58,7 @@ class BattleEntry:
     format: str
     simulator: str | None
     created: str | None
-    seed: int
+    seed: int | None
     pair: str | None
     p1: str
     p2: str
@@ -100,7 +101,7 @@ def _from_recording(data: dict[str, Any]) -> BattleEntry:
     return BattleEntry(
         battle=data["id"], source=source.get("kind", "played"), detail=source.get("detail"),
         format=data["format"], simulator=(data.get("versions") or {}).get("pokemon_showdown"),
-        created=data.get("created"), seed=int(data["seed"]), pair=None, p1=specs["p1"], p2=specs["p2"],
+        created=data.get("created"), seed=None if data["seed"] is None else int(data["seed"]), pair=None, p1=specs["p1"], p2=specs["p2"],
         p1_checkpoint=_checkpoint(players["p1"].get("metadata")), p2_checkpoint=_checkpoint(players["p2"].get("metadata")),
         winner=specs[result["winner"]] if result.get("winner") else None, reason=result["reason"],
         turns=int(result["turns"]), decisions_p1=counts["p1"][0], decisions_p2=counts["p2"][0],
