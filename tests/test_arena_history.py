@@ -119,14 +119,16 @@ def test_cli_leaderboard_writes_exports(results: Path, tmp_path: Path, capsys: p
 
 
 
-def test_imported_recordings_are_indexed_not_skipped(tmp_path: Path) -> None:
-    """An imported battle has no seed (null in the schema): the scan counted it as unreadable before."""
+def test_imported_recordings_are_left_out_as_unrated_not_as_unreadable(tmp_path: Path, capsys) -> None:
+    """An imported battle has no seed and no known policies: the scan called it unreadable before, and counting it
+    would rate a blank policy name (a crash in the rating fit)."""
     data = Path(__file__).resolve().parent / "data" / "interop"
     out = tmp_path / "recordings"
     assert main(["import", str(data / "replay_battle.json"), str(data / "showdown_replay.json"), "--out", str(out)]) == 0
+    written = sorted(capsys.readouterr().out.split())
     scan = scan_history(None, [out])
-    assert scan.skipped == []
-    assert [e.source for e in scan.entries] == ["imported", "imported"]
-    assert all(e.seed is None for e in scan.entries)
-    index, _ = rebuild_index(tmp_path / "results", [out])
-    assert read_index(index, sources=["imported"]) == scan.entries
+    assert scan.skipped == [] and scan.entries == [] and scan.unrated == written
+    assert main(["leaderboard", "--results", str(tmp_path / "results"), "--recordings", str(out),
+                 "--min-battles", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "2 recording(s) left out" in err and "not a readable" not in err

@@ -483,6 +483,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     index, scan = rebuild_index(args.results, recordings)
     for path in scan.skipped:
         print(f"warning: skipped {path} (not a readable tournament or recording)", file=sys.stderr)
+    if scan.unrated:
+        print(f"note: {len(scan.unrated)} recording(s) left out: a side's policy is unknown (imported battles)",
+              file=sys.stderr)
     entries = read_index(index, format_id=query.format, since=query.since,
                          sources=list(query.sources) if query.sources else None)
     board = leaderboard(entries, min_battles=query.min_battles, period=query.period)

@@ -18,7 +18,7 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +75,16 @@ class BattleEntry:
 
 @dataclass(frozen=True)
 class Scan:
-    """What a scan found: the entries (id order) and the files it could not read (path order)."""
+    """What a scan found: the entries (id order), the files it could not read (path order), and the readable
+    recordings left out because a side's policy is unknown (an imported battle between people: nothing to rate)."""
 
     entries: list[BattleEntry]
     skipped: list[str]
+    unrated: list[str] = field(default_factory=list)
+
+
+class _Unrated(Exception):
+    """A readable recording with a side whose policy nobody recorded."""
 
 
 def _checkpoint(meta: Any) -> str:
@@ -90,6 +96,8 @@ def _from_recording(data: dict[str, Any]) -> BattleEntry:
     """An entry from a recording's JSON (only the header and per-turn flags are read)."""
     players, result = data["players"], data["result"]
     specs = {side: players[side]["policy"] for side in ("p1", "p2")}
+    if not all(specs.values()):
+        raise _Unrated(data["id"])
     turns = data.get("turns") or []
     counts = {side: [0, 0] for side in ("p1", "p2")}
     for turn in turns:
@@ -134,6 +142,7 @@ def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path |
     rows: dict[str, BattleEntry] = {}
     folders: list[Path] = []
     skipped: list[str] = []
+    unrated: list[str] = []
     for directory in find_tournaments(results_dir) if results_dir is not None else []:
         try:
             config, found = load_results(directory)
@@ -153,6 +162,9 @@ def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path |
         for path in sorted(folder.glob("*.json")):
             try:
                 entry = _from_recording(json.loads(path.read_text(encoding="utf-8")))
+            except _Unrated:
+                unrated.append(str(path))
+                continue
             except (ValueError, KeyError, TypeError, AttributeError, OSError):
                 skipped.append(str(path))
                 continue
@@ -160,7 +172,7 @@ def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path |
     entries = dict(recordings)
     for battle, row in rows.items():
         entries[battle] = _merge(row, recordings[battle]) if battle in recordings else row
-    return Scan([entries[k] for k in sorted(entries)], sorted(skipped))
+    return Scan([entries[k] for k in sorted(entries)], sorted(skipped), sorted(unrated))
 
 
 _COLUMNS = [f.name for f in fields(BattleEntry)]
