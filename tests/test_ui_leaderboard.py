@@ -92,8 +92,9 @@ def test_three_tournaments_filtered_equal_one_fit_over_their_rows(client, played
     assert api["battles"] == 12 and api["anchor"] == "random"
     assert {r["policy"]: r["rating"] for r in api["rows"]} == pytest.approx(
         {k: round(v, 2) for k, v in bradley_terry(game_results(rows)).items()}, abs=0.006)
+    scan = scan_history(played.results, [played.recordings])
     assert api == {**cli_json(played, tmp_path, "--min-battles", "1", "--format", FORMAT, "--source", "tournament"),
-                   "entries": 12, "skipped": len(scan_history(played.results, [played.recordings]).skipped)}
+                   "entries": 12, "skipped": len(scan.skipped), "unrated": len(scan.unrated)}
     # too few battles: listed apart, not ranked (each played 8 here)
     apart = client.predict(FORMAT, "", "tournament", 9, "tournament", api_name="/leaderboard")
     assert not apart["rows"] and {r["policy"] for r in apart["too_few"]} == {"random", "maxdamage", "heuristic"}
@@ -207,3 +208,15 @@ def test_opening_the_tab_again_changes_nothing(tmp_path):
     assert again and all(k in opened.outputs for k in again)
     first = asyncio.run(opened.fn(False, "all", "", [], 10, "tournament", None))
     assert set(first) <= set(opened.outputs) and any("0 finished battles" in str(v) for v in first.values())
+
+
+def test_imported_battles_are_counted_as_unrated_in_the_tab(client, played):
+    """Imported battles (blank policies) in the app's library: left out of the table and said so, not 'unreadable'."""
+    data = Path(__file__).resolve().parent / "data" / "interop"
+    assert main(["import", str(data / "showdown_replay.json"), "--out", str(played.recordings)]) == 0
+    api = client.predict("all", "", "", 1, "tournament", api_name="/leaderboard")
+    scan = scan_history(played.results, [played.recordings])
+    assert api["unrated"] == len(scan.unrated) >= 1 and api["skipped"] == len(scan.skipped)
+    board = leaderboard(scan.entries)
+    assert "1 recording(s) left out: a side's policy is unknown" in board_view.status_text(board, 3, [], "", 1)
+    assert "left out" not in board_view.status_text(board, 3, [], "", 0)

@@ -72,7 +72,7 @@ def recent_rows(page: PolicyPage, has_replay: Callable[[str], bool]) -> list[lis
             for b in page.recent]
 
 
-def status_text(board: Leaderboard, entries: int, skipped: Iterable[str], filters: str) -> str:
+def status_text(board: Leaderboard, entries: int, skipped: Iterable[str], filters: str, unrated: int = 0) -> str:
     """The tab's one status line: what the table rests on."""
     anchor = f"{board.anchor} = 1000" if board.anchor else "mean = 1000 (random has not played)"
     text = (f"{board.battles} finished battles of {entries} in the history{filters}; Bradley–Terry, {anchor}; "
@@ -80,6 +80,8 @@ def status_text(board: Leaderboard, entries: int, skipped: Iterable[str], filter
     skipped = list(skipped)
     if skipped:
         text += f" {len(skipped)} unreadable file(s) skipped."
+    if unrated:
+        text += f" {unrated} recording(s) left out: a side's policy is unknown (imported battles)."
     return text
 
 

@@ -14,7 +14,7 @@ import json
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from wolfeclick.arena.history import INDEX_FILE, BattleEntry, read_index, rebuild_index
@@ -28,12 +28,14 @@ EXPORT_NAMES = ("leaderboard.json", "leaderboard.csv", "matrix.json", "matrix.cs
 
 @dataclass(frozen=True)
 class Computed:
-    """A table over the filtered history, the entries it rests on, and what the last rebuild could not read."""
+    """A table over the filtered history, the entries it rests on, what the last rebuild could not read, and the
+    readable recordings it left out as unrated (a side's policy unknown: imported battles)."""
 
     board: Leaderboard
     entries: list[BattleEntry]
     skipped: list[str]
     formats: list[str]
+    unrated: list[str] = field(default_factory=list)
 
 
 class Standings:
@@ -44,6 +46,7 @@ class Standings:
         self.recordings = Path(recordings)
         self._lock = threading.Lock()
         self._skipped: list[str] = []
+        self._unrated: list[str] = []
         self._rebuilt: float | None = None
 
     @property
@@ -55,6 +58,7 @@ class Standings:
         with self._lock:
             _, scan = rebuild_index(self.results, [self.recordings])
             self._skipped = list(scan.skipped)
+            self._unrated = list(scan.unrated)
             self._rebuilt = time.monotonic()
             return self._skipped
 
@@ -70,7 +74,7 @@ class Standings:
                              sources=list(query.sources) if query.sources else None)
         formats = sorted({e.format for e in read_index(self.index)})
         board = leaderboard(entries, min_battles=query.min_battles, period=query.period)
-        return Computed(board, entries, list(self._skipped), formats)
+        return Computed(board, entries, list(self._skipped), formats, list(self._unrated))
 
     @staticmethod
     def export(board: Leaderboard, folder: Path) -> list[Path]:
