@@ -166,12 +166,52 @@ def test_ten_battles_through_a_local_server_match_the_embedded_runner(servers, t
     assert ladder_wins >= 6  # and, absolutely, heuristic must clearly beat random through the server too
 
 
-def test_a_ladder_recording_is_refused_by_resim_in_one_line(servers) -> None:
-    recording = LADDER["recordings"][0] if LADDER else None
-    if recording is None:
+def test_a_ladder_recording_opens_in_the_viewer_and_resim_refuses_it_in_one_line(tmp_path: Path) -> None:
+    from wolfeclick.ui.view import BattleView, render_turn
+    from wolfeclick.ui.viewer import battle_payload
+
+    if not LADDER:
         pytest.skip("needs the ten-battle test's recordings")
+    recording = LADDER["recordings"][0]
+    ours = next(side for side, player in recording.players.items() if not player.policy.startswith("showdown:"))
+    view = BattleView.of(recording)
+    payload = battle_payload(view, replay_id=recording.id)
+    assert payload["total"] == view.steps > len(recording.turns) // 2 and payload["panels"]
+    html = render_turn(recording, None, 1)
+    assert f"{ours} · {recording.players[ours].name} decided" in html and "State it saw" in html
     result = asyncio.run(resimulate(recording))
     assert not result.ok and "ladder" in result.message and "\n" not in result.message
+    path = tmp_path / "ladder.json"
+    path.write_text(recording.to_json())
+    status, out, _ = run_cli(["resim", str(path)])
+    assert status == 1 and out.strip().splitlines() == [f"{path}: {result.message}"]
+
+
+TEAMS = Path(__file__).parent / "data" / "teams" / "gen9ou"
+
+
+def test_a_team_format_plays_with_team_preview_through_the_server(servers, tmp_path: Path) -> None:
+    """gen9ou with given teams: ``--team`` is validated first, preview is our first decision, our team is kept."""
+    from poke_env.teambuilder import ConstantTeambuilder
+
+    from wolfeclick.battle.schema import TeamInfo
+
+    server = servers.get()
+    # the other side's team packed by poke-env (the server validates it when the challenge is made)
+    stall = TeamInfo(packed=ConstantTeambuilder((TEAMS / "stall.txt").read_text()).yield_team(), name="stall.txt")
+    argv = ["ladder", "--server", server.url, "--policy", "heuristic", "--format", "gen9ou", "--n", "1", "--out",
+            str(tmp_path), "--timeout", "60", "--wait", "60", "--accept-challenges", "--user", "ArenaOu",
+            "--team", str(TEAMS / "balance.txt")]
+    (status, out, err), theirs = play_both(
+        argv, "maxdamage", LadderOptions(server.url, "gen9ou", n=1, mode="challenge", opponent="ArenaOu",
+                                         team=stall, timeout=60, wait=60))
+    assert status == 0, err
+    recording = load_recording(Path(out.split()[0]))
+    ours = next(side for side, player in recording.players.items() if player.policy == "heuristic")
+    preview = recording.turns[0].decisions[ours]
+    assert preview.action is not None and preview.action.action == "team" and preview.command.startswith("team ")
+    assert recording.players[ours].metadata["team"]["name"] == "balance.txt"
+    assert recording.result.reason in ("win", "tie") and theirs[0].result.winner == recording.result.winner
 
 
 class LoginServer(http.server.ThreadingHTTPServer):

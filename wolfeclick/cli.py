@@ -257,6 +257,12 @@ def _add_ladder_parser(commands: argparse._SubParsersAction) -> None:  # type: i
                         help="forfeit a battle past this turn (recorded turn_limit)")
     ladder.add_argument("--out", type=Path, default=Path("recordings"), help="directory for the recordings")
     _add_llm_options(ladder)
+    server = commands.add_parser(
+        "server", help="run a local no-security Showdown server on 127.0.0.1 (for ladder)",
+        description="Start pokemon-showdown from node_modules with --no-security, bound to 127.0.0.1 only (never "
+                    "beyond this machine), from a private config folder; print its websocket URL; stop on Ctrl-C.")
+    server.add_argument("--port", type=bounded_int(1024, 65535), default=None, help="port (default: a free one)")
+    server.add_argument("--lean", action="store_true", help="no child processes: quicker to start, less memory")
 
 
 class CtrlC:
@@ -641,7 +647,24 @@ def cmd_ladder(args: argparse.Namespace) -> int:
     return 1 if aborted else 0
 
 
-COMMANDS = {"ladder": cmd_ladder, "record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema,
+def cmd_server(args: argparse.Namespace) -> int:
+    import time
+
+    from wolfeclick.sim.server import LocalServer
+
+    with LocalServer(port=args.port, lean=args.lean) as server:
+        print(server.url, flush=True)
+        try:
+            while server.alive:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            return 130
+    print("error: the local Showdown server exited", file=sys.stderr)
+    return 1
+
+
+COMMANDS = {"ladder": cmd_ladder, "server": cmd_server,
+            "record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema,
             "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore, "leaderboard": cmd_leaderboard,
             "import": cmd_import, "export": cmd_export, "serve-env": cmd_serve_env}
 

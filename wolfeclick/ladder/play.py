@@ -25,7 +25,14 @@ from typing import Any, Callable, Literal
 
 from poke_env.data import to_id_str
 
-from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, BattleRun, PolicyFailure, decide_and_send, slug
+from wolfeclick.battle.runner import (
+    DEFAULT_MAX_TURNS,
+    MAX_REJECTIONS,
+    BattleRun,
+    PolicyFailure,
+    decide_and_send,
+    slug,
+)
 from wolfeclick.battle.schema import MAX_SEED, Recording, SourceInfo, TeamInfo
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.game.reward import outcome_reward
@@ -130,6 +137,8 @@ class ServerBattle:
         self.ended = False
         self.answered = False
         self.rqid: Any = None
+        self.sends = 0
+        """Choices sent at the current decision point (refused ones included)."""
         self.lost_reason = "lost the connection to the server"
         self._early: list[list[str]] = []
         self._names: dict[str, str] = {}
@@ -215,6 +224,11 @@ class ServerBattle:
     # --- choices out -----------------------------------------------------------------------------------------
     async def _choose(self, lines: list[str]) -> None:
         """``decide_and_send``'s channel: ``/choose`` our line, then wait for what it caused."""
+        self.sends += 1
+        if self.sends > MAX_REJECTIONS + 2:  # even ``default`` was refused: the server and we disagree for good
+            assert self.run is not None and self.side is not None
+            last = (self.run.errors[self.side] or ["no reason given"])[-1]
+            raise _Lost(f"the server refused {self.sends - 1} choices in a row: {last}")
         self.answered = False
         for line in lines:
             await self._send(f"/choose {to_choice(line)}|{self.rqid}", self.tag)
@@ -238,6 +252,7 @@ class ServerBattle:
                 deciding = run.deciding_sides()
                 record = run.open_point(deciding)
                 run.flush()
+                self.sends = 0
                 await decide_and_send(run, record, deciding, self._choose)
             if run.ended:
                 reason = "win" if run.winner else "tie"
@@ -263,7 +278,12 @@ class ServerBattle:
         recording = run.recording(reason, error, run.winner if decided else None,
                                   {"showdown": self.options.showdown_version})
         source = SourceInfo(kind="ladder", detail=f"{self.options.server} {self.tag}; {NOT_RESIMULATABLE}")
-        return recording.model_copy(update={"seed": None, "inputlog": [], "source": source})
+        update: dict[str, Any] = {"seed": None, "inputlog": [], "source": source}
+        if self.options.team is not None and self.side is not None:  # ``teams`` needs both; we know only ours
+            ours = recording.players[self.side]  # type: ignore[index]
+            metadata = {**ours.metadata, "team": self.options.team.model_dump()}
+            update["players"] = {**recording.players, self.side: ours.model_copy(update={"metadata": metadata})}
+        return recording.model_copy(update=update)
 
 
 @dataclass
@@ -322,10 +342,12 @@ class LadderSession:
         listening = asyncio.create_task(client.listen())
         watcher = asyncio.create_task(self._watch(client))
         try:
-            await wait_any(client.logged_in, client.closed, timeout=self.options.wait)
+            popup = asyncio.ensure_future(client.popups.get())
+            await wait_any(client.logged_in, client.closed, popup, timeout=self.options.wait)
             if not client.logged_in.is_set():
-                raise LadderError(client.failure or f"the server did not confirm the login of {self.username!r} "
-                                                    f"within {self.options.wait:g} s")
+                said = f"the server said: {popup.result()}" if popup.done() and not popup.cancelled() else None
+                raise LadderError(client.failure or said or f"the server did not confirm the login of "
+                                                            f"{self.username!r} within {self.options.wait:g} s")
             for _ in range(self.options.n):
                 battle = await self._next_battle(client)
                 if battle is None:

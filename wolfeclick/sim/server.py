@@ -68,11 +68,23 @@ def build_shadow(package: Path, target: Path, port: int, lean: bool = False) -> 
         shutil.copytree(package / "databases", target / "databases")
 
 
+def _end_with_parent() -> None:
+    """In the server's process, before exec (Linux): SIGTERM it when the Python process that started it dies, even
+    by SIGKILL, so a killed test or benchmark leaves no server behind (its children follow it). Best effort."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class LocalServer:
     """``pokemon-showdown start --no-security`` on 127.0.0.1 and a free port, from a private shadow folder.
 
     Use as a context manager (``with LocalServer() as server: server.url``) or ``start()`` / ``stop()``.
-    ``kill()`` ends it at once (the tests' "server died mid-battle").
+    ``kill()`` ends it at once (the tests' "server died mid-battle"). Start it from a thread that outlives it: on
+    Linux the server is told to end when the thread that started it ends (so a killed caller leaves none behind).
     """
 
     def __init__(self, port: int | None = None, package: Path = SHOWDOWN_DIR, start_timeout: float = 90.0,
@@ -107,6 +119,7 @@ class LocalServer:
                 [node, str(self.folder / "pokemon-showdown"), "start", "--no-security", "--skip-build", str(self.port)],
                 cwd=self.folder, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                 start_new_session=True,  # one process group: stop() ends the server's children with it
+                preexec_fn=_end_with_parent,
             )
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
