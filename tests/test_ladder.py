@@ -13,6 +13,7 @@ import contextlib
 import http.server
 import io
 import threading
+import time
 import urllib.parse
 from math import comb
 from pathlib import Path
@@ -248,7 +249,7 @@ def every_file_text(*folders: Path) -> str:
     return "\n".join(p.read_text(errors="replace") for folder in folders for p in folder.rglob("*") if p.is_file())
 
 
-def test_the_password_is_used_and_never_shown(servers, tmp_path: Path, caplog) -> None:
+def test_the_password_is_used_and_never_shown(servers, tmp_path: Path, caplog, monkeypatch) -> None:
     server = servers.get()
     password = "hunter2-Ladder-Secret-91"
     secret_file = tmp_path / "password.txt"
@@ -272,13 +273,14 @@ def test_the_password_is_used_and_never_shown(servers, tmp_path: Path, caplog) -
     assert len(list(out.glob("*.json"))) == 1
     assert password not in shown and "Ladder-Secret" not in shown
 
-    refused = LoginServer(refuse=True)  # a wrong password: one line, no battle, exit 1
+    refused = LoginServer(refuse=True)  # a wrong password, from the environment this time: one line, exit 1
+    monkeypatch.setenv("WOLFECLICK_SHOWDOWN_PASSWORD", password)
     try:
         status, out_w, err_w = run_cli(ladder_argv(server.url, "heuristic", 1, tmp_path / "none", "--search",
-                                                   "--user", "ArenaPass", "--password-file", str(secret_file),
-                                                   "--login-server", refused.url))
+                                                   "--user", "ArenaPass", "--login-server", refused.url))
     finally:
         refused.shutdown()
+    assert [form["pass"] for form in refused.forms] == [[password]]
     assert status == 1 and out_w == ""
     assert err_w.strip().splitlines() == ["error: the login server refused 'ArenaPass': Wrong password."]
     assert password not in err_w
@@ -292,6 +294,61 @@ def test_usage_errors_exit_2_without_playing(tmp_path: Path) -> None:
     status, _, err = run_cli(["ladder", "--server", "ws://127.0.0.1:1/showdown/websocket", "--policy", "nobody",
                               "--search"])
     assert status == 2 and "unknown policy spec" in err
+
+
+def test_the_server_listens_on_loopback_only(servers) -> None:
+    server = servers.get()
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            local, state = row.split()[1], row.split()[3]
+            address, port = local.rsplit(":", 1)
+            if state == "0A" and int(port, 16) == server.port:  # 0A: LISTEN
+                listening.append(address)
+    assert listening == ["0100007F"]  # 127.0.0.1, and nowhere else (no 0.0.0.0, no IPv6 wildcard)
+    assert server.folder is not None and "exports.bindaddress = '127.0.0.1';" in (
+        server.folder / "config" / "config.js").read_text()
+
+
+class Stalls:
+    """random, except that its ``at``-th decision takes ``seconds`` (a blocking policy, as a slow model is)."""
+
+    def __init__(self, at: int, seconds: float) -> None:
+        self.inner = make_policy("random")
+        self.spec, self.blocking = self.inner.spec, True
+        self.at, self.seconds, self.calls = at, seconds, 0
+
+    def metadata(self) -> dict:
+        return self.inner.metadata()
+
+    def decide(self, observation):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls == self.at:
+            time.sleep(self.seconds)
+        return self.inner.decide(observation)
+
+
+def test_a_silent_server_ends_the_battle_aborted_with_its_turns(servers, tmp_path: Path) -> None:
+    """The opponent stalls past our --timeout: our battle ends aborted, turns kept, one line; we forfeit on the
+    server, so the stalling side wins its battle rather than hanging."""
+    server = servers.get()
+    theirs: list = []
+
+    def other() -> None:
+        options = LadderOptions(server.url, FORMAT, n=1, mode="challenge", opponent="ArenaWait", timeout=30, wait=60)
+        theirs.extend(asyncio.run(LadderSession(Stalls(at=3, seconds=4.5), options).run()).recordings)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    status, out, err = run_cli(ladder_argv(server.url, "heuristic", 1, tmp_path, "--accept-challenges", "--user",
+                                           "ArenaWait", "--timeout", "2"))
+    thread.join(60)
+    recording = load_recording(Path(out.split()[0]))
+    assert status == 1 and recording.result.reason == "aborted" and len(recording.turns) >= 2
+    assert recording.result.error == "no message from the server for 2 s"
+    assert err.strip().splitlines() == [f"warning: {recording.id} aborted: {recording.result.error}"]
+    [stalled] = theirs
+    assert stalled.result.reason == "win" and stalled.players[stalled.result.winner].policy == "random"
 
 
 class KillsTheServer:

@@ -265,8 +265,7 @@ class ServerBattle:
                 pass
         except _Lost as exc:
             reason, error = "aborted", str(exc)
-            if self.run is not None and str(exc) == "stopped by the user":
-                await self._send("/forfeit", self.tag)
+            await self._send("/forfeit", self.tag)  # where the server still listens, the opponent is not left waiting
         await self._send(f"/leave {self.tag}", "")
         run = self.run
         if run is None:
