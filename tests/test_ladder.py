@@ -17,6 +17,7 @@ import time
 import urllib.parse
 from math import comb
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -310,13 +311,15 @@ def test_the_server_listens_on_loopback_only(servers) -> None:
         server.folder / "config" / "config.js").read_text()
 
 
-class Stalls:
-    """random, except that its ``at``-th decision takes ``seconds`` (a blocking policy, as a slow model is)."""
+class AtDecision:
+    """A baseline that first runs ``before()`` at its ``at``-th decision (kills the server, stalls like a slow model).
 
-    def __init__(self, at: int, seconds: float) -> None:
-        self.inner = make_policy("random")
-        self.spec, self.blocking = self.inner.spec, True
-        self.at, self.seconds, self.calls = at, seconds, 0
+    ``blocking`` as a language model is: decided in a worker thread, so the event loop goes on meanwhile."""
+
+    def __init__(self, spec: str, at: int, before: Callable[[], object], blocking: bool = False) -> None:
+        self.inner = make_policy(spec)
+        self.spec, self.blocking = self.inner.spec, blocking
+        self.at, self.before, self.calls = at, before, 0
 
     def metadata(self) -> dict:
         return self.inner.metadata()
@@ -324,7 +327,7 @@ class Stalls:
     def decide(self, observation):  # type: ignore[no-untyped-def]
         self.calls += 1
         if self.calls == self.at:
-            time.sleep(self.seconds)
+            self.before()
         return self.inner.decide(observation)
 
 
@@ -336,7 +339,8 @@ def test_a_silent_server_ends_the_battle_aborted_with_its_turns(servers, tmp_pat
 
     def other() -> None:
         options = LadderOptions(server.url, FORMAT, n=1, mode="challenge", opponent="ArenaWait", timeout=30, wait=60)
-        theirs.extend(asyncio.run(LadderSession(Stalls(at=3, seconds=4.5), options).run()).recordings)
+        stalls = AtDecision("random", 3, lambda: time.sleep(4.5), blocking=True)
+        theirs.extend(asyncio.run(LadderSession(stalls, options).run()).recordings)
 
     thread = threading.Thread(target=other)
     thread.start()
@@ -351,27 +355,9 @@ def test_a_silent_server_ends_the_battle_aborted_with_its_turns(servers, tmp_pat
     assert stalled.result.reason == "win" and stalled.players[stalled.result.winner].policy == "random"
 
 
-class KillsTheServer:
-    """heuristic, except that at its ``at``-th decision it kills the server first (SIGKILL, as a crash would)."""
-
-    def __init__(self, server: LocalServer, at: int) -> None:
-        self.inner = make_policy("heuristic")
-        self.spec, self.blocking = self.inner.spec, False
-        self.server, self.at, self.calls = server, at, 0
-
-    def metadata(self) -> dict:
-        return self.inner.metadata()
-
-    def decide(self, observation):  # type: ignore[no-untyped-def]
-        self.calls += 1
-        if self.calls == self.at:
-            self.server.kill()
-        return self.inner.decide(observation)
-
-
 def test_killing_the_server_mid_battle_keeps_the_turns_as_aborted(servers, tmp_path: Path) -> None:
     server = servers.get()
-    killer = KillsTheServer(server, at=4)
+    killer = AtDecision("heuristic", 4, server.kill)  # SIGKILL, as a crash would
     saved: list = []
 
     def ours() -> None:
