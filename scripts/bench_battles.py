@@ -29,7 +29,6 @@ import os
 import platform
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -104,12 +103,6 @@ def pool_pids(pool: SimPool) -> list[int]:
     return [p.pid for p in pool.processes if p.pid is not None]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 # --- WolfeClick ------------------------------------------------------------------------------------------------
 async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: str, seed0: int = SEED0) -> Sample:
     heuristic, random_ = make_policy("heuristic"), make_policy("random")
@@ -178,48 +171,20 @@ async def bench_bare(pool: SimPool, n: int, concurrency: int, format_id: str, se
 
 
 # --- the stock server ------------------------------------------------------------------------------------------
-class StockServer:
-    """``pokemon-showdown start --no-security`` on 127.0.0.1 only (config written before start)."""
+def stock_server():  # type: ignore[no-untyped-def]
+    """``pokemon-showdown start --no-security`` on 127.0.0.1 only, in the package's default process layout
+    (``wolfeclick.sim.server``: a private config folder, so it never touches the shared package's config).
+    Imported here, not at the top: ``--baseline`` profiles import older checkouts that have no such module."""
+    from wolfeclick.sim.server import LocalServer
 
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
+    class StockServer(LocalServer):
+        def cpu(self) -> float:
+            return proc_cpu(session_pids(self.proc.pid)) if self.proc else 0.0
 
-    def __enter__(self) -> "StockServer":
-        config = SHOWDOWN / "config" / "config.js"
-        example = SHOWDOWN / "config" / "config-example.js"
-        text = example.read_text()
-        text += "\n// WolfeClick benchmark: never listen beyond loopback; no REPL sockets.\n"
-        text += "exports.bindaddress = '127.0.0.1';\nexports.repl = false;\n"
-        config.write_text(text)
-        (SHOWDOWN / "logs" / "repl").mkdir(parents=True, exist_ok=True)
-        self.proc = subprocess.Popen(
-            ["node", str(SHOWDOWN / "pokemon-showdown"), "start", "--no-security", "--skip-build", str(self.port)],
-            cwd=SHOWDOWN, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    time.sleep(1.0)
-                    return self
-            except OSError:
-                time.sleep(0.3)
-        raise RuntimeError("stock Showdown server did not start")
-
-    def cpu(self) -> float:
-        return proc_cpu(session_pids(self.proc.pid)) if self.proc else 0.0
-
-    def __exit__(self, *exc: object) -> None:
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, 15)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, 9)
+    return StockServer()
 
 
-def stock_players(server: StockServer, concurrency: int, format_id: str):  # type: ignore[no-untyped-def]
+def stock_players(server, concurrency: int, format_id: str):  # type: ignore[no-untyped-def]
     from poke_env import AccountConfiguration, ServerConfiguration
     from poke_env.player import RandomPlayer, SimpleHeuristicsPlayer
 
@@ -232,7 +197,7 @@ def stock_players(server: StockServer, concurrency: int, format_id: str):  # typ
     return heuristic, random_
 
 
-def bench_stock(server: StockServer, n: int, concurrency: int, format_id: str) -> Sample:
+def bench_stock(server, n: int, concurrency: int, format_id: str) -> Sample:
     """poke-env's players cannot seed a server battle: same format and policies, teams of the server's choosing."""
     from poke_env.concurrency import POKE_LOOP
 
@@ -390,7 +355,7 @@ def race(args: argparse.Namespace) -> str:
     pool = SimPool(args.processes)
     loop.run_until_complete(pool.start())
     try:
-        with StockServer() as server:
+        with stock_server() as server:
             loop.run_until_complete(warm(args, pool))
             if args.warmup:
                 bench_stock(server, args.warmup, max(args.concurrency), args.format)

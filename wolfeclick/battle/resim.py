@@ -46,6 +46,9 @@ async def resimulate(recording: Recording, timeout: float = DEFAULT_RESIM_TIMEOU
     A refused input log or a simulator still busy after ``timeout`` seconds (then killed) is a failed result with
     one line, never a hang.
     """
+    if recording.source.kind == "ladder":
+        return ResimResult(False, "a battle played on a server (source: ladder): the server chose its seed and kept "
+                                  "the input log, so it can be replayed in the viewer but not re-simulated")
     if not recording.inputlog:
         return ResimResult(False, "recording has no input log to re-simulate")
     process = SimProcess()

@@ -180,21 +180,7 @@ class BattleRun:
         for raw in chunks:
             chunk = parse_chunk(raw)
             if chunk.kind == "update":
-                views = split_update(chunk.lines)
-                shared: dict[str, list[str]] = {}  # a public line is split once for both sides
-                for side in SIDES:
-                    self.trackers[side].feed_parts(split_lines(views[side], shared))
-                public = [line for line in views["spectator"] if line and not is_timestamp(line)]
-                self.log.extend(public)
-                self.events_since_point.extend(public)
-                for side in SIDES:
-                    self.events_since_decision[side].extend(public)
-                for line in public:
-                    if line.startswith("|turn|"):
-                        self.turn = int(line.split("|")[2])
-                    elif line.startswith("|win|"):
-                        parts = line.split("|")
-                        self.winner = next((s for s in SIDES if self.names[s] == parts[2]), None)
+                self.absorb_views(split_update(chunk.lines))
             elif chunk.kind == "request" and chunk.side and chunk.request is not None:
                 self.trackers[chunk.side].feed_request(chunk.request)
                 self.pending_requests[chunk.side] = chunk.request
@@ -202,6 +188,25 @@ class BattleRun:
                 self.errors[chunk.side].append(chunk.text)
             elif chunk.kind == "end":
                 self.ended = True
+
+    def absorb_views(self, views: dict[str, list[str]]) -> None:
+        """Battle lines as each side and a spectator see them (``p1``, ``p2``, ``spectator``): trackers, log, turn,
+        winner. The embedded simulator's updates and a server's battle room (``wolfeclick.battle.ladder``) both
+        come in here."""
+        shared: dict[str, list[str]] = {}  # a public line is split once for both sides
+        for side in SIDES:
+            self.trackers[side].feed_parts(split_lines(views[side], shared))
+        public = [line for line in views["spectator"] if line and not is_timestamp(line)]
+        self.log.extend(public)
+        self.events_since_point.extend(public)
+        for side in SIDES:
+            self.events_since_decision[side].extend(public)
+        for line in public:
+            if line.startswith("|turn|"):
+                self.turn = int(line.split("|")[2])
+            elif line.startswith("|win|"):
+                parts = line.split("|")
+                self.winner = next((s for s in SIDES if self.names[s] == parts[2]), None)
 
     def deciding_sides(self) -> list[str]:
         return [s for s in SIDES if s in self.pending_requests and not self.pending_requests[s].get("wait")
@@ -406,6 +411,22 @@ async def stream_battle(
 
 async def decide_point(run: BattleRun, record: _Pending, deciding: list[str], process: SimProcess) -> None:
     """Ask every deciding side, send their choices in side order, and re-ask sides whose choice was refused."""
+
+    async def write(lines: list[str]) -> None:
+        run.sent.extend(lines)
+        reply = await process.call("write", battle=run.key, lines=lines)
+        run.absorb(reply["out"])
+        if reply.get("ended"):
+            run.inputlog = reply.get("inputlog", [])
+
+    await decide_and_send(run, record, deciding, write)
+
+
+async def decide_and_send(run: BattleRun, record: _Pending, deciding: list[str],
+                          send: Callable[[list[str]], Awaitable[None]]) -> None:
+    """``decide_point`` over any channel: ``send(lines)`` delivers the choices (``>p1 move 1``…) and returns once
+    what they caused has been absorbed into ``run`` (a refusal lands in ``run.errors``, a new request in
+    ``run.pending_requests``). The embedded simulator answers at once; a server's battle room is waited on."""
     rejected: dict[str, tuple[str, ...]] = {side: () for side in deciding}
     asking = list(deciding)
     while asking:
@@ -422,11 +443,7 @@ async def decide_point(run: BattleRun, record: _Pending, deciding: list[str], pr
             run.pending_requests.pop(side, None)
         for side in SIDES:
             run.errors[side].clear()
-        run.sent.extend(lines)
-        reply = await process.call("write", battle=run.key, lines=lines)
-        run.absorb(reply["out"])
-        if reply.get("ended"):
-            run.inputlog = reply.get("inputlog", [])
+        await send(lines)
         refused = [side for side in asking if run.errors[side]]
         for side in refused:
             sent = record.decisions[side]["command"]
