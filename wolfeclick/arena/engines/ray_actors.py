@@ -87,7 +87,9 @@ class ModelServer:
     so a retried decision simply waits for that.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, window_ms: float | None = None) -> None:
+        self.window_ms = window_ms
+        """How long a batch waits for the other active battles (None: the batcher's default, 4 ms)."""
         self._lock = threading.Lock()
         self.requests = 0
         self.sizes: dict[int, int] = {}
@@ -96,7 +98,10 @@ class ModelServer:
     def _handle(self, checkpoint: Any, device: str | None, quant: str | None) -> Any:
         from wolfeclick.llm.loading import MODEL_CACHE
 
-        return MODEL_CACHE.get(checkpoint, device=device, quant=quant)
+        handle = MODEL_CACHE.get(checkpoint, device=device, quant=quant)
+        if self.window_ms is not None:
+            handle.entry.batcher().window = self.window_ms / 1000.0
+        return handle
 
     def describe(self, checkpoint: Any, device: str | None, quant: str | None) -> dict[str, Any]:
         """Load the checkpoint (if not yet) and say what a policy's metadata needs to know of it."""
@@ -126,7 +131,9 @@ class SimWorker:
     """A simulator pool and the policies of one tournament; plays ``SpecJob``s, many at once (an async actor)."""
 
     def __init__(self, specs: Sequence[str], llm_options: Mapping[str, Any], servers: Mapping[str, Any],
-                 processes: int = 1, tag: str = "worker") -> None:
+                 processes: int = 1, tag: str = "worker", core: int | None = None) -> None:
+        if core is not None and hasattr(os, "sched_setaffinity"):  # a CPU limit for scale-out benchmarks:
+            os.sched_setaffinity(0, {core % (os.cpu_count() or 1)})  # this process and its simulators, one core
         self.specs = list(specs)
         self.llm_options = dict(llm_options)
         self.servers = dict(servers)
@@ -157,7 +164,7 @@ class SimWorker:
         if self.pool is None:
             self.pool = SimPool(self.processes)
             await self.pool.start()
-        return {"pid": os.getpid(), "showdown": self.pool.showdown_version}
+        return {"pid": os.getpid(), "showdown": self.pool.showdown_version, "cpu": self.cpu_seconds()}
 
     async def play(self, job: SpecJob) -> Recording:
         """Play one battle (an aborted one once more, as locally) and return its recording."""
@@ -176,3 +183,16 @@ class SimWorker:
 
     def pid(self) -> int:
         return os.getpid()
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) of this worker and its live simulator processes, for benchmarks."""
+        import psutil
+
+        me = psutil.Process()
+        total = sum(me.cpu_times()[:2])
+        for child in me.children(recursive=True):
+            try:
+                total += sum(child.cpu_times()[:2])
+            except psutil.Error:
+                pass
+        return total

@@ -76,14 +76,20 @@ class RayEngine:
 
     ``workers``: simulator workers (default ``default_workers``); ``worker_cpus``: CPUs each reserves;
     ``processes``: simulator processes per worker; ``model_servers``: servers for checkpoints (default one per
-    GPU, else one); ``init``: extra ``ray.init`` arguments for a local instance.
+    GPU, else one); ``batch_window_ms``: how long a server's batch waits for the other active battles (None: the
+    batcher's 4 ms; decisions that cross the network arrive less in step than local ones); ``init``: extra
+    ``ray.init`` arguments for a local instance; ``pin_cores``: pin worker *i* (and its simulators) to core
+    *i mod cores* of its node (a real CPU limit, for the scale-out benchmark).
     """
 
     name = "ray"
 
     def __init__(self, address: str | None = None, *, workers: int | None = None, worker_cpus: float = 1.0,
                  processes: int = 1, model_servers: int | None = None, max_attempts: int = 3,
+                 batch_window_ms: float | None = None, pin_cores: bool = False,
                  init: Mapping[str, Any] | None = None) -> None:
+        self.batch_window_ms = batch_window_ms
+        self.pin_cores = pin_cores
         self.address = address
         self.workers_wanted = workers
         self.worker_cpus = worker_cpus
@@ -99,6 +105,10 @@ class RayEngine:
         """Workers replaced after dying, in this engine's lifetime."""
         self.server_stats: list[dict[str, Any]] = []
         """Each model server's ``stats()`` at the end of the last tournament (decisions, batches, sizes)."""
+        self.worker_cpu = 0.0
+        """CPU seconds of the last tournament's live workers and their simulators, read as they were closed."""
+        self.startup_cpu = 0.0
+        """Of which spent starting them (imports, simulators, policies), read when each was ready."""
 
     # ---------------------------------------------------------------------------------------------- preparing
 
@@ -140,10 +150,12 @@ class RayEngine:
             raise EngineError(f"could not start or reach {where}: {str(exc).strip().splitlines()[0]}") from None
         return True
 
-    def _new_worker(self, lineup: RayLineup, servers: Mapping[str, Any], per_worker: int, tag: str) -> Any:
+    def _new_worker(self, lineup: RayLineup, servers: Mapping[str, Any], per_worker: int, slot: int,
+                    tag: str) -> Any:
         actor = ray.remote(SimWorker).options(num_cpus=self.worker_cpus, max_concurrency=per_worker + 4,
                                               max_restarts=0)
-        return actor.remote(lineup.specs, lineup.llm_options, servers, self.processes, tag)
+        return actor.remote(lineup.specs, lineup.llm_options, servers, self.processes, tag,
+                            slot if self.pin_cores else None)
 
     def _new_servers(self, lineup: RayLineup) -> dict[str, Any]:
         """One server per GPU (or one); each base goes to one of them, in sorted order; spec → server."""
@@ -154,7 +166,7 @@ class RayEngine:
         resources = {"num_gpus": 1} if gpus else {"num_cpus": 0}
         actor = ray.remote(ModelServer).options(max_restarts=-1, max_task_retries=-1, max_concurrency=256,
                                                 **resources)
-        self.servers = [actor.remote() for _ in range(count)]
+        self.servers = [actor.remote(self.batch_window_ms) for _ in range(count)]
         order = sorted(set(lineup.bases.values()))
         return {spec: self.servers[order.index(base) % count] for spec, base in lineup.bases.items()}
 
@@ -172,10 +184,12 @@ class RayEngine:
             count = max(1, min(count, len(jobs)))
             per_worker = max(1, math.ceil(max(1, concurrency) / count))
             generation = itertools.count()
+            self.startup_cpu = 0.0
 
             async def fresh(slot: int) -> Any:
-                worker = self._new_worker(lineup, servers, per_worker, f"run{run}-w{slot}-{next(generation)}")
-                await _wait(worker.ready.remote())
+                worker = self._new_worker(lineup, servers, per_worker, slot, f"run{run}-w{slot}-{next(generation)}")
+                info = await _wait(worker.ready.remote())
+                self.startup_cpu += float(info.get("cpu", 0.0))
                 return worker
 
             self.workers = list(await asyncio.gather(*(fresh(slot) for slot in range(count))))
@@ -222,6 +236,11 @@ class RayEngine:
                 ray.cancel(ref)
             except Exception:  # noqa: BLE001 - already finished or its actor already gone
                 pass
+        cpu = [worker.cpu_seconds.remote() for worker in self.workers]
+        self.worker_cpu = 0.0
+        if cpu:
+            done, _ = await asyncio.wait([asyncio.wrap_future(ref.future()) for ref in cpu], timeout=5)
+            self.worker_cpu = sum(f.result() for f in done if not f.exception())
         closing = [worker.close.remote() for worker in self.workers]
         if closing:
             await asyncio.wait([asyncio.wrap_future(ref.future()) for ref in closing], timeout=5)
