@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -94,6 +95,11 @@ class ModelServer:
         self.requests = 0
         self.sizes: dict[int, int] = {}
         """Decisions answered, by the size of the batch they were answered in."""
+        self.mixed = 0
+        """Batches that held decisions from more than one worker."""
+        self._recent: OrderedDict[tuple[int, float], set[Any]] = OrderedDict()
+        """The workers seen in each recent batch; a batch is known by (size, its measured model time), which every
+        result of one forward pass shares and no two passes do."""
 
     def _handle(self, checkpoint: Any, device: str | None, quant: str | None) -> Any:
         from wolfeclick.llm.loading import MODEL_CACHE
@@ -113,18 +119,28 @@ class ModelServer:
     def run(self, checkpoint: Any, device: str | None, quant: str | None, request: Any, client: Any) -> Any:
         """One decision's forward pass, batched with whatever else is in flight on the same base."""
         result = self._handle(checkpoint, device, quant).entry.batcher().run(request, client)
+        worker = client[0] if isinstance(client, tuple) else None
         with self._lock:
             self.requests += 1
             self.sizes[result.batch_size] = self.sizes.get(result.batch_size, 0) + 1
+            if result.batch_size > 1:
+                seen = self._recent.setdefault((result.batch_size, result.model_ms), set())
+                seen.add(worker)
+                if len(seen) == 2:
+                    self.mixed += 1
+                while len(self._recent) > 1024:
+                    self._recent.popitem(last=False)
         return result
 
     def stats(self) -> dict[str, Any]:
-        """Decisions answered, forward batches run, and decisions by batch size (since this process started)."""
+        """Decisions answered, forward batches run, decisions by batch size, and batches that mixed workers'
+        decisions (since this process started)."""
         from wolfeclick.llm.loading import MODEL_CACHE
 
         batches = sum(entry.batcher().batches for entry in MODEL_CACHE.entries())
         with self._lock:
-            return {"pid": os.getpid(), "requests": self.requests, "batches": batches, "by_size": dict(self.sizes)}
+            return {"pid": os.getpid(), "requests": self.requests, "batches": batches, "by_size": dict(self.sizes),
+                    "mixed_batches": self.mixed}
 
 
 class SimWorker:
