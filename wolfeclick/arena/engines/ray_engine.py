@@ -220,10 +220,7 @@ class RayEngine:
                             self.workers[slot] = await fresh(slot)
                         continue
                     except RayTaskError as exc:  # raised inside a battle: the same error the local engine raises
-                        cause = getattr(exc, "cause", None)
-                        if isinstance(cause, BaseException):
-                            raise cause from None
-                        raise
+                        raise _unwrap(exc) from None
                     yield position, recording
         finally:
             await self._cleanup(inflight, own)
@@ -264,10 +261,14 @@ async def _wait(ref: Any) -> Any:
     try:
         return await asyncio.wrap_future(ref.future())
     except RayTaskError as exc:
-        cause = getattr(exc, "cause", None)
-        if isinstance(cause, BaseException):
-            raise cause from None
-        raise
+        raise _unwrap(exc) from None
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The exception an actor raised, out of Ray's wrappers (a server's error reaches us through a worker's)."""
+    while isinstance(exc, RayTaskError) and isinstance(getattr(exc, "cause", None), BaseException):
+        exc = exc.cause
+    return exc
 
 
 def _first_line(exc: BaseException) -> str:
