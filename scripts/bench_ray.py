@@ -160,6 +160,13 @@ def main() -> None:
         "imports and simulator start; *Ray's processes* raylet, GCS and idle Ray workers over the run (a fixed "
         "cost per second, not per battle).",
         "",
+        "Reading them: the battles cost the same CPU on a worker actor as in the local engine (compare "
+        "*workers (battles)* with local's total); what Ray adds is the *driver* column (receiving every "
+        "recording and row: a cost per battle) and the *start-up* and *Ray's processes* columns (costs per "
+        "run, which a longer tournament spreads thinner). On a machine this loaded the wall-clock columns "
+        "cannot show a 10% difference either way; judge the engine's overhead on the CPU columns "
+        "(docs/scale.md).",
+        "",
         "**Scale-out** (N workers, each pinned to one core with its simulator, 4 battles in flight per worker):",
         "",
         "| workers | battles/s (whole run) | battles/s (first to last row) | CPU ms/battle | driver | workers "
