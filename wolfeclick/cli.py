@@ -137,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "ELO0) Elo stronger than the second; needs exactly two policies")
     bench.add_argument("--no-recordings", dest="recordings", action="store_false",
                        help="do not keep a recording of each battle")
+    bench.add_argument("--engine", choices=["local", "ray"], default="local",
+                       help="who plays the battles: this process (default) or Ray actors (same results; docs/scale.md)")
+    bench.add_argument("--address", default=None, metavar="auto|HOST:PORT",
+                       help="with --engine ray: the cluster to join (default: start a local Ray instance)")
     _add_team_options(bench, seats=False)
     _add_llm_options(bench)
 
@@ -426,6 +430,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from wolfeclick.arena.engines import make_engine
     from wolfeclick.arena.schedule import TournamentConfig, parse_specs
     from wolfeclick.arena.tournament import format_table, run_tournament, tournament_dir
 
@@ -439,6 +444,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         sprt = (elo0, elo1)
     from wolfeclick.battle.teams import prepare_deal
 
+    engine = make_engine(args.engine, address=args.address)  # --address without --engine ray: one line, exit 2
     deal = asyncio.run(prepare_deal(_team_sources(args), args.format))  # an illegal team: one line, nothing played
     config = TournamentConfig(players=parse_specs(args.players), vs=parse_specs(args.vs), pairs=args.pairs,
                               format=args.format, seed=args.seed, max_turns=args.max_turns, sprt=sprt,
@@ -456,7 +462,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     try:
         summary = asyncio.run(run_tournament(config, args.out, concurrency=args.concurrency, resume=args.resume,
                                              keep_recordings=args.recordings, llm_options=_llm_options(args),
-                                             on_start=started, on_result=finished))
+                                             on_start=started, on_result=finished, engine=engine))
     except KeyboardInterrupt:
         for bar in bars:
             bar.close()

@@ -1,4 +1,4 @@
-"""Run tournaments: schedule → battles (``battle.batch.run_jobs``) → one result line per battle → summary.
+"""Run tournaments: schedule → battles (an engine: ``arena.engines``) → one result line per battle → summary.
 
 Layout of one tournament, ``<out>/<tournament id>/``:
 
@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from wolfeclick.arena.engines import Engine, LocalEngine, SpecJob
 from wolfeclick.arena.ratings import Glicko2Rating, glicko2_run
 from wolfeclick.arena.results import (
     TournamentSummary,
@@ -207,6 +208,7 @@ async def run_tournament(
     on_start: StartCallback | None = None,
     on_result: ResultCallback | None = None,
     stop: asyncio.Event | None = None,
+    engine: Engine | None = None,
 ) -> TournamentSummary:
     """Play ``config``'s tournament under ``out_dir/<id>/`` and return its summary.
 
@@ -224,6 +226,8 @@ async def run_tournament(
       battles start and those in flight are cancelled.
     * Setting ``stop`` cancels the battles in flight and returns early with ``complete=False``; ``resume``
       later finishes the job.
+    * ``engine`` plays the battles (``arena.engines``: ``LocalEngine`` by default, or ``RayEngine``); the files
+      written are the same whichever plays, and a tournament started on one engine can be resumed on another.
 
     ``results.jsonl`` and ``summary.json`` are written only when the tournament is complete.
     """
@@ -246,27 +250,23 @@ async def run_tournament(
     decided = status is not None and status[1] is not None
     pending = [] if decided else [b for b in schedule if b.index not in done]
 
-    built: dict[str, Policy] = dict(policies or {})
+    engine = engine if engine is not None else LocalEngine()
+    lineup: Any = None
     if pending:  # before anything is written, so a bad spec leaves no directory behind
-        from wolfeclick.battle.specs import make_policy
-
-        for spec in sorted({s for b in pending for s in (b.p1, b.p2)}):
-            if spec not in built:
-                built[spec] = make_policy(spec, **dict(llm_options or {}))
+        lineup = engine.prepare(sorted({s for b in pending for s in (b.p1, b.p2)}), dict(policies or {}),
+                                dict(llm_options or {}))
     if not exists:
         write_atomic(config_path, _config_text(config))
     if on_start is not None:
         on_start(len(done), len(schedule))
 
     if pending:
-        from wolfeclick.battle.batch import BattleJob, run_jobs
-
         deal = config.deal()  # a given-team format: each seat's team from the pair's seed (same in both games)
-        jobs = [BattleJob(built[b.p1], built[b.p2], config.format, b.seed, config.max_turns, b.battle_id,
-                          teams=deal.infos(b.seed) if deal else None)
+        jobs = [SpecJob(b.p1, b.p2, config.format, b.seed, config.max_turns, b.battle_id,
+                        teams=deal.infos(b.seed) if deal else None)
                 for b in pending]
         recordings = (Path(recordings_dir) if recordings_dir else directory / RECORDINGS_DIR) if keep_recordings else None
-        stream = run_jobs(jobs, concurrency=concurrency, replays=1)
+        stream = engine.play(jobs, lineup, concurrency=concurrency)
         async with contextlib.aclosing(stream):
             while True:
                 try:

@@ -151,16 +151,24 @@ class BaseEntry:
             return self._batcher
 
 
-def _load_base(base: ResolvedModel, device: str, quant: str) -> BaseEntry:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def load_tokenizer(base: ResolvedModel) -> Any:
+    """The base's tokenizer, padded with its end token when it has no pad token (as every loaded base is)."""
+    from transformers import AutoTokenizer
 
-    label = base.ref.label()
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(base.path))
     except Exception as exc:
-        raise _load_error(f"the tokenizer of {label!r}", exc) from exc
+        raise _load_error(f"the tokenizer of {base.ref.label()!r}", exc) from exc
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def _load_base(base: ResolvedModel, device: str, quant: str) -> BaseEntry:
+    from transformers import AutoModelForCausalLM
+
+    label = base.ref.label()
+    tokenizer = load_tokenizer(base)
     kwargs: dict[str, Any] = {"dtype": compute_dtype(device), "device_map": {"": device}}
     config = quantization_config(quant, device)
     if config is not None:

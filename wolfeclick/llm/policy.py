@@ -239,8 +239,11 @@ def _option(options: dict[str, str], key: str, cast: Any, default: Any) -> Any:
 
 def make_llm_policy(spec: str, *, mode: str | None = "score", quant: str | None = None, profile: str | None = None,
                     temperature: float | None = 0.0, device: str | None = None, parser: str | None = None,
-                    **_ignored: Any) -> LLMPolicy:
+                    cache: Any = None, **_ignored: Any) -> LLMPolicy:
     """Resolve, load (through the shared cache) and wrap the checkpoint a spec names.
+
+    ``cache`` is where the model comes from: ``MODEL_CACHE`` (this process) unless another object with the same
+    ``get(checkpoint, device=…, quant=…) -> ModelHandle`` is given (the Ray engine's model-server client).
 
     Options written in the spec (``llm:…?mode=generate&quant=nf4``) win over these arguments, so one command line
     can pit differently configured checkpoints against each other. Raises ``CheckpointError`` (one line).
@@ -267,6 +270,6 @@ def make_llm_policy(spec: str, *, mode: str | None = "score", quant: str | None 
         raise CheckpointError(f"unknown decoding mode {mode!r} (expected score or generate)")
     profile_obj = make_profile(profile_name)
     checkpoint = resolve_checkpoint(parsed)
-    handle = MODEL_CACHE.get(checkpoint, device=device, quant=quant)
+    handle = (cache if cache is not None else MODEL_CACHE).get(checkpoint, device=device, quant=quant)
     return LLMPolicy(spec.strip(), handle, profile_obj, mode=mode, temperature=temperature, norm=norm,
                      sampling=sampling, parser=parser)

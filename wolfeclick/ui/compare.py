@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
 
 from wolfeclick.arena import tournament as tournaments
+from wolfeclick.arena.engines import make_engine
 from wolfeclick.arena.results import charts_from_rows, summary_from_rows
 from wolfeclick.arena.schedule import build_schedule
 from wolfeclick.battle.schema import is_valid_id
@@ -112,9 +113,11 @@ async def run_compare(
     mode: str = "score",
     concurrency: int | None = None,
     stop: asyncio.Event | None = None,
+    engine: str = "local",
 ) -> AsyncIterator[CompareUpdate]:
     """Play every pairing of ``specs``; yield an update after each battle (and one at the start). Results go
-    to ``out_dir/<tournament id>/``, recordings to ``recordings``."""
+    to ``out_dir/<tournament id>/``, recordings to ``recordings``. ``engine``: ``local`` or ``ray`` (a local Ray
+    instance; the same results)."""
     specs = check_specs(specs)
     format_id = check_format(format_id)
     battles_per_pairing = int(battles_per_pairing)
@@ -127,14 +130,18 @@ async def run_compare(
         if not cache.loaded(spec, mode) and spec.startswith(("llm:", "preset:")):
             yield CompareUpdate(0, 0, f"Loading {spec}…")
         policies[spec] = await asyncio.to_thread(cache.build, spec, mode)
+    try:
+        chosen = make_engine(engine)
+    except WolfeClickError as exc:
+        raise LiveError(one_line(exc)) from None
     async for update in _run_tournament(specs, battles_per_pairing, format_id, seed, policies, mode, concurrency,
-                                        stop, out_dir, recordings):
+                                        stop, out_dir, recordings, chosen):
         yield update
 
 
 async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: int, policies: dict[str, Any],
                           mode: str, concurrency: int, stop: asyncio.Event | None,
-                          out_dir: Path, recordings: Path) -> AsyncIterator[CompareUpdate]:
+                          out_dir: Path, recordings: Path, engine: Any = None) -> AsyncIterator[CompareUpdate]:
     try:
         config = tournaments.TournamentConfig(players=tuple(specs), pairs=max(1, (battles + 1) // 2),
                                          format=format_id, seed=seed)
@@ -155,7 +162,7 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
             summary = await tournaments.run_tournament(
                 config, out_dir, concurrency=concurrency, resume=True, recordings_dir=recordings,
                 policies=policies,
-                llm_options={"mode": mode}, on_start=on_start, on_result=on_result, stop=stop)
+                llm_options={"mode": mode}, on_start=on_start, on_result=on_result, stop=stop, engine=engine)
             await queue.put(("end", summary))
         except BaseException as exc:  # handed to the page's task: a WolfeClickError is one line, the rest a bug
             await queue.put(("error", exc))

@@ -62,7 +62,7 @@ def _shown(ui: CompareUI, update: compare_mod.CompareUpdate) -> dict:
 
 
 async def compare_run(ctx: AppContext, ui: CompareUI, chosen: list[str], extra: str, battles: float,
-                      format_id: str, seed: str, mode: str, request: gr.Request = None,
+                      format_id: str, seed: str, mode: str, engine: str = "local", request: gr.Request = None,
                       progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
     """Run a small tournament; table and charts update as each battle finishes."""
     specs = list(chosen or []) + [s.strip() for s in (extra or "").split(",") if s.strip()]
@@ -70,7 +70,8 @@ async def compare_run(ctx: AppContext, ui: CompareUI, chosen: list[str], extra: 
     try:
         stream = compare_mod.run_compare(specs, int(battles or 2), format_id or DEFAULT_FORMAT, parse_seed(seed),
                                          cache=ctx.policies, out_dir=ctx.results,
-                                         recordings=ctx.library.directory, mode=mode or "score", stop=stop)
+                                         recordings=ctx.library.directory, mode=mode or "score", stop=stop,
+                                         engine=engine or "local")
         async for update in stream:
             if update.total:
                 progress((update.done, update.total), desc=update.message, unit="battles")
@@ -113,6 +114,8 @@ def build(ctx: AppContext) -> CompareUI:
                 format_box = gr.Dropdown(FORMATS, value=DEFAULT_FORMAT, label="Format", allow_custom_value=True)
                 seed = gr.Textbox(label="Seed", value="0", max_length=12)
                 mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)")
+                engine = gr.Radio(["local", "ray"], value="local", label="Engine",
+                                  info="ray: battles on Ray actors (a local Ray instance); same results")
                 with gr.Row():
                     run = gr.Button("▶ Run", variant="primary")
                     stop = gr.Button("■ Stop", variant="stop")
@@ -134,7 +137,8 @@ def build(ctx: AppContext) -> CompareUI:
                                  interactive=False, max_height=100_000, elem_classes=["wc-all-rows"])
     ui = CompareUI(specs, extra, battles, format_box, seed, mode, run, stop, select, load, status, table,
                    verdicts, win, heat, ratings, games)
-    run.click(bind(compare_run, ctx, ui), [specs, extra, battles, format_box, seed, mode], ui.outputs(RUN_OUTPUTS),
+    run.click(bind(compare_run, ctx, ui), [specs, extra, battles, format_box, seed, mode, engine],
+              ui.outputs(RUN_OUTPUTS),
               api_name="compare_run", concurrency_limit=2, concurrency_id="compare")
     stop.click(bind(compare_stop, ctx), None, status, api_name="compare_stop", concurrency_limit=None)
     load.click(bind(compare_load, ctx, ui), select, ui.outputs(LOAD_OUTPUTS), api_name="compare_load")

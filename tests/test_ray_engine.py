@@ -1,0 +1,173 @@
+"""The Ray engine (issue 15): the same tournament files as the local engine, through a killed worker, a resume
+across engines and a restarted model server; checkpoint decisions from several workers batched on one server.
+
+One local Ray instance serves the whole module (2 logical CPUs, no dashboard, workers' logs kept off the driver).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import ray
+
+from tests.llm_fixtures import tiny_checkpoint  # noqa: F401 - a pytest fixture
+from wolfeclick.arena.engines import LocalEngine, make_engine
+from wolfeclick.arena.engines.ray_engine import RayEngine
+from wolfeclick.arena.schedule import TournamentConfig
+from wolfeclick.arena.tournament import PROGRESS_FILE, RESULTS_FILE, SUMMARY_FILE, run_tournament, tournament_dir
+from wolfeclick.cli import main
+from wolfeclick.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+CONFIG = TournamentConfig(players=("random", "maxdamage", "heuristic"), pairs=2, format="gen9randombattle", seed=11)
+"""A 3-policy round robin: 3 pairings × 2 pairs × 2 seats = 12 battles."""
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {name: (directory / name).read_bytes() for name in (RESULTS_FILE, SUMMARY_FILE, "tournament.json")}
+
+
+@pytest.fixture(scope="module")
+def ray_instance():
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             logging_level=logging.WARNING)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def local_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """CONFIG played by the local engine (today's code path)."""
+    out = tmp_path_factory.mktemp("local")
+    summary = asyncio.run(run_tournament(CONFIG, out, concurrency=2, keep_recordings=False, engine=LocalEngine()))
+    assert summary.complete and summary.battles == 12
+    return _files(tournament_dir(out, CONFIG))
+
+
+def test_bench_on_ray_is_byte_identical_to_local(ray_instance, local_files, tmp_path: Path) -> None:
+    # `bench --engine ray` joins the running instance: one simulator worker (2 CPUs: one per core but one)
+    assert main(["bench", "--players", ",".join(CONFIG.players), "--pairs", "2", "--format", CONFIG.format,
+                 "--seed", "11", "--out", str(tmp_path), "--concurrency", "4", "--engine", "ray"]) == 0
+    directory = tournament_dir(tmp_path, CONFIG)
+    assert _files(directory) == local_files
+    rows = [json.loads(line) for line in (directory / RESULTS_FILE).read_text().splitlines()]
+    assert {p.stem for p in (directory / "recordings").iterdir()} == {r["recording"] for r in rows}
+
+
+def test_stopping_a_ray_run_keeps_what_finished_and_ends_its_actors(ray_instance, tmp_path: Path) -> None:
+    engine = RayEngine(workers=2)
+    stop = asyncio.Event()
+    pids: list[int] = []
+
+    def on_result(row: dict, done: int, total: int) -> None:
+        if done == 2:  # what Ctrl-C does in `bench` (and Stop in the Compare tab)
+            pids.extend(ray.get([worker.pid.remote() for worker in engine.workers]))
+            stop.set()
+
+    summary = asyncio.run(run_tournament(CONFIG, tmp_path, concurrency=4, keep_recordings=False, engine=engine,
+                                         on_result=on_result, stop=stop))
+    directory = tournament_dir(tmp_path, CONFIG)
+    assert not summary.complete and not (directory / RESULTS_FILE).exists()
+    assert 2 <= len((directory / PROGRESS_FILE).read_text().splitlines()) < 12
+    assert engine.workers == [] and len(pids) == 2
+    deadline = time.monotonic() + 30
+    while any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids):
+        assert time.monotonic() < deadline, "a worker actor outlived the stopped run"
+        time.sleep(0.2)
+
+
+def test_resume_on_ray_after_local_start_survives_a_killed_worker(ray_instance, local_files, tmp_path: Path) -> None:
+    async def start_locally() -> None:  # stopped after 3 battles, as a Ctrl-C would
+        stop = asyncio.Event()
+        summary = await run_tournament(CONFIG, tmp_path, concurrency=2, keep_recordings=False, stop=stop,
+                                       on_result=lambda row, done, total: stop.set() if done >= 3 else None)
+        assert not summary.complete
+
+    asyncio.run(start_locally())
+    progress = tournament_dir(tmp_path, CONFIG) / PROGRESS_FILE
+    before = len(progress.read_text().splitlines())
+    assert 3 <= before < 12
+
+    engine = RayEngine(workers=2)
+    killed: list[int] = []
+
+    def kill_one(row: dict, done: int, total: int) -> None:
+        if not killed:  # both workers have battles in flight now (two each, one just finished)
+            killed.append(ray.get(engine.workers[0].pid.remote()))
+            ray.kill(engine.workers[0])
+
+    summary = asyncio.run(run_tournament(CONFIG, tmp_path, concurrency=4, resume=True, keep_recordings=False,
+                                         engine=engine, on_result=kill_one))
+    assert killed and engine.replaced == 1  # the dead worker was replaced once, and its battles dealt again
+    assert summary.complete and _files(progress.parent) == local_files
+    indices = [json.loads(line)["index"] for line in progress.read_text().splitlines()]
+    assert sorted(indices) == list(range(12))  # no battle recorded twice, none lost
+
+
+def test_checkpoint_on_ray_batches_decisions_from_several_workers(ray_instance, tiny_checkpoint,  # noqa: F811
+                                                                 tmp_path: Path) -> None:
+    spec = f"llm:{tiny_checkpoint}"
+    config = TournamentConfig(players=(spec,), vs=("random",), pairs=2, format="gen9randombattle", seed=5,
+                              max_turns=10)
+    # Two battles (two checkpoint sides) in flight per worker; a batch waits up to 25 ms for the other sides.
+    engine = RayEngine(workers=2, worker_cpus=0.5, batch_window_ms=25)
+    killed: list[int] = []
+
+    def kill_server_mid_battle() -> None:  # Ray restarts it; the decisions it had not answered are retried
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not killed:
+            if engine.servers:
+                stats = ray.get(engine.servers[0].stats.remote())
+                if stats["requests"] >= 6:
+                    killed.append(stats["pid"])
+                    ray.kill(engine.servers[0], no_restart=False)
+            time.sleep(0.1)
+
+    killer = threading.Thread(target=kill_server_mid_battle, daemon=True)
+    killer.start()
+    summary = asyncio.run(run_tournament(config, tmp_path, concurrency=4, engine=engine))
+    killer.join(timeout=1)
+    assert summary.complete and summary.aborted == 0 and summary.battles == 4
+    directory = tournament_dir(tmp_path, config)
+    sizes = []
+    for path in sorted((directory / "recordings").iterdir()):
+        recording = json.loads(path.read_text())
+        side = "p1" if recording["players"]["p1"]["policy"] == spec else "p2"
+        assert recording["players"][side]["metadata"]["device"] == "cpu"
+        sizes += [t["decisions"][side]["policy_info"]["batch_size"] for t in recording["turns"]
+                  if side in t["decisions"] and "batch_size" in t["decisions"][side].get("policy_info", {})]
+    mean = sum(sizes) / len(sizes)
+    print(f"\ncheckpoint on Ray: {len(sizes)} decisions, mean batch size {mean:.2f}, largest {max(sizes)}; "
+          f"restarted server: {engine.server_stats}")
+    assert max(sizes) >= 2 and mean > 1.0
+    # The server was killed mid-battle, restarted, and answered the rest (the retried decisions among them) ...
+    (stats,) = engine.server_stats
+    assert killed and stats["pid"] != killed[0] and stats["requests"] >= 1
+    # ... and the restarted one alone already ran forward passes mixing both workers' decisions.
+    assert stats["mixed_batches"] >= 1
+
+
+def test_engine_choice_is_checked_and_ray_stays_optional() -> None:
+    with pytest.raises(InputError, match="unknown engine"):
+        make_engine("spark")
+    with pytest.raises(InputError, match="needs --engine ray"):
+        make_engine("local", address="auto")
+    # The CLI, the tournament runner, the Compare tab's runner and the local engine never import Ray.
+    code = ("import sys, wolfeclick.cli, wolfeclick.arena.tournament, wolfeclick.ui.compare; "
+            "from wolfeclick.arena.engines import make_engine; make_engine('local'); "
+            "assert 'ray' not in sys.modules, 'ray was imported'")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
