@@ -24,8 +24,8 @@ from wolfeclick.policies.human import (
     recent_lines,
 )
 
-FORMAT, SEED = "gen9randombattle", 3
-"""A short battle for a player who always presses the first button (25 decision points against maxdamage)."""
+FORMAT, SEED = "gen4randombattle", 28
+"""A short battle for a player who always presses the first button (14 decision points against maxdamage)."""
 
 MOVEDEX = {"thunderbolt": {"type": "Electric", "basePower": 90, "category": "Special"},
            "thunderwave": {"type": "Electric", "basePower": 0, "category": "Status"},

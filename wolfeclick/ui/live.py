@@ -184,7 +184,8 @@ def prompt_markdown(prompt: Prompt, names: dict[str, str]) -> str:
     """Pure: what the person reads above the buttons: whose turn, both actives, what just happened, the timer."""
     from wolfeclick.ui.narrate import narrate
 
-    lines = [f"### Your move ({prompt.side}, turn {prompt.turn})",
+    number = prompt.key.rsplit("-", 1)[-1]
+    lines = [f"### Your move ({prompt.side}, turn {prompt.turn} · choice #{number})",
              f"**You:** {_md(prompt.you)} · **Opponent:** {_md(prompt.foe)}"]
     said = [s.text for s in narrate(list(prompt.lines), names) if s.kind != "turn"]
     if said:

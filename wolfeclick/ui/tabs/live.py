@@ -51,8 +51,9 @@ __all__ = ["LiveUI", "HumanUI", "build", "live_start", "live_stop", "human_choos
 
 STREAM_OUTPUTS = ("status", "data", "turn", "open_button", "link", "last")
 """The order of ``/live_start``'s outputs (API clients get all but the Button and the State), then HUMAN_OUTPUTS."""
-HUMAN_OUTPUTS = ("prompt", "key", "state")
-"""A person's prompt (Markdown), its key (the hidden box the buttons send back) and the state, then the buttons."""
+HUMAN_OUTPUTS = ("prompt", "key", "state", "note")
+"""A person's prompt (Markdown), its key (the hidden box the buttons send back), the state and the note a click
+answers with; then the buttons."""
 BANK_SIZE = MAX_MOVES + MAX_SWITCHES
 """Buttons in the bank: four moves and five switches at most (team preview offers six leads)."""
 
@@ -69,7 +70,7 @@ class HumanUI:
     note: gr.Markdown
 
     def outputs(self) -> list[Any]:
-        return [self.prompt, self.key, self.state, *self.buttons]
+        return [*(getattr(self, name) for name in HUMAN_OUTPUTS), *self.buttons]
 
     def show(self, prompt: Any, names: dict[str, str]) -> dict:
         update = {self.prompt: prompt_markdown(prompt, names), self.key: prompt.key, self.state: prompt.state,
@@ -130,7 +131,8 @@ def _seats(ctx: AppContext, specs: dict[str, str], timer: Any, request: gr.Reque
 
 
 async def live_start(ctx: AppContext, ui: LiveUI, agent: str, agent_custom: str, opponent: str,
-                     opponent_custom: str, format_id: str, seed: str, mode: str, pace: float, timer: str = "",
+                     opponent_custom: str, format_id: str, seed: str, mode: str, pace: float,
+                     timer: str | None = None,
                      request: gr.Request = None, progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
     """Start a live battle and stream it into the Live viewer. A side chosen as "You" is played with the buttons
     (``timer``: seconds per decision, blank for none)."""
@@ -230,7 +232,7 @@ TAKEOVER_CHOICES = [("as recorded (the policy that played)", RECORDED)] + AGENT_
 
 async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: str, p1_custom: str,
                          p2_choice: str, p2_custom: str, mode: str, pace: float, replay_id: str, step: Any,
-                         timer: str = "", request: gr.Request = None,
+                         timer: str | None = None, request: gr.Request = None,
                          progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
     """Replays' *Take over from here*: the shown replay plays on live, from the shown decision, with the chosen
     policies — or "You" with the buttons (``timer`` seconds per decision) — in the Live viewer
@@ -291,7 +293,7 @@ def _human_controls() -> HumanUI:
         note = gr.Markdown("", elem_id="wc-human-note")
         with gr.Accordion("The state the policies see (yours, this decision)", open=False):
             state = gr.Markdown("")
-        key = gr.Textbox("", visible=False)
+        key = gr.Textbox("", visible=False, elem_id="wc-human-key")
     return HumanUI(prompt, key, state, buttons, note)
 
 
@@ -300,14 +302,16 @@ def build(ctx: AppContext) -> LiveUI:
     with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
         with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
             with gr.Accordion("Battle settings", open=True, elem_classes=["wc-controls"]):
-                agent = gr.Dropdown(AGENT_CHOICES, value="heuristic", label="Agent (p1)")
+                agent = gr.Dropdown(AGENT_CHOICES, value="heuristic", label="Agent (p1)", elem_id="wc-live-agent")
                 agent_custom = gr.Textbox(label="Agent spec", visible=False,
                                           placeholder="llm:REPO[@REV][+ADAPTER] or llm:/path")
-                opponent = gr.Dropdown(OPPONENT_CHOICES, value="random", label="Opponent (p2)")
+                opponent = gr.Dropdown(OPPONENT_CHOICES, value="random", label="Opponent (p2)",
+                                       elem_id="wc-live-opponent")
                 opponent_custom = gr.Textbox(label="Opponent checkpoint spec", visible=False,
                                              placeholder="preset:run2 or llm:…")
-                format_box = gr.Dropdown(FORMATS, value=DEFAULT_FORMAT, label="Format", allow_custom_value=True)
-                seed = gr.Textbox(label="Seed", placeholder="blank = random", max_length=12)
+                format_box = gr.Dropdown(FORMATS, value=DEFAULT_FORMAT, label="Format", allow_custom_value=True,
+                                         elem_id="wc-live-format")
+                seed = gr.Textbox(label="Seed", placeholder="blank = random", max_length=12, elem_id="wc-live-seed")
                 mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)",
                                 info="score: rank every legal action; generate: sample text like the training runs")
                 pace = gr.Slider(PACE_RANGE[0], 2, value=min(2.0, ctx.settings.live_pace), step=0.1,
@@ -316,7 +320,7 @@ def build(ctx: AppContext) -> LiveUI:
                                    max_length=8, elem_id="wc-human-timer",
                                    info="when you play a side: at 0 a seeded fallback plays for you (flagged)")
                 with gr.Row():
-                    start = gr.Button("▶ Start", variant="primary")
+                    start = gr.Button("▶ Start", variant="primary", elem_id="wc-live-start")
                     stop = gr.Button("■ Stop", variant="stop")
                 hardware_box = gr.Markdown("Checking hardware…")
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
