@@ -142,8 +142,15 @@ def test_a_person_plays_a_whole_battle_and_it_is_recorded_like_any_policy():
     assert not any(d.illegal for d in mine)
     assert all(p.buttons and p.state for p in prompts) and prompts[0].you != "—" and prompts[0].foe != "—"
     assert any("|move|" in line for p in prompts for line in p.lines)  # what happened since the last decision
-    again = asyncio.run(_play(first_button))
-    assert _comparable(again) == _comparable(recording)  # same seed, same answers: the same recording
+    assert prompts[0].you[0].isupper() and "%" in prompts[0].you  # e.g. "Dodrio 100%"
+
+
+def test_same_seed_and_same_answers_give_the_same_recording():
+    def last_button(seat: HumanSeat, prompt: Prompt) -> None:
+        seat.choose(prompt.key, len(prompt.buttons) - 1)
+
+    once, again = (asyncio.run(_play(last_button, max_turns=4)) for _ in range(2))
+    assert _comparable(again) == _comparable(once) and once.result.reason == "turn_limit"
 
 
 def test_illegal_and_stale_answers_are_refused_in_one_line():
@@ -187,3 +194,17 @@ def test_a_seat_refuses_to_block_its_own_loop():
             seat.ask(None)  # type: ignore[arg-type]
 
     asyncio.run(run())
+
+
+def test_the_command_line_refuses_human_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    from wolfeclick.battle.specs import PolicySpecError
+
+    with pytest.raises(PolicySpecError, match="a person choosing with buttons in the app"):
+        make_policy("human")
+    done = subprocess.run([sys.executable, "-m", "wolfeclick", "record", "--p1", "human", "--p2", "random",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "a person choosing with buttons" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())

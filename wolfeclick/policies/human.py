@@ -98,8 +98,11 @@ def _mon_text(mon: Any) -> str:
 
 
 def _species_name(mon: Any) -> str:
+    """The display name (``Dodrio``) of poke-env's species id (``dodrio``)."""
+    from poke_env.data import GenData
+
     try:
-        return str(mon._data.pokedex[mon.species]["name"])
+        return str(GenData.from_gen(9).pokedex[mon.species]["name"])
     except (AttributeError, KeyError, TypeError):  # a display name only
         return str(getattr(mon, "species", "?"))
 
