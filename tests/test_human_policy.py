@@ -23,6 +23,7 @@ from wolfeclick.policies.human import (
     check_timer,
     recent_lines,
 )
+from wolfeclick.sim.process import SimPool
 
 FORMAT, SEED = "gen4randombattle", 28
 """A short battle for a player who always presses the first button (14 decision points against maxdamage)."""
@@ -94,7 +95,7 @@ def test_recent_lines_stop_at_the_last_turn():
 # On the real simulator
 # --------------------------------------------------------------------------------------------------------------
 async def _play(choose: Any, *, timer: float | None = None, seed: int = SEED, max_turns: int = 300,
-                events: list | None = None) -> Recording:
+                events: list | None = None, pool: SimPool | None = None) -> Recording:
     """A battle of the seat's person (``choose(seat, prompt)`` answers, or None to let the timer run) vs maxdamage."""
     inbox: asyncio.Queue = asyncio.Queue()
     seat = HumanSeat("p1", timer_s=timer, notify=inbox.put_nowait)
@@ -110,9 +111,22 @@ async def _play(choose: Any, *, timer: float | None = None, seed: int = SEED, ma
     driver = asyncio.ensure_future(person())
     try:
         return await play_battle(HumanPolicy(seat), make_policy("maxdamage"), format_id=FORMAT, seed=seed,
-                                 max_turns=max_turns)
+                                 max_turns=max_turns, pool=pool)
     finally:
         driver.cancel()
+
+
+def twice(choose: Any, **options: Any) -> list[Recording]:
+    """The same battle played twice on one simulator process (a process start is most of a short battle's cost)."""
+    async def run() -> list[Recording]:
+        pool = SimPool(1)
+        await pool.start()
+        try:
+            return [await _play(choose, pool=pool, **options) for _ in range(2)]
+        finally:
+            await pool.close()
+
+    return asyncio.run(run())
 
 
 def first_button(seat: HumanSeat, prompt: Prompt) -> None:
@@ -149,7 +163,7 @@ def test_same_seed_and_same_answers_give_the_same_recording():
     def last_button(seat: HumanSeat, prompt: Prompt) -> None:
         seat.choose(prompt.key, len(prompt.buttons) - 1)
 
-    once, again = (asyncio.run(_play(last_button, max_turns=4)) for _ in range(2))
+    once, again = twice(last_button, max_turns=4)
     assert _comparable(again) == _comparable(once) and once.result.reason == "turn_limit"
 
 
@@ -177,13 +191,12 @@ def test_illegal_and_stale_answers_are_refused_in_one_line():
 
 def test_the_timer_plays_the_seeded_fallback_flagged_and_deterministic():
     events: list = []
-    recording = asyncio.run(_play(lambda seat, prompt: None, timer=0.05, max_turns=3, events=events))
+    recording, again = twice(lambda seat, prompt: None, timer=0.05, max_turns=3, events=events)
     mine = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions]
     assert mine and all(d.illegal and "timer ran out" in d.illegal_reason for d in mine)
     assert all(d.policy_info == {"timed_out": True, "timer_s": 0.05} for d in mine)
     assert all(d.reward.components["illegal"] == -10.0 for d in mine)  # a fallback, as for every other policy
-    assert [e.timed_out for e in events if isinstance(e, Answered)] == [True] * len(mine)
-    again = asyncio.run(_play(lambda seat, prompt: None, timer=0.05, max_turns=3))
+    assert [e.timed_out for e in events if isinstance(e, Answered)] == [True] * len(mine) * 2
     assert _comparable(again) == _comparable(recording)  # the fallback draws from the side's seeded generator
 
 

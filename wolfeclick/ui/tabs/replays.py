@@ -91,9 +91,9 @@ def _takeover_controls() -> TakeoverUI:
     with gr.Accordion("Take over from here", open=False, elem_classes=["wc-controls"]):
         gr.Markdown("The shown decision on, chosen policies play the battle on live (its earlier choices are "
                     "replayed exactly); saved as a branch. Choose **You** for a side to play it yourself.")
-        p1 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p1 from here")
+        p1 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p1 from here", elem_id="wc-takeover-p1")
         p1_custom = gr.Textbox(label="p1 spec", visible=False, placeholder="llm:… or preset:run2")
-        p2 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p2 from here")
+        p2 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p2 from here", elem_id="wc-takeover-p2")
         p2_custom = gr.Textbox(label="p2 spec", visible=False, placeholder="llm:… or preset:run2")
         mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)")
         timer = gr.Textbox(label="Your timer (seconds per decision, when you play)", placeholder="blank = no timer",
