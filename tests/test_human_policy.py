@@ -4,10 +4,10 @@ fallback, determinism, and two seats at once — all on the real simulator (a se
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
+from test_battle_core import identity
 
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
@@ -133,15 +133,6 @@ def first_button(seat: HumanSeat, prompt: Prompt) -> None:
     seat.choose(prompt.key, 0)
 
 
-def _comparable(recording: Recording) -> dict:
-    data = json.loads(recording.to_json())
-    data.pop("created")
-    for turn in data["turns"]:
-        for decision in turn["decisions"].values():
-            decision.pop("latency_ms")
-    return data
-
-
 def test_a_person_plays_a_whole_battle_and_it_is_recorded_like_any_policy():
     events: list = []
     recording = asyncio.run(_play(first_button, events=events))
@@ -164,7 +155,7 @@ def test_same_seed_and_same_answers_give_the_same_recording():
         seat.choose(prompt.key, len(prompt.buttons) - 1)
 
     once, again = twice(last_button, max_turns=4)
-    assert _comparable(again) == _comparable(once) and once.result.reason == "turn_limit"
+    assert identity(again) == identity(once) and once.result.reason == "turn_limit"
 
 
 def test_illegal_and_stale_answers_are_refused_in_one_line():
@@ -197,7 +188,7 @@ def test_the_timer_plays_the_seeded_fallback_flagged_and_deterministic():
     assert all(d.policy_info == {"timed_out": True, "timer_s": 0.05} for d in mine)
     assert all(d.reward.components["illegal"] == -10.0 for d in mine)  # a fallback, as for every other policy
     assert [e.timed_out for e in events if isinstance(e, Answered)] == [True] * len(mine) * 2
-    assert _comparable(again) == _comparable(recording)  # the fallback draws from the side's seeded generator
+    assert identity(again) == identity(recording)  # the fallback draws from the side's seeded generator
 
 
 def test_a_seat_refuses_to_block_its_own_loop():
