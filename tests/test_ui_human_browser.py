@@ -37,13 +37,24 @@ def type_in(browser: Browser, selector: str, text: str) -> None:
 
 
 def pick(browser: Browser, elem_id: str, text: str) -> None:
-    """Choose a Gradio dropdown's option by typing its start and pressing Enter."""
-    type_in(browser, f"#{elem_id} input", text)
-    browser.wait_for(f"[...document.querySelectorAll('li[role=option]')].some(o => o.ariaLabel.startsWith({text!r}))")
-    for kind in ("keyDown", "keyUp"):
-        browser.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13,
-                     nativeVirtualKeyCode=13)
-    browser.wait_for(f"document.querySelector('#{elem_id} input').value.startsWith({text!r})")
+    """Choose a Gradio dropdown's option by typing its start and clicking it, then leave the field; a choice the
+    dropdown did not take (its text goes back when it loses focus) is made again."""
+    value = f"document.querySelector('#{elem_id} input').value.startsWith({text!r})"
+    for _ in range(5):
+        type_in(browser, f"#{elem_id} input", text)
+        browser.wait_for("[...document.querySelectorAll('li[role=option]')]"
+                         f".some(o => o.ariaLabel.startsWith({text!r}))")
+        time.sleep(0.2)  # the filtered list settles
+        x, y = browser.evaluate("(() => { const o = [...document.querySelectorAll('li[role=option]')]"
+                                f".find(o => o.ariaLabel.startsWith({text!r})); const r = o.getBoundingClientRect();"
+                                " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):  # a real click on the option
+            browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+        browser.evaluate("document.activeElement && document.activeElement.blur()")
+        time.sleep(0.3)
+        if browser.evaluate(value):
+            return
+    raise AssertionError(f"the dropdown {elem_id} never took {text!r}")
 
 
 class Person:
@@ -58,8 +69,12 @@ class Person:
     def start_fresh(self, url: str, seed: int) -> None:
         """Live tab: You (p1) vs maxdamage on the default format, this seed."""
         self.browser.open(url)
+        # the page's load events (they open the newest replay and set the tab) must be over before a choice is
+        # made: one that lands while they are in flight can be lost, and the battle would start with the default
         self.browser.wait_for("document.querySelector('#wc-live-agent input') !== null && "
-                              "(window.__wcViewers || {}).live !== undefined")
+                              "!document.body.innerText.includes('Checking hardware') && !document.querySelector("
+                              "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')",
+                              timeout=60)
         pick(self.browser, "wc-live-agent", "You")
         pick(self.browser, "wc-live-opponent", "maxdamage")
         type_in(self.browser, "#wc-live-seed textarea, #wc-live-seed input", str(seed))
