@@ -155,9 +155,10 @@ def _takeover(parent: Recording, step: int, policies: dict[str, Policy | None]) 
     for side in SIDES:
         recorded_spec = parent.players[side].policy
         then = policies.get(side) or make_policy(recorded_spec)
+        # a person (``interactive``) is never asked to re-decide the replayed decisions
         wrappers[side] = ReplayingPolicy(recorded_choices(parent, side, step), then, spec=recorded_spec,
                                          metadata=parent.players[side].metadata,
-                                         advance=then.spec == recorded_spec)
+                                         advance=then.spec == recorded_spec and not getattr(then, "interactive", False))
     return wrappers
 
 

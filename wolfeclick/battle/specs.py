@@ -7,6 +7,7 @@ from typing import Any
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
 from wolfeclick.policies.baselines import BASELINES, BaselinePolicy
+from wolfeclick.policies.human import HUMAN_SPEC
 
 SPEC_HELP = (
     "random | maxdamage | heuristic | preset:run1|run2|run3 | llm:REPO[@REV][+ADAPTER[@REV]] | llm:/local/path"
@@ -26,6 +27,9 @@ def make_policy(spec: str, **llm_options: Any) -> Policy:
     spec = spec.strip()
     if spec in BASELINES:
         return BaselinePolicy(spec)
+    if spec == HUMAN_SPEC:
+        raise PolicySpecError("'human' is a person choosing with buttons in the app (Live: You, or Replays: take over); "
+                              "there is no one to ask here")
     if spec.startswith(("llm:", "preset:")):
         from wolfeclick.llm.policy import make_llm_policy  # heavy (torch): imported only when asked for
 

@@ -1,7 +1,7 @@
 """The app's context: everything the tabs share, built once per app and passed to every tab's ``build``.
 
 No module of the UI keeps state of its own: the recordings library, the results folder, the checkpoint cache,
-the per-session stop registry, the hardware probe and the settings all live here, so a test (or a second app in
+the per-session stop and human-seat registries, the hardware probe and the settings all live here, so a test (or a second app in
 one process) builds its own context and nothing leaks between them.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.ui.library import Library, recordings_dir
-from wolfeclick.ui.live import HardwareProbe, PolicyCache
+from wolfeclick.ui.live import HardwareProbe, PolicyCache, SeatRegistry
 from wolfeclick.ui.standings import Standings
 
 __all__ = ["AppContext", "Settings", "StopRegistry", "results_dir"]
@@ -92,6 +92,8 @@ class AppContext:
     results: Path
     policies: PolicyCache = field(default_factory=PolicyCache)
     stops: StopRegistry = field(default_factory=StopRegistry)
+    seats: SeatRegistry = field(default_factory=SeatRegistry)
+    """Each session's human seat ("You" in Live), so a click answers its own battle only."""
     hardware: HardwareProbe = field(default_factory=HardwareProbe)
     settings: Settings = field(default_factory=Settings)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("wolfeclick.ui"))

@@ -28,11 +28,13 @@ from wolfeclick.battle.specs import SPEC_HELP, PolicySpecError, is_baseline, mak
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
+from wolfeclick.policies.human import HUMAN_SPEC, Answered, HumanPolicy, HumanSeat, Prompt
 from wolfeclick.ui.view import BattleMeta, BattleView
 
 __all__ = [
     "AGENT_CHOICES", "OPPONENT_CHOICES", "FORMATS", "CUSTOM", "LiveError", "LiveEvent", "PolicyCache",
-    "HardwareProbe", "hardware_report", "parse_seed", "check_format", "resolve_spec", "run_live",
+    "HardwareProbe", "hardware_report", "parse_seed", "check_format", "resolve_spec", "run_live", "HUMAN",
+    "SeatRegistry", "prompt_markdown", "human_sides",
 ]
 
 CUSTOM = "custom"
@@ -40,12 +42,15 @@ PRESETS = [("preset:run1", "WolfeClick GRPO run 1"), ("preset:run2", "WolfeClick
            ("preset:run3", "WolfeClick GRPO run 3")]
 BASELINE_LABELS = [("heuristic", "heuristic baseline"), ("maxdamage", "max-damage baseline"),
                    ("random", "random baseline")]
+HUMAN = HUMAN_SPEC
+"""The choice (and recorded policy spec) for a side a person plays with the buttons."""
+HUMAN_CHOICE = ("You — play this side yourself (buttons)", HUMAN)
 AGENT_CHOICES = ([(f"{spec} — {label}", spec) for spec, label in BASELINE_LABELS]
                  + [(f"{spec} — {label} (Qwen3-4B + LoRA)", spec) for spec, label in PRESETS]
-                 + [("custom spec…", CUSTOM)])
+                 + [HUMAN_CHOICE, ("custom spec…", CUSTOM)])
 OPPONENT_CHOICES = ([(f"{spec} — {label}", spec) for spec, label in reversed(BASELINE_LABELS)]
                     + [(f"{spec} — {label} (checkpoint)", spec) for spec, label in PRESETS]
-                    + [("another checkpoint (custom spec)…", CUSTOM)])
+                    + [HUMAN_CHOICE, ("another checkpoint (custom spec)…", CUSTOM)])
 FORMATS = [DEFAULT_FORMAT] + [f"gen{n}randombattle" for n in (9, 8, 7, 6, 5, 3, 2, 1)]
 _FORMAT_RE = re.compile(r"^gen[1-9][a-z0-9]{2,60}$")
 MAX_SEED = 2**31 - 1
@@ -132,6 +137,70 @@ class PolicyCache:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# People playing ("You")
+# --------------------------------------------------------------------------------------------------------------
+def human_sides(specs: dict[str, str]) -> list[str]:
+    """The sides a person plays; one at most (a second person plays from their own session)."""
+    sides = [side for side in ("p1", "p2") if specs.get(side) == HUMAN]
+    if len(sides) > 1:
+        raise LiveError("you can play one side; choose a policy for the other (a friend plays from their own page)")
+    return sides
+
+
+class SeatRegistry:
+    """The human seat of each browser session's live battle: a button click answers its own session's seat only."""
+
+    def __init__(self) -> None:
+        self._seats: dict[str, HumanSeat] = {}
+
+    @staticmethod
+    def session(request: Any) -> str:
+        return getattr(request, "session_hash", None) or "anonymous"
+
+    def open(self, request: Any, seat: HumanSeat) -> None:
+        previous = self._seats.get(self.session(request))
+        if previous is not None and previous is not seat:
+            previous.close("a new battle was started in this session")
+        self._seats[self.session(request)] = seat
+
+    def get(self, request: Any) -> HumanSeat | None:
+        return self._seats.get(self.session(request))
+
+    def release(self, request: Any, seat: HumanSeat) -> None:
+        seat.close()
+        if self._seats.get(self.session(request)) is seat:
+            del self._seats[self.session(request)]
+
+    def __len__(self) -> int:
+        return len(self._seats)
+
+
+def _md(text: str) -> str:
+    """Plain text safe inside Markdown (names come from policy specs and the simulator)."""
+    return "".join("\\" + c if c in "\\`*_{}[]<>()#+-.!|~" else c for c in str(text))
+
+
+def prompt_markdown(prompt: Prompt, names: dict[str, str]) -> str:
+    """Pure: what the person reads above the buttons: whose turn, both actives, what just happened, the timer."""
+    from wolfeclick.ui.narrate import narrate
+
+    number = prompt.key.rsplit("-", 1)[-1]
+    lines = [f"### Your move ({prompt.side}, turn {prompt.turn} · choice #{number})",
+             f"**You:** {_md(prompt.you)} · **Opponent:** {_md(prompt.foe)}"]
+    said = [s.text for s in narrate(list(prompt.lines), names) if s.kind != "turn"]
+    if said:
+        lines.append("**Since your last decision:** " + " ".join(_md(t) for t in said[-12:]))
+    if prompt.rejected:
+        lines.append(f"⚠ The simulator refused {_md(', '.join(prompt.rejected))}: choose again.")
+    if prompt.timer_s is not None:
+        lines.append(f"⏱ You have {prompt.timer_s:g} s; then a seeded fallback plays for you (flagged in the "
+                     "recording).")
+    else:
+        lines.append("The battle waits for your click.")
+    return "\n\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------------------
 # Hardware
 # --------------------------------------------------------------------------------------------------------------
 _PROBE = """
@@ -214,13 +283,66 @@ def hardware_report(info: dict[str, Any] | None = None) -> str:
 # --------------------------------------------------------------------------------------------------------------
 @dataclass
 class LiveEvent:
-    """What the page should show next. ``kind``: loading | turn | done | error."""
+    """What the page should show next. ``kind``: loading | turn | prompt | answered | done | error."""
 
     kind: str
     message: str
     view: BattleView | None = None
     turn: TurnRecord | None = None
     recording: Recording | None = None
+    prompt: Prompt | None = None
+    """``prompt``: the decision waiting for the person (its buttons); ``answered``: it is gone."""
+
+
+async def _with_prompts(stream: AsyncIterator[Any], seats: list[HumanSeat],
+                        stop: asyncio.Event) -> AsyncIterator[Any]:
+    """The battle's items and the seats' prompts, in the order they happen.
+
+    The battle is iterated in a task of its own (it waits on the person while the page must hear of the prompt);
+    stopping releases a waiting decision. Leaving (the end, an error, the page going away) closes the seats and
+    the battle task, which closes its simulator.
+    """
+    inbox: asyncio.Queue[Any] = asyncio.Queue()
+    finished = object()
+    for seat in seats:
+        seat.notify = inbox.put_nowait
+
+    async def pump() -> None:
+        try:
+            async for item in stream:
+                inbox.put_nowait(item)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # handed to the consumer, which raises it where the battle is read
+            inbox.put_nowait(_Failure(exc))
+        else:
+            inbox.put_nowait(finished)
+
+    async def watch_stop() -> None:
+        await stop.wait()
+        for seat in seats:
+            seat.close("stopped by the user")
+
+    tasks = [asyncio.ensure_future(pump()), asyncio.ensure_future(watch_stop())]
+    try:
+        while True:
+            item = await inbox.get()
+            if item is finished:
+                return
+            if isinstance(item, _Failure):
+                raise item.error
+            yield item
+    finally:
+        for seat in seats:
+            seat.close()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@dataclass
+class _Failure:
+    error: BaseException
 
 
 async def _build(spec: str, mode: str, cache: PolicyCache, stop: asyncio.Event | None) -> AsyncIterator[Any]:
@@ -255,18 +377,27 @@ async def run_live(
     max_turns: int = DEFAULT_MAX_TURNS,
     stop: asyncio.Event | None = None,
     takeover: tuple[Recording, int] | None = None,
+    seats: dict[str, HumanSeat] | None = None,
 ) -> AsyncIterator[LiveEvent]:
     """Play one battle, yielding an event per finished turn record.
 
     ``takeover`` (a recording and a decision index) plays on from that decision of a recorded battle instead of a
     fresh one (``branch.stream_branch``: its format and seed, its choices replayed up to there, unpaced; saved with
-    ``source=branch``). With a ``saver`` the recording is saved as it goes (every few turns, marked as interrupted until it ends) and
-    finally whole, always under the one id the saver chose for this run (``LiveEvent.recording.id``).
+    ``source=branch``). ``seats`` hold the person of each side whose spec is ``human``: their prompts come as
+    ``prompt``/``answered`` events, and such a battle is not paced (the person is). With a ``saver`` the recording
+    is saved as it goes (every few turns, marked as interrupted until it ends) and finally whole, always under
+    the one id the saver chose for this run (``LiveEvent.recording.id``).
     """
     stop = stop or asyncio.Event()
+    seats = dict(seats or {})
     policies: list[Policy] = []
     try:
-        for spec in (p1_spec, p2_spec):
+        for side, spec in (("p1", p1_spec), ("p2", p2_spec)):
+            if spec == HUMAN:
+                if side not in seats:
+                    raise LiveError(f"{side} is played by a person, but this run has no seat for them")
+                policies.append(HumanPolicy(seats[side]))
+                continue
             async for item in _build(spec, mode, cache, stop):
                 if isinstance(item, str):
                     yield LiveEvent("loading", item)
@@ -299,6 +430,10 @@ async def run_live(
                       policies={"p1": p1.spec, "p2": p2.spec})
     view = BattleView(meta)
     yield LiveEvent("loading", "Starting the simulator…", view)
+    playing = [seats[side] for side, spec in (("p1", p1.spec), ("p2", p2.spec)) if spec == HUMAN]
+    if playing:
+        stream = _with_prompts(stream, playing, stop)
+        pace = 0.0
 
     recording: Recording | None = None
     try:
@@ -306,6 +441,12 @@ async def run_live(
             if isinstance(item, Recording):
                 recording = item
                 break
+            if isinstance(item, Prompt):
+                yield LiveEvent("prompt", f"Turn {item.turn}: your move", view, prompt=item)
+                continue
+            if isinstance(item, Answered):
+                yield LiveEvent("answered", item.note, view)
+                continue
             view.add(item)
             yield LiveEvent("turn", f"Turn {item.turn}", view, turn=item)
             if pace > 0 and not stop.is_set() and item.index >= replayed:
@@ -317,6 +458,9 @@ async def run_live(
         hint = "" if format_id in FORMATS else f" (is {format_id} a random-battle format this Showdown knows?)"
         yield LiveEvent("error", f"the battle could not go on: {one_line(exc)}{hint}", view)
         return
+    finally:
+        if playing:  # the seats and the battle task end here, whether the battle ended or the page left
+            await stream.aclose()  # type: ignore[attr-defined]
     if recording is None:
         yield LiveEvent("error", "the battle ended without a recording", view)
         return

@@ -16,6 +16,8 @@ import gradio as gr
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.game.actions import MAX_MOVES, MAX_SWITCHES
+from wolfeclick.policies.human import HumanAnswerError, HumanSeat, check_timer
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
@@ -27,7 +29,9 @@ from wolfeclick.ui.live import (
     LiveError,
     check_format,
     hardware_report,
+    human_sides,
     parse_seed,
+    prompt_markdown,
     resolve_spec,
     run_live,
 )
@@ -42,10 +46,44 @@ from wolfeclick.ui.presentation import (
 from wolfeclick.ui.tabs.common import failure
 from wolfeclick.ui.viewer import live_payload, to_json
 
-__all__ = ["LiveUI", "build", "live_start", "live_stop", "STREAM_OUTPUTS"]
+__all__ = ["LiveUI", "HumanUI", "build", "live_start", "live_stop", "human_choose", "STREAM_OUTPUTS",
+           "HUMAN_OUTPUTS", "BANK_SIZE"]
 
 STREAM_OUTPUTS = ("status", "data", "turn", "open_button", "link", "last")
-"""The order of ``/live_start``'s outputs (API clients get all but the last, a State)."""
+"""The order of ``/live_start``'s outputs (API clients get all but the Button and the State), then HUMAN_OUTPUTS."""
+HUMAN_OUTPUTS = ("prompt", "key", "state", "note")
+"""A person's prompt (Markdown), its key (the hidden box the buttons send back), the state and the note a click
+answers with; then the buttons."""
+BANK_SIZE = MAX_MOVES + MAX_SWITCHES
+"""Buttons in the bank: four moves and five switches at most (team preview offers six leads)."""
+
+
+@dataclass
+class HumanUI:
+    """"You": the bank of buttons a person chooses with, relabelled for each decision; the hidden key names the
+    decision the shown buttons belong to, so a late click never answers the next one."""
+
+    prompt: gr.Markdown
+    key: gr.Textbox
+    state: gr.Markdown
+    buttons: list[gr.Button]
+    note: gr.Markdown
+
+    def outputs(self) -> list[Any]:
+        return [*(getattr(self, name) for name in HUMAN_OUTPUTS), *self.buttons]
+
+    def show(self, prompt: Any, names: dict[str, str]) -> dict:
+        update = {self.prompt: prompt_markdown(prompt, names), self.key: prompt.key, self.state: prompt.state,
+                  self.note: ""}
+        for index, button in enumerate(self.buttons):
+            if index < len(prompt.buttons):
+                update[button] = gr.Button(value=prompt.buttons[index].label, visible=True, interactive=True)
+            else:
+                update[button] = gr.Button(visible=False)
+        return update
+
+    def hide(self, text: str = "") -> dict:
+        return {self.prompt: text, self.key: "", **{button: gr.Button(visible=False) for button in self.buttons}}
 
 
 @dataclass
@@ -68,9 +106,11 @@ class LiveUI:
     open_button: gr.Button
     turn: gr.JSON
     last: gr.State
+    timer: gr.Textbox
+    human: HumanUI
 
     def stream_outputs(self) -> list[Any]:
-        return [getattr(self, name) for name in STREAM_OUTPUTS]
+        return [getattr(self, name) for name in STREAM_OUTPUTS] + self.human.outputs()
 
 
 def _link(request: gr.Request | None, query: str) -> str:
@@ -80,33 +120,60 @@ def _link(request: gr.Request | None, query: str) -> str:
     return (page + query) if page else query
 
 
+def _seats(ctx: AppContext, specs: dict[str, str], timer: Any, request: gr.Request | None) -> dict[str, HumanSeat]:
+    """A seat for the side this session's person plays (if any), registered so their clicks find it."""
+    sides = human_sides(specs)
+    timer_s = check_timer(timer)
+    seats = {side: HumanSeat(side, timer_s=timer_s) for side in sides}
+    for seat in seats.values():
+        ctx.seats.open(request, seat)
+    return seats
+
+
 async def live_start(ctx: AppContext, ui: LiveUI, agent: str, agent_custom: str, opponent: str,
                      opponent_custom: str, format_id: str, seed: str, mode: str, pace: float,
+                     timer: str | None = None,
                      request: gr.Request = None, progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
-    """Start a live battle and stream it into the Live viewer."""
+    """Start a live battle and stream it into the Live viewer. A side chosen as "You" is played with the buttons
+    (``timer``: seconds per decision, blank for none)."""
     try:
         p1 = resolve_spec(agent, agent_custom)
         p2 = resolve_spec(opponent, opponent_custom)
         format_id = check_format(format_id)
         seed_value = parse_seed(seed)
-    except LiveError as exc:
+        human_sides({"p1": p1, "p2": p2})
+        check_timer(timer)
+    except (LiveError, HumanAnswerError) as exc:
         yield {ui.status: f"⚠ {exc}", ui.open_button: gr.Button(visible=False)}
         return
     stop = ctx.stops.start("live", request)
+    seats = _seats(ctx, {"p1": p1, "p2": p2}, timer, request)
     title = f"**{p1}** vs **{p2}** · {format_id} · seed {seed_value}"
     events = run_live(p1, p2, cache=ctx.policies, saver=ctx.saver(), format_id=format_id, seed=seed_value,
                       mode=mode or "score", pace=clamp_pace(pace, ctx.settings.live_pace),
-                      max_turns=DEFAULT_MAX_TURNS, stop=stop)
-    async for update in _stream(ctx, ui, events, title, stop, request, progress):
+                      max_turns=DEFAULT_MAX_TURNS, stop=stop, seats=seats)
+    async for update in _stream(ctx, ui, events, title, stop, request, progress, seats):
         yield update
 
 
 async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title: str, stop: Any,
-                  request: gr.Request | None, progress: Any) -> AsyncIterator[dict]:
-    """A live run's events as updates of the Live tab (status, viewer payloads, the link at the end)."""
+                  request: gr.Request | None, progress: Any,
+                  seats: dict[str, HumanSeat] | None = None) -> AsyncIterator[dict]:
+    """A live run's events as updates of the Live tab (status, viewer payloads, a person's buttons, the link at
+    the end)."""
     run = uuid.uuid4().hex[:12]
+    names: dict[str, str] = {}
     try:
         async for event in events:
+            if event.view is not None:
+                names = event.view.meta.names
+            if event.kind == "prompt":
+                yield {ui.status: status_line("live", title, f"turn {event.prompt.turn} · your move"),
+                       **ui.human.show(event.prompt, names)}
+                continue
+            if event.kind == "answered":
+                yield {**ui.human.hide(event.message or "Sent. Waiting for the battle to go on…")}
+                continue
             if event.kind == "loading":
                 progress(None, desc=event.message)
                 update = {ui.status: status_line("loading", title, event.message), ui.link: "",
@@ -121,7 +188,7 @@ async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title
                        ui.data: to_json(live_payload(view, run=run, since=max(0, len(view) - 2), status="")),
                        ui.turn: event.turn.model_dump(mode="json")}
             elif event.kind == "error":
-                yield {ui.status: f"⚠ {event.message}", ui.turn: {"error": event.message}}
+                yield {ui.status: f"⚠ {event.message}", ui.turn: {"error": event.message}, **ui.human.hide()}
                 return
             else:  # done
                 view, recording = event.view, event.recording
@@ -137,11 +204,25 @@ async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title
                        ui.turn: {"done": True, "recording": recording.id, "result": result, "link": link,
                                  "step": max(0, len(turns) - 1)},
                        ui.open_button: gr.Button(visible=True),
-                       ui.last: {"id": recording.id, "step": max(0, len(turns) - 1)}}
+                       ui.last: {"id": recording.id, "step": max(0, len(turns) - 1)}, **ui.human.hide()}
     except Exception as exc:  # noqa: BLE001 - one line for a user error, a logged bug otherwise
-        yield {ui.status: failure(ctx, exc, "live_start")}
+        yield {ui.status: failure(ctx, exc, "live_start"), **ui.human.hide()}
     finally:
         ctx.stops.finish("live", request, stop)
+        for seat in (seats or {}).values():
+            ctx.seats.release(request, seat)
+
+
+async def human_choose(ctx: AppContext, index: int, key: str | None, request: gr.Request = None) -> str:
+    """A click on button ``index`` of the prompt ``key``: answers this session's own seat, nobody else's."""
+    seat = ctx.seats.get(request)
+    if seat is None:
+        return "⚠ No battle of yours is waiting for a choice."
+    try:
+        command = seat.choose(key or None, int(index))
+    except HumanAnswerError as exc:
+        return f"⚠ {exc}"
+    return f"Sent `{command}`."
 
 
 RECORDED = "recorded"
@@ -151,9 +232,11 @@ TAKEOVER_CHOICES = [("as recorded (the policy that played)", RECORDED)] + AGENT_
 
 async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: str, p1_custom: str,
                          p2_choice: str, p2_custom: str, mode: str, pace: float, replay_id: str, step: Any,
-                         request: gr.Request = None, progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
+                         timer: str | None = None, request: gr.Request = None,
+                         progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
     """Replays' *Take over from here*: the shown replay plays on live, from the shown decision, with the chosen
-    policies, in the Live viewer (``run_live(takeover=…)``); saved with ``source=branch``."""
+    policies — or "You" with the buttons (``timer`` seconds per decision) — in the Live viewer
+    (``run_live(takeover=…)``); saved with ``source=branch``. A side a person played keeps a person "as recorded"."""
     from wolfeclick.battle.branch import BranchError, replayable
     from wolfeclick.ui.presentation import parse_step
 
@@ -167,17 +250,21 @@ async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: 
             raise LiveError(f"take over at a decision (1…{len(parent.turns)}), not after the end")
         specs = {side: parent.players[side].policy if choice == RECORDED else resolve_spec(choice, custom)
                  for side, choice, custom in (("p1", p1_choice, p1_custom), ("p2", p2_choice, p2_custom))}
+        human_sides(specs)
+        check_timer(timer)
     except (WolfeClickError, BranchError) as exc:
         yield {ui.status: f"⚠ Cannot take over: {exc}", tabs: gr.Tabs(selected="live"),
                ui.open_button: gr.Button(visible=False)}
         return
     stop = ctx.stops.start("live", request)
+    seats = _seats(ctx, specs, timer, request)
     title = (f"**{specs['p1']}** vs **{specs['p2']}** · taking over `{parent.id}` at decision {index + 1} "
              f"(turn {parent.turns[index].turn})")
     events = run_live(specs["p1"], specs["p2"], cache=ctx.policies, saver=ctx.saver(), mode=mode or "score",
-                      pace=clamp_pace(pace, ctx.settings.live_pace), stop=stop, takeover=(parent, index))
+                      pace=clamp_pace(pace, ctx.settings.live_pace), stop=stop, takeover=(parent, index),
+                      seats=seats)
     yield {tabs: gr.Tabs(selected="live")}
-    async for update in _stream(ctx, ui, events, title, stop, request, progress):
+    async for update in _stream(ctx, ui, events, title, stop, request, progress, seats):
         yield update
 
 
@@ -196,29 +283,49 @@ def custom_box(choice: str) -> gr.Textbox:
     return gr.Textbox(visible=choice == CUSTOM)
 
 
+def _human_controls() -> HumanUI:
+    """The prompt, the button bank (hidden until a decision waits for a person) and the state they may read."""
+    with gr.Group(elem_id="wc-human", elem_classes=["wc-human"]):
+        prompt = gr.Markdown("", elem_id="wc-human-prompt")
+        with gr.Row(elem_classes=["wc-human-bank"]):
+            buttons = [gr.Button(visible=False, variant="primary", size="sm", elem_id=f"wc-human-{index}",
+                                 elem_classes=["wc-human-choice"]) for index in range(BANK_SIZE)]
+        note = gr.Markdown("", elem_id="wc-human-note")
+        with gr.Accordion("The state the policies see (yours, this decision)", open=False):
+            state = gr.Markdown("")
+        key = gr.Textbox("", visible=False, elem_id="wc-human-key")
+    return HumanUI(prompt, key, state, buttons, note)
+
+
 def build(ctx: AppContext) -> LiveUI:
     """The tab's layout and its own events (inside a ``gr.Tab``)."""
     with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
         with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
             with gr.Accordion("Battle settings", open=True, elem_classes=["wc-controls"]):
-                agent = gr.Dropdown(AGENT_CHOICES, value="heuristic", label="Agent (p1)")
+                agent = gr.Dropdown(AGENT_CHOICES, value="heuristic", label="Agent (p1)", elem_id="wc-live-agent")
                 agent_custom = gr.Textbox(label="Agent spec", visible=False,
                                           placeholder="llm:REPO[@REV][+ADAPTER] or llm:/path")
-                opponent = gr.Dropdown(OPPONENT_CHOICES, value="random", label="Opponent (p2)")
+                opponent = gr.Dropdown(OPPONENT_CHOICES, value="random", label="Opponent (p2)",
+                                       elem_id="wc-live-opponent")
                 opponent_custom = gr.Textbox(label="Opponent checkpoint spec", visible=False,
                                              placeholder="preset:run2 or llm:…")
-                format_box = gr.Dropdown(FORMATS, value=DEFAULT_FORMAT, label="Format", allow_custom_value=True)
-                seed = gr.Textbox(label="Seed", placeholder="blank = random", max_length=12)
+                format_box = gr.Dropdown(FORMATS, value=DEFAULT_FORMAT, label="Format", allow_custom_value=True,
+                                         elem_id="wc-live-format")
+                seed = gr.Textbox(label="Seed", placeholder="blank = random", max_length=12, elem_id="wc-live-seed")
                 mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)",
                                 info="score: rank every legal action; generate: sample text like the training runs")
                 pace = gr.Slider(PACE_RANGE[0], 2, value=min(2.0, ctx.settings.live_pace), step=0.1,
-                                 label="Seconds between decisions")
+                                 label="Seconds between decisions", info="not used when you play: you set the pace")
+                timer = gr.Textbox(label="Your timer (seconds per decision)", placeholder="blank = no timer",
+                                   max_length=8, elem_id="wc-human-timer",
+                                   info="when you play a side: at 0 a seeded fallback plays for you (flagged)")
                 with gr.Row():
-                    start = gr.Button("▶ Start", variant="primary")
+                    start = gr.Button("▶ Start", variant="primary", elem_id="wc-live-start")
                     stop = gr.Button("■ Stop", variant="stop")
                 hardware_box = gr.Markdown("Checking hardware…")
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
             status = gr.Markdown("Pick two policies and press **Start**.")
+            human = _human_controls()
             viewer = viewer_component("live", "wc-live-viewer")
             data = data_component("wc-live-data")
             link = gr.Markdown("")
@@ -226,11 +333,14 @@ def build(ctx: AppContext) -> LiveUI:
             turn = gr.JSON(visible=False, label="Latest turn record")
             last = gr.State(None)
     ui = LiveUI(agent, agent_custom, opponent, opponent_custom, format_box, seed, mode, pace, start, stop,
-                hardware_box, status, data, viewer, link, open_button, turn, last)
+                hardware_box, status, data, viewer, link, open_button, turn, last, timer, human)
     agent.change(custom_box, agent, agent_custom, api_visibility="private")
     opponent.change(custom_box, opponent, opponent_custom, api_visibility="private")
     start.click(bind(live_start, ctx, ui), [agent, agent_custom, opponent, opponent_custom, format_box, seed, mode,
-                                            pace], ui.stream_outputs(), api_name="live_start",
+                                            pace, timer], ui.stream_outputs(), api_name="live_start",
                 concurrency_limit=16, concurrency_id="live")
+    for index, button in enumerate(human.buttons):  # never queued behind anything: the battle waits on it
+        button.click(bind(human_choose, ctx, index), human.key, human.note, api_visibility="private",
+                     concurrency_limit=None)
     stop.click(bind(live_stop, ctx), None, status, api_name="live_stop", concurrency_limit=None)
     return ui

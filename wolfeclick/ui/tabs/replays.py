@@ -69,15 +69,17 @@ class TakeoverUI:
     button: gr.Button
     replay_id: gr.Textbox
     step: gr.Number
+    timer: gr.Textbox
 
     def inputs(self, pace: Any) -> list[Any]:
-        return [self.p1, self.p1_custom, self.p2, self.p2_custom, self.mode, pace, self.replay_id, self.step]
+        """``takeover_start``'s inputs; the replay id and step are the 7th and 8th (``TAKEOVER_JS`` fills them)."""
+        return [self.p1, self.p1_custom, self.p2, self.p2_custom, self.mode, pace, self.replay_id, self.step,
+                self.timer]
 
 
 TAKEOVER_JS = """(...args) => {
   const viewer = (window.__wcViewers || {}).replays;
-  const n = args.length;
-  if (viewer && viewer.state.data && viewer.state.data.id) { args[n - 2] = viewer.state.data.id; args[n - 1] = viewer.state.index || 0; }
+  if (viewer && viewer.state.data && viewer.state.data.id) { args[6] = viewer.state.data.id; args[7] = viewer.state.index || 0; }
   return args;
 }"""
 """The button reads the shown replay and decision from the client viewer (the server never sees the cursor)."""
@@ -88,18 +90,20 @@ def _takeover_controls() -> TakeoverUI:
 
     with gr.Accordion("Take over from here", open=False, elem_classes=["wc-controls"]):
         gr.Markdown("The shown decision on, chosen policies play the battle on live (its earlier choices are "
-                    "replayed exactly); saved as a branch.")
-        p1 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p1 from here")
+                    "replayed exactly); saved as a branch. Choose **You** for a side to play it yourself.")
+        p1 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p1 from here", elem_id="wc-takeover-p1")
         p1_custom = gr.Textbox(label="p1 spec", visible=False, placeholder="llm:… or preset:run2")
-        p2 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p2 from here")
+        p2 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p2 from here", elem_id="wc-takeover-p2")
         p2_custom = gr.Textbox(label="p2 spec", visible=False, placeholder="llm:… or preset:run2")
         mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)")
+        timer = gr.Textbox(label="Your timer (seconds per decision, when you play)", placeholder="blank = no timer",
+                           max_length=8)
         button = gr.Button("⤳ Take over from here", variant="primary", elem_id="wc-takeover")
         replay_id = gr.Textbox(visible=False)
         step = gr.Number(0, visible=False, precision=0)
     for box, custom in ((p1, p1_custom), (p2, p2_custom)):
         box.change(custom_box, box, custom, api_visibility="private")
-    return TakeoverUI(p1, p1_custom, p2, p2_custom, mode, button, replay_id, step)
+    return TakeoverUI(p1, p1_custom, p2, p2_custom, mode, button, replay_id, step, timer)
 
 
 @dataclass

@@ -1,0 +1,154 @@
+"""Play it yourself, in real browsers: two people (two headless Chromium pages, two sessions) play at the same time
+by clicking the legal-action buttons — one a whole fresh battle against maxdamage from the Live tab, the other on
+from a shown decision of a replay (*Take over from here* as You). Both recordings validate with
+``python -m wolfeclick validate`` and each holds exactly its own page's clicks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from test_ui_support import CHROMIUM, ROOT, SAMPLE_ID, Browser, server  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
+
+FRESH_SEED = 28
+"""gen4randombattle seed 28: 14 decisions for a person who always clicks the first button, against maxdamage."""
+TAKEOVER_STEP = 24
+"""The sample battle (29 decisions) taken over as p1 at decision 25: four clicks to its end."""
+STATE = """(() => {
+  const live = (window.__wcViewers || {}).live;
+  if (live && live.state.data && live.state.data.finished) return 'done';
+  const prompt = (document.querySelector('#wc-human-prompt') || {}).innerText || '';
+  const number = prompt.match(/choice #(\\d+)/);
+  const shown = [...document.querySelectorAll('.wc-human-choice')].filter(b => b.offsetParent !== null);
+  return number && shown.length ? JSON.stringify([Number(number[1]), shown.map(b => b.id)]) : '';
+})()"""
+"""'done', '' (nothing to click yet), or the shown prompt's number and its visible buttons' ids."""
+
+
+def type_in(browser: Browser, selector: str, text: str) -> None:
+    """Replace a field's text as a person types it (trusted input events)."""
+    browser.evaluate(f"(() => {{ const e = document.querySelector({selector!r}); e.focus(); e.select(); }})()")
+    browser.call("Input.insertText", text=text)
+
+
+def pick(browser: Browser, elem_id: str, text: str) -> None:
+    """Choose a Gradio dropdown's option by typing its start and clicking it, then leave the field; a choice the
+    dropdown did not take (its text goes back when it loses focus) is made again."""
+    value = f"document.querySelector('#{elem_id} input').value.startsWith({text!r})"
+    for _ in range(5):
+        type_in(browser, f"#{elem_id} input", text)
+        browser.wait_for("[...document.querySelectorAll('li[role=option]')]"
+                         f".some(o => o.ariaLabel.startsWith({text!r}))")
+        time.sleep(0.2)  # the filtered list settles
+        x, y = browser.evaluate("(() => { const o = [...document.querySelectorAll('li[role=option]')]"
+                                f".find(o => o.ariaLabel.startsWith({text!r})); const r = o.getBoundingClientRect();"
+                                " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):  # a real click on the option
+            browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+        browser.evaluate("document.activeElement && document.activeElement.blur()")
+        time.sleep(0.3)
+        if browser.evaluate(value):
+            return
+    raise AssertionError(f"the dropdown {elem_id} never took {text!r}")
+
+
+class Person:
+    """One page whose person always clicks the first legal button."""
+
+    def __init__(self) -> None:
+        self.browser = Browser(width=1400, height=1400)
+        self.last, self.clicked, self.labels = 0, 0, []
+        self.first_prompt: float | None = None
+        self.done: float | None = None
+
+    def start_fresh(self, url: str, seed: int) -> None:
+        """Live tab: You (p1) vs maxdamage on the default format, this seed."""
+        self.browser.open(url)
+        # the page's load events (they open the newest replay and set the tab) must be over before a choice is
+        # made: one that lands while they are in flight can be lost, and the battle would start with the default
+        self.browser.wait_for("document.querySelector('#wc-live-agent input') !== null && "
+                              "!document.body.innerText.includes('Checking hardware') && !document.querySelector("
+                              "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')",
+                              timeout=60)
+        pick(self.browser, "wc-live-agent", "You")
+        pick(self.browser, "wc-live-opponent", "maxdamage")
+        type_in(self.browser, "#wc-live-seed textarea, #wc-live-seed input", str(seed))
+        self.browser.evaluate("document.querySelector('#wc-live-start').click()")
+        said = self.browser.wait_for("[...document.querySelectorAll('.prose')].map(e => e.innerText)"
+                                     ".find(t => t.includes(' vs ') && t.includes(' · seed '))", timeout=60)
+        assert f"human vs maxdamage · gen4randombattle · seed {seed}" in said, said
+
+    def start_takeover(self, url: str, replay: str, step: int) -> None:
+        """Replays: open the replay at ``step``, Take over from here with p1 = You."""
+        self.browser.open(f"{url}?replay={replay}&step={step}")
+        self.browser.wait_for("document.querySelector('#wc-replays-viewer')?.querySelector('.wc-turn')?.dataset"
+                              f".step === '{step}'")
+        self.browser.evaluate("[...document.querySelectorAll('.label-wrap')].find(l => l.textContent.includes("
+                              "'Take over from here')).click()")
+        self.browser.wait_for("document.querySelector('#wc-takeover-p1 input') !== null")
+        pick(self.browser, "wc-takeover-p1", "You")
+        self.browser.evaluate("document.querySelector('#wc-takeover').click()")
+
+    def step(self) -> None:
+        """Click once if a new decision waits for this page; note when the battle is over."""
+        state = self.browser.evaluate(STATE)
+        if state == "done":
+            self.done = self.done or time.monotonic()
+            return
+        if not state:
+            return
+        number, shown = json.loads(state)
+        if number <= self.last:
+            return  # this decision was answered; its buttons go when the battle has taken it
+        self.first_prompt = self.first_prompt or time.monotonic()
+        self.labels.append(self.browser.evaluate(f"document.getElementById({shown[0]!r}).textContent.trim()"))
+        self.browser.evaluate(f"document.getElementById({shown[0]!r}).click()")
+        self.last, self.clicked = number, self.clicked + 1
+
+
+def test_two_people_play_at_once_by_clicking_and_their_recordings_validate(server):  # noqa: F811
+    before = server.files()
+    fresh, takeover = Person(), Person()
+    try:
+        fresh.start_fresh(server.url, FRESH_SEED)
+        takeover.start_takeover(server.url, SAMPLE_ID, TAKEOVER_STEP)
+        deadline = time.monotonic() + 150
+        while not (fresh.done and takeover.done):
+            assert time.monotonic() < deadline, [(p.clicked, p.done) for p in (fresh, takeover)]
+            for person in (fresh, takeover):
+                person.step()
+            time.sleep(0.05)
+        status = fresh.browser.evaluate("document.body.innerText")
+    finally:
+        fresh.browser.close()
+        takeover.browser.close()
+    assert fresh.first_prompt < takeover.done and takeover.first_prompt < fresh.done  # both battles at once
+    assert "Finished" in status
+    made = sorted(server.files() - before)
+    assert len(made) == 2 and f"gen4randombattle-s{FRESH_SEED}-human-vs-maxdamage.json" in made
+    checked = subprocess.run([sys.executable, "-m", "wolfeclick", "validate", *(str(server.recordings / m)
+                                                                                 for m in made)],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    recordings = {name: json.loads((server.recordings / name).read_text()) for name in made}
+    whole = recordings.pop(f"gen4randombattle-s{FRESH_SEED}-human-vs-maxdamage.json")
+    [branch] = recordings.values()
+    parent = json.loads((server.recordings / f"{SAMPLE_ID}.json").read_text())
+    assert branch["source"] == {"kind": "branch", "detail": None, "parent": SAMPLE_ID, "branch_step": TAKEOVER_STEP}
+    assert [t["decisions"] for t in branch["turns"][:TAKEOVER_STEP]] != [] and all(
+        b["decisions"]["p1"]["command"] == p["decisions"]["p1"]["command"]
+        for b, p in zip(branch["turns"][:TAKEOVER_STEP], parent["turns"]) if "p1" in p["decisions"])
+    for data, person, first in ((whole, fresh, 0), (branch, takeover, TAKEOVER_STEP)):
+        assert data["players"]["p1"]["policy"] == "human" and data["result"]["reason"] == "win"
+        mine = [t["decisions"]["p1"] for t in data["turns"][first:] if "p1" in t["decisions"]]
+        assert len(mine) == person.clicked > 2  # every click is one recorded decision, and only this page's
+        assert [d["action"] for d in mine] == [d["legal_actions"][0] for d in mine]
+        assert not any(d["illegal"] for d in mine)
+    assert "p1" in whole["turns"][0]["decisions"] and whole["source"]["kind"] == "played"  # a whole battle, by clicks
+    labels = fresh.labels + takeover.labels
+    assert any(" BP · " in label and label.endswith(" PP") for label in labels)  # moves: type, power and PP
