@@ -51,8 +51,9 @@ def stderr_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def record_args(out: Path, n: int, concurrency: int, p1: str = "random", p2: str = "random") -> list[str]:
-    return ["record", "--p1", p1, "--p2", p2, "--format", "gen9randombattle", "--seed", "100", "--n", str(n),
+def record_args(out: Path, n: int, concurrency: int, p1: str = "random", p2: str = "random",
+                seed: int = 100) -> list[str]:
+    return ["record", "--p1", p1, "--p2", p2, "--format", "gen9randombattle", "--seed", str(seed), "--n", str(n),
             "--concurrency", str(concurrency), "--out", str(out)]
 
 
@@ -267,8 +268,13 @@ def test_a_failed_save_ends_record_in_one_line_within_seconds(fault: str, n: int
 
 @pytest.mark.parametrize("target", ["process", "terminal"])
 def test_ctrl_c_saves_the_battles_in_flight_as_aborted(target: str, tmp_path: Path) -> None:
-    """SIGINT to the CLI alone, or to its whole process group as a terminal's Ctrl-C sends it."""
-    proc = subprocess.Popen([*CLI, *record_args(tmp_path, 40, 3, "heuristic", "heuristic")], cwd=ROOT,
+    """SIGINT to the CLI alone, or to its whole process group as a terminal's Ctrl-C sends it.
+
+    Seeds 102…104 play 20, 12 and 22 turns: when the short one ends (the first line), the other two are about 8
+    turns from their ends, so they are still in flight when the signal lands even on a loaded machine. (Seeds
+    100…102 all end near turn 20, and under load the signal sometimes found only a battle just begun.)
+    """
+    proc = subprocess.Popen([*CLI, *record_args(tmp_path, 40, 3, "heuristic", "heuristic", seed=102)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert proc.stdout is not None
@@ -291,4 +297,5 @@ def test_ctrl_c_saves_the_battles_in_flight_as_aborted(target: str, tmp_path: Pa
     assert kept, "the battles in flight were thrown away"
     assert [r.result.error for r in kept] == ["stopped by the user"] * len(kept), [r.result for r in kept]
     assert any(r.turns for r in kept), "the turns played so far are kept"
+    assert all(len(r.turns) >= r.result.turns - 1 for r in kept), "every completed turn has its decisions"
     assert f"({len(kept)} of them stopped in flight" in lines[0]
