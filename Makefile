@@ -28,8 +28,11 @@ run: setup
 lint: setup
 	$(VENV)/bin/ruff check wolfeclick tests scripts app.py
 
+# Two pytest workers (pytest-xdist), each test file whole on one worker (module fixtures such as the app server and
+# the Ray instance are started once per file). TEST_WORKERS=0 runs the suite in this process, one file after another.
+TEST_WORKERS ?= 2
 test: setup browser lint
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 clean:
 	rm -rf $(VENV) node_modules
