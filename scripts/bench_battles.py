@@ -297,6 +297,14 @@ def profile_markdown(results: list[tuple[str, dict]], args: argparse.Namespace, 
 
 
 # --- the race ----------------------------------------------------------------------------------------------------
+def _load_note(load: tuple[str, str]) -> str:
+    """Whether other work shared the cores: a start load at or above the core count says it did."""
+    if float(load[0]) < (os.cpu_count() or 1):
+        return "nothing else was running (the load is this benchmark's own processes)"
+    return ("**the machine was shared** with other engineers' work, so wall-clock rates move by tens of percent "
+            "between runs")
+
+
 def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tuple[str, str]) -> str:
     lines = [
         HEADING,
@@ -305,9 +313,8 @@ def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tup
         f"cell, runs alternating between the three paths; {os.cpu_count()} cores, "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
         f"{args.processes or 'default'} simulator process(es). Load average {load[0]} at the start and {load[1]} "
-        "at the end: **the machine was shared** with other engineers' work, so wall-clock rates move by tens of "
-        "percent between runs; the CPU columns (this process plus the simulator or server processes, per turn) "
-        "are the steadier comparison.",
+        f"at the end: {_load_note(load)}; the CPU columns (this process plus the simulator or server processes, "
+        "per turn) are the steadier comparison.",
         "",
         "WolfeClick records every battle to JSON and saves it; the bare simulator is the same battles (same seeds, "
         "so the same teams) on the same simulator processes driven by random choices straight from the requests, "

@@ -137,10 +137,12 @@ def main() -> None:
         "(checked by the script).",
         "",
         f"Machine: {os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}, Ray "
-        f"{ray.__version__}; measured {datetime.date.today().isoformat()}. **The machine was loaded**: load average "
-        f"{load[0]:.1f} at the start and {os.getloadavg()[0]:.1f} at the end (up to 7 engineers running tests on "
-        f"2 cores), so wall-clock figures move by tens of percent between runs; CPU per battle is the steadier "
-        f"figure. Starting the local Ray instance took {init:.1f} s (not in any figure below).",
+        f"{ray.__version__}; measured {datetime.date.today().isoformat()}. Load average "
+        f"{load[0]:.1f} at the start and {os.getloadavg()[0]:.1f} at the end: "
+        + ("nothing else was running (the load is this benchmark's own processes)" if load[0] < (os.cpu_count() or 1)
+           else "**the machine was shared** with other work, so wall-clock figures move by tens of percent between runs")
+        + f"; CPU per battle is the steadier figure. Starting the local Ray instance took {init:.1f} s (not in any "
+        "figure below).",
         "",
         f"**Overhead at 2 cores** (fastest of {args.repeats} alternating runs, {args.concurrency} battles in flight; "
         "local = one simulator process, Ray = one simulator worker actor with one simulator process):",
