@@ -9,7 +9,7 @@ All ratings use the Elo scale: 400 points per factor of 10 in odds.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,35 +81,46 @@ def _fit_log_strengths(
     against a field player fixed at log-strength 0; this makes the objective
     strictly concave, so the maximum exists, is unique and Newton converges.
     """
-    m = len(wins)
-    theta = np.zeros(m)
+    theta, _ = _newton_ascent(np.zeros(len(wins)), wins, n, prior, lambda hess, grad: np.linalg.solve(hess, -grad),
+                              tol=1e-12)
+    return theta
+
+
+def _objective(theta: np.ndarray, wins: np.ndarray, n: np.ndarray, prior: float = PRIOR_GAMES) -> float:
+    """The prior-penalised Bradley–Terry log-likelihood that `_fit_log_strengths` maximises."""
     target = wins + 0.5 * prior
+    pairs = 0.5 * float(np.sum(n * np.logaddexp(theta[:, None], theta[None, :])))
+    return float(target @ theta) - pairs - prior * float(np.sum(np.logaddexp(theta, 0.0)))
 
-    def objective(t: np.ndarray) -> float:
-        # Each unordered pair appears twice in the symmetric matrix: halve.
-        pairs = 0.5 * float(np.sum(n * np.logaddexp(t[:, None], t[None, :])))
-        field = prior * float(np.sum(np.logaddexp(t, 0.0)))
-        return float(target @ t) - pairs - field
 
-    value = objective(theta)
+def _newton_ascent(
+    theta: np.ndarray, wins: np.ndarray, n: np.ndarray, prior: float,
+    solve: Callable[[np.ndarray, np.ndarray], np.ndarray], *, tol: float,
+) -> tuple[np.ndarray, float]:
+    """Damped Newton ascent of `_objective` from ``theta``; returns the maximiser and its value.
+
+    ``solve(hessian, gradient)`` gives the Newton step (plain for the fit, kept on a constraint for the profile
+    likelihood); a halving line search keeps the objective rising. Stops when a step moves θ by less than ``tol``.
+    """
+    target = wins + 0.5 * prior
+    value = _objective(theta, wins, n, prior)
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
         pf = 1.0 / (1.0 + np.exp(-theta))
         grad = target - np.sum(n * p, axis=1) - prior * pf
         w = n * p * (1.0 - p)
-        hess = w - np.diag(np.sum(w, axis=1) + prior * pf * (1.0 - pf))
-        step = np.linalg.solve(hess, -grad)
+        step = solve(w - np.diag(np.sum(w, axis=1) + prior * pf * (1.0 - pf)), grad)
         scale = 1.0
         while True:
             candidate = theta + scale * step
-            cand_value = objective(candidate)
+            cand_value = _objective(candidate, wins, n, prior)
             if cand_value >= value - 1e-12 or scale < 1e-8:
                 break
             scale *= 0.5
         theta, value = candidate, cand_value
-        if float(np.max(np.abs(scale * step))) < 1e-12:
+        if float(np.max(np.abs(scale * step))) < tol:
             break
-    return theta
+    return theta, value
 
 
 def _ratings_from_theta(
@@ -339,13 +350,6 @@ def separation(games: Iterable[GameResult]) -> Separation:
 # --------------------------------------------------------------------------
 
 
-def _objective(theta: np.ndarray, wins: np.ndarray, n: np.ndarray, prior: float = PRIOR_GAMES) -> float:
-    """The prior-penalised Bradley–Terry log-likelihood that `_fit_log_strengths` maximises."""
-    target = wins + 0.5 * prior
-    pairs = 0.5 * float(np.sum(n * np.logaddexp(theta[:, None], theta[None, :])))
-    return float(target @ theta) - pairs - prior * float(np.sum(np.logaddexp(theta, 0.0)))
-
-
 def _constrained_max(
     wins: np.ndarray, n: np.ndarray, a: np.ndarray, c: float, start: np.ndarray, prior: float = PRIOR_GAMES
 ) -> float:
@@ -355,29 +359,16 @@ def _constrained_max(
     unique; every Newton step keeps a·θ = c, and a halving line search keeps the objective rising.
     """
     theta = start + (c - float(a @ start)) * a / float(a @ a)
-    target = wins + 0.5 * prior
     m = len(wins)
-    value = _objective(theta, wins, n, prior)
     kkt = np.zeros((m + 1, m + 1))
     kkt[:m, m] = a
     kkt[m, :m] = a
-    for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
-        pf = 1.0 / (1.0 + np.exp(-theta))
-        grad = target - np.sum(n * p, axis=1) - prior * pf
-        w = n * p * (1.0 - p)
-        kkt[:m, :m] = w - np.diag(np.sum(w, axis=1) + prior * pf * (1.0 - pf))
-        step = np.linalg.solve(kkt, np.concatenate([-grad, [0.0]]))[:m]
-        scale = 1.0
-        while True:
-            candidate = theta + scale * step
-            cand_value = _objective(candidate, wins, n, prior)
-            if cand_value >= value - 1e-12 or scale < 1e-8:
-                break
-            scale *= 0.5
-        theta, value = candidate, cand_value
-        if float(np.max(np.abs(scale * step))) < 1e-11:
-            break
+
+    def on_constraint(hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        kkt[:m, :m] = hess
+        return np.linalg.solve(kkt, np.concatenate([-grad, [0.0]]))[:m]
+
+    _, value = _newton_ascent(theta, wins, n, prior, on_constraint, tol=1e-11)
     return value
 
 
