@@ -191,7 +191,7 @@ class BattleRun:
 
     def absorb_views(self, views: dict[str, list[str]]) -> None:
         """Battle lines as each side and a spectator see them (``p1``, ``p2``, ``spectator``): trackers, log, turn,
-        winner. The embedded simulator's updates and a server's battle room (``wolfeclick.battle.ladder``) both
+        winner. The embedded simulator's updates and a server's battle room (``wolfeclick.ladder.play``) both
         come in here."""
         shared: dict[str, list[str]] = {}  # a public line is split once for both sides
         for side in SIDES:
