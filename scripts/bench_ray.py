@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
-import logging
 import os
 import platform
 import resource
@@ -37,7 +36,7 @@ import psutil  # noqa: E402
 import ray  # noqa: E402
 
 from wolfeclick.arena.engines import LocalEngine  # noqa: E402
-from wolfeclick.arena.engines.ray_engine import RayEngine  # noqa: E402
+from wolfeclick.arena.engines.ray_engine import RayEngine, local_instance_options  # noqa: E402
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule  # noqa: E402
 from wolfeclick.arena.tournament import RESULTS_FILE, run_tournament, tournament_dir  # noqa: E402
 
@@ -102,10 +101,8 @@ def main() -> None:
                               format="gen9randombattle", seed=1)
     battles = len(build_schedule(config))
     load = os.getloadavg()
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     init = time.perf_counter()
-    ray.init(num_cpus=max([*counts, os.cpu_count() or 1]), include_dashboard=False, log_to_driver=False,
-             configure_logging=False, logging_level=logging.WARNING)
+    ray.init(**local_instance_options(max([*counts, os.cpu_count() or 1])))
     init = time.perf_counter() - init
 
     best: dict[str, dict[str, float]] = {}

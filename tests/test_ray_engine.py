@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-import os
+import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -21,10 +21,16 @@ import pytest
 import ray
 
 from tests.llm_fixtures import tiny_checkpoint  # noqa: F401 - a pytest fixture
-from wolfeclick.arena.engines import LocalEngine, make_engine
-from wolfeclick.arena.engines.ray_engine import RayEngine
-from wolfeclick.arena.schedule import TournamentConfig
+from wolfeclick.arena.engines import LocalEngine, SpecJob, make_engine
+from wolfeclick.arena.engines.ray_actors import SimWorker
+from wolfeclick.arena.engines.ray_engine import RayEngine, local_instance_options
+from wolfeclick.arena.results import battle_facts
+from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.arena.tournament import PROGRESS_FILE, RESULTS_FILE, SUMMARY_FILE, run_tournament, tournament_dir
+from wolfeclick.battle.batch import BattleJob, run_jobs
+from wolfeclick.battle.schema import SourceInfo
+from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.store import EncodedRecording, load_recording, save_recording
 from wolfeclick.cli import main
 from wolfeclick.errors import InputError
 
@@ -42,9 +48,7 @@ def _files(directory: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def ray_instance():
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
-             logging_level=logging.WARNING)
+    ray.init(**local_instance_options(2))  # as the engine starts one
     yield
     ray.shutdown()
 
@@ -66,6 +70,59 @@ def test_bench_on_ray_is_byte_identical_to_local(ray_instance, local_files, tmp_
     assert _files(directory) == local_files
     rows = [json.loads(line) for line in (directory / RESULTS_FILE).read_text().splitlines()]
     assert {p.stem for p in (directory / "recordings").iterdir()} == {r["recording"] for r in rows}
+
+
+def _unmeasured(data: bytes) -> bytes:
+    """A recording's bytes less what no two runs share: the write time and the measured latencies."""
+    return re.sub(rb'"latency_ms": [0-9.e+-]+', b"", re.sub(rb'"created": "[^"]*"', b"", data))
+
+
+def test_recordings_kept_on_ray_are_the_local_ones_byte_for_byte(ray_instance, tmp_path: Path) -> None:
+    # A shared library: one battle's id is held by a different battle (it goes to a free id), another's by that
+    # very battle from an earlier run (refreshed in place). Ray workers send bytes; the driver writes the same files.
+    first, second = build_schedule(CONFIG)[:2]
+    squatter = asyncio.run(_one_recording(first.p1, first.p2, 99, max_turns=2)).model_copy(update={"id": first.battle_id})
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    save_recording(squatter, local / "library")
+    asyncio.run(run_tournament(CONFIG, local, concurrency=2, recordings_dir=local / "library"))
+    save_recording(squatter, remote / "library")
+    shutil.copy(local / "library" / f"{second.battle_id}.json", remote / "library")
+    asyncio.run(run_tournament(CONFIG, remote, concurrency=4, recordings_dir=remote / "library",
+                               engine=RayEngine(workers=2)))
+    assert _files(tournament_dir(remote, CONFIG)) == _files(tournament_dir(local, CONFIG))
+    rows = [json.loads(line) for line in (tournament_dir(remote, CONFIG) / RESULTS_FILE).read_text().splitlines()]
+    assert rows[first.index]["recording"] == f"{first.battle_id}-2" and rows[second.index]["recording"] == second.battle_id
+    files = {p.name: _unmeasured(p.read_bytes()) for p in (local / "library").iterdir()}
+    assert {p.name: _unmeasured(p.read_bytes()) for p in (remote / "library").iterdir()} == files
+    assert len(files) == 13 and load_recording(remote / "library" / f"{first.battle_id}.json") == squatter
+    assert load_recording(remote / "library" / f"{second.battle_id}.json").source == SourceInfo(
+        kind="tournament", detail=CONFIG.id)
+
+
+async def _one_recording(p1: str, p2: str, seed: int, max_turns: int = 1000):  # type: ignore[no-untyped-def]
+    jobs = [BattleJob(make_policy(p1), make_policy(p2), CONFIG.format, seed, max_turns)]
+    async for _, recording in run_jobs(jobs):
+        return recording
+
+
+def test_a_worker_sends_the_row_facts_and_a_recording_only_when_kept() -> None:
+    # The worker class itself, without Ray: what crosses to the driver per battle.
+    job = SpecJob("heuristic", "random", CONFIG.format, 5, max_turns=20, battle_id="b5")
+    keep = SourceInfo(kind="tournament", detail="t")
+
+    async def play(worker_keep: SourceInfo | None):  # type: ignore[no-untyped-def]
+        worker = SimWorker(["heuristic", "random"], {}, {}, keep=worker_keep)
+        await worker.ready()
+        try:
+            return await worker.play(job)
+        finally:
+            await worker.close()
+
+    bare, kept = asyncio.run(play(None)), asyncio.run(play(keep))
+    assert bare.recording is None and isinstance(kept.recording, EncodedRecording)
+    recording = kept.recording.decode()
+    assert recording.id == kept.recording.id == "b5" and recording.source == keep
+    assert bare.facts == kept.facts == battle_facts(recording) and sum(bare.facts.decisions.values()) > 0
 
 
 def test_stopping_a_ray_run_keeps_what_finished_and_ends_its_actors(ray_instance, tmp_path: Path) -> None:

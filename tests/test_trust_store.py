@@ -21,6 +21,7 @@ import pytest
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import MAX_SEED, Recording, is_valid_id
 from wolfeclick.battle.store import (
+    EncodedRecording,
     RecordingError,
     RecordingSaver,
     load_recording,
@@ -146,6 +147,25 @@ def test_two_different_battles_of_one_seed_leave_two_recordings(tmp_path: Path) 
     assert load_recording(second).id == second.stem and len(load_recording(second).turns) == len(short.turns)
     again = save_recording(play(5, 300), tmp_path)  # the same battle played again keeps its id
     assert again == first and sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, second.name])
+
+
+def test_an_encoded_recording_is_saved_byte_for_byte_as_the_recording_would_be(tmp_path: Path) -> None:
+    # What a Ray worker sends instead of the recording: its bytes, parsed only when its id is taken.
+    full, short, other = play(5, 300), play(5, 1), play(7, 2)
+    squatter = play(99, 2).model_copy(update={"id": full.id})
+    again = other.model_copy(update={"created": "2030-01-01T00:00:00Z"})  # the same battle, saved later
+    for name, wrap in (("model", lambda r: r), ("encoded", EncodedRecording.of)):
+        library = tmp_path / name
+        save_recording(squatter, library)
+        save_recording(other, library)
+        assert save_recording(wrap(full), library).name == f"{full.id}-2.json"  # a different battle: a free id
+        assert save_recording(wrap(short), library).name == f"{full.id}-3.json"
+        assert save_recording(wrap(again), library).name == f"{other.id}.json"  # the same battle: in place
+    model, encoded = ({p.name: p.read_bytes() for p in (tmp_path / n).iterdir()} for n in ("model", "encoded"))
+    assert model == encoded and len(model) == 4
+    assert model[f"{other.id}.json"] == again.to_json().encode()
+    assert load_recording(tmp_path / "encoded" / f"{full.id}-2.json") == full.model_copy(update={"id": f"{full.id}-2"})
+    assert EncodedRecording.of(short).decode() == short
 
 
 def test_a_run_saver_replaces_only_its_own_checkpoints(tmp_path: Path) -> None:

@@ -42,6 +42,8 @@ __all__ = [
     "ROW_KEYS",
     "BOOTSTRAP_ROUNDS",
     "BOOTSTRAP_SEED",
+    "BattleFacts",
+    "battle_facts",
     "result_row",
     "row_line",
     "parse_rows",
@@ -74,9 +76,43 @@ RATING_BASE = 1000.0
 _SIDES = ("p1", "p2")
 
 
-def result_row(tournament_id: str, battle: ScheduledBattle, recording: Recording) -> dict[str, Any]:
-    """The row of a finished battle."""
-    side = recording.result.winner
+@dataclass(frozen=True)
+class BattleFacts:
+    """What a result row needs of a finished battle: a few numbers instead of its recording (``battle_facts``).
+
+    Small and picklable, so an engine playing in another process sends these, not the recording.
+    """
+
+    recording: str
+    """The recording's id (the row's ``recording`` until the file is saved, maybe under a free id)."""
+    winner_side: str | None
+    reason: str
+    turns: int
+    error: str | None
+    rewards: dict[str, dict[str, float]]
+    decisions: dict[str, int]
+    """Decisions each side made."""
+    illegal: dict[str, int]
+    """Of which illegal (replaced by a legal default)."""
+
+
+def battle_facts(recording: Recording) -> BattleFacts:
+    """The row's facts of ``recording``: its result, reward totals and each side's decision and illegal counts."""
+    decisions = dict.fromkeys(_SIDES, 0)
+    illegal = dict.fromkeys(_SIDES, 0)
+    for turn in recording.turns:
+        for side, decision in turn.decisions.items():
+            if side in decisions:
+                decisions[side] += 1
+                illegal[side] += bool(decision.illegal)
+    result = recording.result
+    return BattleFacts(recording.id, result.winner, result.reason, result.turns, result.error,
+                       recording.reward_totals(), decisions, illegal)
+
+
+def result_row(tournament_id: str, battle: ScheduledBattle, facts: BattleFacts) -> dict[str, Any]:
+    """The row of a finished battle, from its ``battle_facts``."""
+    side = facts.winner_side
     return {
         "tournament": tournament_id,
         "index": battle.index,
@@ -88,14 +124,13 @@ def result_row(tournament_id: str, battle: ScheduledBattle, recording: Recording
         "p2": battle.p2,
         "winner": {"p1": battle.p1, "p2": battle.p2}[side] if side else None,
         "winner_side": side,
-        "reason": recording.result.reason,
-        "turns": recording.result.turns,
-        "rewards": recording.reward_totals(),
-        "decisions": {s: sum(1 for t in recording.turns if s in t.decisions) for s in _SIDES},
-        "illegal": {s: sum(1 for t in recording.turns if s in t.decisions and t.decisions[s].illegal)
-                    for s in _SIDES},
-        "recording": recording.id,
-        "error": recording.result.error,
+        "reason": facts.reason,
+        "turns": facts.turns,
+        "rewards": facts.rewards,
+        "decisions": facts.decisions,
+        "illegal": facts.illegal,
+        "recording": facts.recording,
+        "error": facts.error,
     }
 
 

@@ -41,8 +41,8 @@ from wolfeclick.arena.results import (
     summary_from_rows,
 )
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
-from wolfeclick.battle.schema import Recording, SourceInfo
-from wolfeclick.battle.store import save_recording, storage_error, write_atomic
+from wolfeclick.battle.schema import SourceInfo
+from wolfeclick.battle.store import AnyRecording, save_recording, storage_error, write_atomic
 from wolfeclick.errors import InputError
 from wolfeclick.policies.base import Policy
 
@@ -146,15 +146,18 @@ def _has_progress(directory: Path) -> bool:
     return progress.exists() and progress.stat().st_size > 0
 
 
-def _persist(progress: Path, row: dict[str, Any], recording: Recording, recordings: Path | None) -> dict[str, Any]:
+def _persist(progress: Path, row: dict[str, Any], recording: AnyRecording | None,
+             recordings: Path | None) -> dict[str, Any]:
     """Save the recording (if kept), then append the row and fsync it: a row on disk implies its recording is.
 
-    The recording is marked as a tournament's; if its id is taken by a different battle (a shared replay library),
-    it is saved under a free one and the row says which. Returns the row as written.
+    The recording comes marked as the tournament's (the engine was told to keep it); if its id is taken by a
+    different battle (a shared replay library), it is saved under a free one and the row says which. Returns the
+    row as written.
     """
     if recordings is not None:
-        marked = recording.model_copy(update={"source": SourceInfo(kind="tournament", detail=row["tournament"])})
-        saved = save_recording(marked, recordings)
+        if recording is None:
+            raise AssertionError(f"the engine kept no recording of {row['recording']}")
+        saved = save_recording(recording, recordings)
         if saved.stem != row["recording"]:
             row = {**row, "recording": saved.stem}
     try:
@@ -266,7 +269,8 @@ async def run_tournament(
                         teams=deal.infos(b.seed) if deal else None)
                 for b in pending]
         recordings = (Path(recordings_dir) if recordings_dir else directory / RECORDINGS_DIR) if keep_recordings else None
-        stream = engine.play(jobs, lineup, concurrency=concurrency)
+        keep = SourceInfo(kind="tournament", detail=config.id) if recordings is not None else None
+        stream = engine.play(jobs, lineup, concurrency=concurrency, keep=keep)
         async with contextlib.aclosing(stream):
             while True:
                 try:
@@ -275,11 +279,12 @@ async def run_tournament(
                     break
                 if item is None:  # stopped by the caller
                     break
-                position, recording = item
+                position, finished = item
                 battle = pending[position]
-                row = result_row(config.id, battle, recording)
+                row = result_row(config.id, battle, finished.facts)
                 # File work (two fsyncs) runs in a thread: the battles still in flight go on meanwhile.
-                row = await asyncio.to_thread(_persist, directory / PROGRESS_FILE, row, recording, recordings)
+                row = await asyncio.to_thread(_persist, directory / PROGRESS_FILE, row, finished.recording,
+                                              recordings)
                 rows.append(row)
                 done.add(battle.index)
                 if on_result is not None:

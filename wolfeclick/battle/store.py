@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -138,6 +139,30 @@ def _candidate_ids(base: str) -> Iterator[str]:
     raise StorageError(f"no free recording id left for {base}")
 
 
+@dataclass(frozen=True)
+class EncodedRecording:
+    """A recording already in its canonical bytes (``Recording.to_json``, UTF-8), with its id.
+
+    What a battle played in another process travels as: bytes cost next to nothing to send and are written to disk
+    as they are; they are parsed back only when the recording's id is taken by another battle (see
+    ``RecordingSaver``).
+    """
+
+    id: str
+    data: bytes
+
+    @classmethod
+    def of(cls, recording: Recording) -> EncodedRecording:
+        return cls(recording.id, recording.to_json().encode("utf-8"))
+
+    def decode(self) -> Recording:
+        return parse_recording(self.data)
+
+
+AnyRecording = Recording | EncodedRecording
+"""What the savers take: a recording, or one already encoded."""
+
+
 class RecordingSaver:
     """Saves one battle run — its periodic checkpoints and its final recording — under one id no other battle has.
 
@@ -146,6 +171,7 @@ class RecordingSaver:
     free (or already holds this very battle), else the first free of ``<id>-2``, ``<id>-3``… (only the plain id is
     read and compared, so thousands of training rollouts of one seed stay cheap); the claim is an atomic no-replace link,
     so two runs — even in two processes — never get one id. Later saves of the same run replace their own file.
+    An ``EncodedRecording`` is written as it is, and parsed only to be compared or given another id.
     """
 
     def __init__(self, directory: Path | str) -> None:
@@ -156,15 +182,15 @@ class RecordingSaver:
     def path(self) -> Path | None:
         return self.directory / f"{self.id}.json" if self.id else None
 
-    def save(self, recording: Recording) -> Path:
+    def save(self, recording: AnyRecording) -> Path:
         """Write ``recording`` (under the claimed id, which may differ from ``recording.id``); return its path."""
         if self.id is not None:
-            return write_atomic(self.directory / f"{self.id}.json", _with_id(recording, self.id).to_json())
+            return write_atomic(self.directory / f"{self.id}.json", _text_with_id(recording, self.id))
         for candidate in _candidate_ids(recording.id):
             path = self.directory / f"{candidate}.json"
-            copy = _with_id(recording, candidate)
+            text = _text_with_id(recording, candidate)
             try:
-                write_atomic(path, copy.to_json(), replace=False)
+                write_atomic(path, text, replace=False)
             except FileExistsError:
                 if candidate != recording.id:
                     continue  # only the plain id is shared by a replay of the same battle: no need to read it
@@ -172,19 +198,30 @@ class RecordingSaver:
                     existing = load_recording(path)
                 except RecordingError:
                     continue  # something unreadable holds the name: leave it alone, take the next
-                if not same_battle(existing, copy):
+                if not same_battle(existing, _decoded(recording)):
                     continue
-                write_atomic(path, copy.to_json())  # the same battle again: refresh it in place
+                write_atomic(path, text)  # the same battle again: refresh it in place
             self.id = candidate
             return path
         raise AssertionError("unreachable")
+
+
+def _decoded(recording: AnyRecording) -> Recording:
+    return recording.decode() if isinstance(recording, EncodedRecording) else recording
+
+
+def _text_with_id(recording: AnyRecording, recording_id: str) -> str | bytes:
+    """The file's text of ``recording`` under ``recording_id`` (encoded bytes kept as they are when the id is theirs)."""
+    if isinstance(recording, EncodedRecording) and recording.id == recording_id:
+        return recording.data
+    return _with_id(_decoded(recording), recording_id).to_json()
 
 
 def _with_id(recording: Recording, recording_id: str) -> Recording:
     return recording if recording.id == recording_id else recording.model_copy(update={"id": recording_id})
 
 
-def save_recording(recording: Recording, directory: Path) -> Path:
+def save_recording(recording: AnyRecording, directory: Path) -> Path:
     """Save one finished recording under ``<directory>/<id>.json``, never replacing a different battle's file."""
     return RecordingSaver(directory).save(recording)
 

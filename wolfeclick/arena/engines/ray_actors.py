@@ -2,6 +2,7 @@
 
 * ``SimWorker`` — one per core on a simulator node: owns a ``SimPool``, builds its policies from specs once and
   plays ``SpecJob``s with the local engine's own ``run_jobs`` (one replay of an aborted battle), many at once.
+  It sends back only a ``FinishedBattle``: the row's facts, and the recording's bytes when recordings are kept.
 * ``ModelServer`` — one per GPU (or one on CPU): holds bases and their adapters in its process's ``MODEL_CACHE``
   and runs every decision it is sent through that base's ``Batcher``, so decisions from every battle in flight on
   every worker share forward passes. Its methods are plain (blocking) ones: Ray runs each call in a thread of its
@@ -18,12 +19,12 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from contextlib import aclosing
+from contextlib import ExitStack, aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
-from wolfeclick.arena.engines import SpecJob, battle_job
-from wolfeclick.battle.schema import Recording
+from wolfeclick.arena.engines import FinishedBattle, SpecJob, battle_job, finished_battle
+from wolfeclick.battle.schema import SourceInfo
 
 __all__ = ["SimWorker", "ModelServer", "ModelServerClient", "RemoteBatcher", "RemoteEntry"]
 
@@ -144,10 +145,17 @@ class ModelServer:
 
 
 class SimWorker:
-    """A simulator pool and the policies of one tournament; plays ``SpecJob``s, many at once (an async actor)."""
+    """A simulator pool and the policies of one tournament; plays ``SpecJob``s, many at once (an async actor).
+
+    ``keep``: the ``SourceInfo`` kept recordings are marked with (they come back encoded), or None to send none.
+    ``concurrency``: battles played at once; further ``play`` calls wait their turn here, so the driver can queue
+    the next job before a battle ends. The garbage collector is relaxed for the worker's life, as ``run_jobs``
+    relaxes it for a local batch.
+    """
 
     def __init__(self, specs: Sequence[str], llm_options: Mapping[str, Any], servers: Mapping[str, Any],
-                 processes: int = 1, tag: str = "worker", core: int | None = None) -> None:
+                 processes: int = 1, tag: str = "worker", core: int | None = None,
+                 keep: SourceInfo | None = None, concurrency: int = 1) -> None:
         if core is not None and hasattr(os, "sched_setaffinity"):  # a CPU limit for scale-out benchmarks:
             os.sched_setaffinity(0, {core % (os.cpu_count() or 1)})  # this process and its simulators, one core
         self.specs = list(specs)
@@ -155,6 +163,10 @@ class SimWorker:
         self.servers = dict(servers)
         self.processes = processes
         self.tag = tag
+        self.keep = keep
+        self.concurrency = max(1, concurrency)
+        self._slots: Any = None
+        self._life = ExitStack()
         self.pool: Any = None
         self.policies: dict[str, Any] = {}
 
@@ -174,28 +186,34 @@ class SimWorker:
         """Start the simulators and build the policies (checkpoints: their tokenizers, models on the servers)."""
         import asyncio
 
+        from wolfeclick.battle.batch import relaxed_gc
         from wolfeclick.sim.process import SimPool
 
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.concurrency)
+            self._life.enter_context(relaxed_gc())
         self.policies = await asyncio.to_thread(self._build)
         if self.pool is None:
             self.pool = SimPool(self.processes)
             await self.pool.start()
         return {"pid": os.getpid(), "showdown": self.pool.showdown_version, "cpu": self.cpu_seconds()}
 
-    async def play(self, job: SpecJob) -> Recording:
-        """Play one battle (an aborted one once more, as locally) and return its recording."""
+    async def play(self, job: SpecJob) -> FinishedBattle:
+        """Play one battle (an aborted one once more, as locally) and return what the driver needs of it."""
         from wolfeclick.battle.batch import run_jobs
 
-        stream = run_jobs([battle_job(job, self.policies)], pool=self.pool, replays=1)
-        async with aclosing(stream):
-            async for _, recording in stream:
-                return recording
+        async with self._slots:
+            stream = run_jobs([battle_job(job, self.policies)], pool=self.pool, replays=1)
+            async with aclosing(stream):
+                async for _, recording in stream:
+                    return finished_battle(recording, self.keep, encode=True)
         raise RuntimeError(f"battle {job.battle_id} was not played")  # run_jobs always yields an unstopped job
 
     async def close(self) -> None:
         if self.pool is not None:
             await self.pool.close()
             self.pool = None
+        self._life.close()
 
     def pid(self) -> int:
         return os.getpid()

@@ -1,11 +1,11 @@
 """The Ray engine: a tournament's battles on simulator-worker actors, its checkpoints on model-server actors.
 
 The driver (``run_tournament``, in this process) keeps every file; this module only turns ``SpecJob``s into
-recordings:
+``FinishedBattle``s (a row's facts, and a kept recording as its bytes):
 
 * **Simulator workers** (``SimWorker``): one per core but one on each node (at least one), each with its own
   simulator pool. Jobs are dealt to them in schedule order, ``ceil(concurrency / workers)`` in flight on each;
-  a finished battle's recording comes straight back and the worker gets the next job.
+  a finished battle comes straight back and the worker gets the next job.
 * **Model servers** (``ModelServer``): one per GPU in the cluster (one on CPU when there is none), created only
   when a checkpoint plays. Each base (with its adapters) lives on one server, and every worker's decisions for it
   are batched there by the existing ``Batcher``.
@@ -33,16 +33,20 @@ from typing import Any
 import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayTaskError
 
-from wolfeclick.arena.engines import SpecJob
+from wolfeclick.arena.engines import FinishedBattle, SpecJob
 from wolfeclick.arena.engines.ray_actors import ModelServer, SimWorker
-from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.schema import SourceInfo
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
 
-__all__ = ["RayEngine", "RayLineup", "EngineError", "default_workers"]
+__all__ = ["RayEngine", "RayLineup", "EngineError", "default_workers", "local_instance_options"]
 
 _LOST = (RayActorError, ActorDiedError, ActorUnavailableError)
 _RUNS = itertools.count(1)
+_END = object()
+"""Put on the results queue after the last battle."""
+PREFETCH = 1
+"""Jobs queued on each worker beyond the battles it plays at once, so it never waits for the driver's next deal."""
 
 
 class EngineError(WolfeClickError, RuntimeError):
@@ -65,6 +69,24 @@ def default_workers(nodes: Sequence[Mapping[str, Any]]) -> int:
     """One simulator worker per core but one on every live node, at least one per node (the rest: driver, OS)."""
     alive = [n for n in nodes if n.get("Alive", n.get("alive", True))]
     return max(1, sum(max(1, int(n.get("Resources", {}).get("CPU", 1)) - 1) for n in alive))
+
+
+def _client_options() -> dict[str, Any]:
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # never phone home (CI has no internet)
+    return {"log_to_driver": False, "logging_level": logging.WARNING, "configure_logging": False}
+
+
+LOCAL_SYSTEM_CONFIG = {"event_stats": False, "enable_worker_prestart": False, "prestart_worker_first_driver": False}
+"""Ray settings of a local instance: no per-event statistics in Ray's own processes (debugging output only), and
+no idle worker processes started ahead of need (the engine only starts actors, each in a process of its own;
+an idle one costs about 1% of a core). On a cluster, ``ray start --system-config`` sets the same."""
+
+
+def local_instance_options(num_cpus: int | None = None) -> dict[str, Any]:
+    """``ray.init`` arguments for the local instance the engine starts (``num_cpus``: this machine's by default);
+    the benchmark starts its instance with the same ones."""
+    return {"num_cpus": num_cpus or os.cpu_count() or 1, "include_dashboard": False,
+            "_system_config": dict(LOCAL_SYSTEM_CONFIG), **_client_options()}
 
 
 def _gpus(nodes: Sequence[Mapping[str, Any]]) -> int:
@@ -99,6 +121,8 @@ class RayEngine:
         self.init_options = dict(init or {})
         self.workers: list[Any] = []
         """The live simulator-worker actors of the tournament being played (tests kill one of them)."""
+        self._starting: list[Any] = []
+        """Every worker actor started for the tournament being played, ready or not (all ended by ``_cleanup``)."""
         self.servers: list[Any] = []
         """The model-server actors of the tournament being played (empty without checkpoints)."""
         self.replaced = 0
@@ -137,25 +161,22 @@ class RayEngine:
         """Join or start Ray; True when this call started a local instance (to be shut down after)."""
         if ray.is_initialized():
             return False
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # never phone home (CI has no internet)
-        options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
-                                   "configure_logging": False}
         try:
             if self.address:
-                ray.init(address=self.address, **options, **self.init_options)
+                ray.init(address=self.address, **_client_options(), **self.init_options)
                 return False
-            ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **options, **self.init_options)
+            ray.init(**local_instance_options(), **self.init_options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = self.address or "a local Ray instance"
             raise EngineError(f"could not start or reach {where}: {str(exc).strip().splitlines()[0]}") from None
         return True
 
     def _new_worker(self, lineup: RayLineup, servers: Mapping[str, Any], per_worker: int, slot: int,
-                    tag: str) -> Any:
-        actor = ray.remote(SimWorker).options(num_cpus=self.worker_cpus, max_concurrency=per_worker + 4,
-                                              max_restarts=0)
+                    tag: str, keep: SourceInfo | None) -> Any:
+        actor = ray.remote(SimWorker).options(num_cpus=self.worker_cpus, max_concurrency=per_worker + PREFETCH + 4,
+                                              max_restarts=0, enable_task_events=False)
         return actor.remote(lineup.specs, lineup.llm_options, servers, self.processes, tag,
-                            slot if self.pin_cores else None)
+                            slot if self.pin_cores else None, keep, per_worker)
 
     def _new_servers(self, lineup: RayLineup) -> dict[str, Any]:
         """One server per GPU (or one); each base goes to one of them, in sorted order; spec → server."""
@@ -172,13 +193,33 @@ class RayEngine:
 
     # ---------------------------------------------------------------------------------------------- playing
 
-    async def play(self, jobs: Sequence[SpecJob], lineup: RayLineup, *,
-                   concurrency: int) -> AsyncIterator[tuple[int, Recording]]:
-        """Deal ``jobs`` to the workers; yield ``(position, recording)`` as each ends (see the module docstring)."""
+    async def play(self, jobs: Sequence[SpecJob], lineup: RayLineup, *, concurrency: int,
+                   keep: SourceInfo | None = None) -> AsyncIterator[tuple[int, FinishedBattle]]:
+        """Deal ``jobs`` to the workers; yield ``(position, finished battle)`` as each ends (module docstring).
+
+        The dealing runs in a task of its own, so a worker gets its next job the moment a battle ends, not when the
+        driver has finished writing that battle's row.
+        """
         own = self._connect()
-        run = next(_RUNS)
         inflight: dict[asyncio.Future[Any], tuple[int, int, Any, Any]] = {}
+        results: asyncio.Queue[Any] = asyncio.Queue()
+        dealer = asyncio.ensure_future(self._deal(jobs, lineup, concurrency, keep, inflight, results))
         try:
+            while (item := await results.get()) is not _END:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            dealer.cancel()
+            await asyncio.gather(dealer, return_exceptions=True)
+            await self._cleanup(inflight, own)
+
+    async def _deal(self, jobs: Sequence[SpecJob], lineup: RayLineup, concurrency: int, keep: SourceInfo | None,
+                    inflight: dict[asyncio.Future[Any], tuple[int, int, Any, Any]], results: asyncio.Queue[Any]) -> None:
+        """Start the workers, keep each one's battles going, and put every finished battle on ``results`` (then
+        ``_END``, or the exception that ended the tournament)."""
+        try:
+            run = next(_RUNS)
             servers = self._new_servers(lineup)
             count = self.workers_wanted or default_workers(ray.nodes())
             count = max(1, min(count, len(jobs)))
@@ -187,7 +228,9 @@ class RayEngine:
             self.startup_cpu = 0.0
 
             async def fresh(slot: int) -> Any:
-                worker = self._new_worker(lineup, servers, per_worker, slot, f"run{run}-w{slot}-{next(generation)}")
+                worker = self._new_worker(lineup, servers, per_worker, slot, f"run{run}-w{slot}-{next(generation)}",
+                                          keep)
+                self._starting.append(worker)  # ended by _cleanup even if this run stops before it is ready
                 info = await _wait(worker.ready.remote())
                 self.startup_cpu += float(info.get("cpu", 0.0))
                 return worker
@@ -198,7 +241,7 @@ class RayEngine:
             lost = [0] * len(jobs)
             while queue or inflight:
                 for slot, worker in enumerate(self.workers):
-                    while queue and load[slot] < per_worker:
+                    while queue and load[slot] < per_worker + PREFETCH:
                         position = queue.popleft()
                         ref = worker.play.remote(jobs[position])
                         inflight[asyncio.wrap_future(ref.future())] = (position, slot, worker, ref)
@@ -208,7 +251,7 @@ class RayEngine:
                     position, slot, worker, _ = inflight.pop(future)
                     load[slot] -= 1
                     try:
-                        recording = future.result()
+                        results.put_nowait((position, future.result()))
                     except _LOST as exc:
                         lost[position] += 1
                         if lost[position] >= self.max_attempts:
@@ -218,12 +261,11 @@ class RayEngine:
                         if self.workers[slot] is worker:  # the first of its battles to report: replace it once
                             self.replaced += 1
                             self.workers[slot] = await fresh(slot)
-                        continue
                     except RayTaskError as exc:  # raised inside a battle: the same error the local engine raises
                         raise _unwrap(exc) from None
-                    yield position, recording
-        finally:
-            await self._cleanup(inflight, own)
+            results.put_nowait(_END)
+        except Exception as exc:  # noqa: BLE001 - handed to the consumer, which raises it
+            results.put_nowait(exc)
 
     async def _cleanup(self, inflight: Mapping[asyncio.Future[Any], tuple[int, int, Any, Any]], own: bool) -> None:
         """Cancel what is in flight, close and end every actor, and shut a local instance down."""
@@ -246,12 +288,12 @@ class RayEngine:
         if stats:
             done, _ = await asyncio.wait([asyncio.wrap_future(ref.future()) for ref in stats], timeout=5)
             self.server_stats = [f.result() for f in done if not f.exception()]
-        for actor in [*self.workers, *self.servers]:
+        for actor in [*self._starting, *self.workers, *self.servers]:
             try:
                 ray.kill(actor)
             except Exception:  # noqa: BLE001 - already gone
                 pass
-        self.workers, self.servers = [], []
+        self.workers, self.servers, self._starting = [], [], []
         if own:
             ray.shutdown()
 
