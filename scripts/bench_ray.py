@@ -53,10 +53,15 @@ def _own_cpu() -> float:
 
 
 def _ray_processes() -> dict[int, float]:
-    """CPU seconds of every live descendant of this process (raylet, GCS, Ray workers), by pid."""
+    """CPU seconds of every live descendant of this process (raylet, GCS, agents), by pid, but the simulator
+    workers and their simulators: those are counted by the engine (a killed one may not have exited yet)."""
     out = {}
-    for child in psutil.Process().children(recursive=True):
+    me = psutil.Process()
+    for child in me.children(recursive=True):
         try:
+            lineage = [child, *(p for p in child.parents() if p.pid != me.pid and me in p.parents())]
+            if any("SimWorker" in " ".join(p.cmdline()) for p in lineage):
+                continue
             out[child.pid] = sum(child.cpu_times()[:2])
         except psutil.Error:
             pass
