@@ -1,11 +1,13 @@
 """Benchmark: heuristic-vs-random battles per second — WolfeClick's embedded runner, the bare simulator, and poke-env
 on a stock server — plus a CPU profile of one decision point.
 
-All three paths play the same battles (format, seeds, so the same teams) at the same number in flight:
+Every path plays the same format and seeds (so the same teams) at the same number in flight:
 
 - **WolfeClick**: the real runner (``battle.batch.run_jobs``) with poke-env's SimpleHeuristicsPlayer vs RandomPlayer,
   recording every battle to JSON (state markdown, legal actions, rewards, snapshots) and saving it, as the CLI does.
-- **bare simulator**: the practical limit on the same simulator processes: the simplest loop there is (random
+- **replayed**: exactly WolfeClick's battles again, their recorded choices fed straight back to the same simulator
+  processes (no trackers, no policies, no recording): the simulator's own cost of those battles, the practical limit.
+- **bare simulator**: the same seeds on the same simulator processes driven by the simplest loop there is (random
   choices straight from the requests; no trackers, no state, no recording).
 - **stock**: poke-env's own players over websockets to a local ``pokemon-showdown start --no-security`` server bound
   to 127.0.0.1 (started and stopped here).
@@ -104,7 +106,9 @@ def pool_pids(pool: SimPool) -> list[int]:
 
 
 # --- WolfeClick ------------------------------------------------------------------------------------------------
-async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: str, seed0: int = SEED0) -> Sample:
+async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: str, seed0: int = SEED0,
+                           choices: dict[int, list[str]] | None = None) -> Sample:
+    """``choices``, when given, is filled with each battle's choices by seed (for ``bench_replayed``)."""
     heuristic, random_ = make_policy("heuristic"), make_policy("random")
     jobs = [BattleJob(heuristic, random_, format_id, seed0 + i) for i in range(n)]
     turns = points = 0
@@ -114,6 +118,8 @@ async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: s
             await asyncio.to_thread(save_recording, recording, Path(out))  # as the CLI does
             turns += recording.result.turns
             points += len(recording.turns)
+            if choices is not None:
+                choices[recording.seed] = [line for line in recording.inputlog if line.startswith((">p1 ", ">p2 "))]
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu0 + proc_cpu(pool_pids(pool)) - sim0
     return Sample(wall, turns, points, cpu)
@@ -165,6 +171,48 @@ async def bench_bare(pool: SimPool, n: int, concurrency: int, format_id: str, se
 
     cpu0, sim0, started = time.process_time(), proc_cpu(pool_pids(pool)), time.perf_counter()
     results = await asyncio.gather(*(one(i) for i in range(n)))
+    wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu0 + proc_cpu(pool_pids(pool)) - sim0
+    return Sample(wall, sum(t for t, _ in results), sum(p for _, p in results), cpu)
+
+
+async def replayed_battle(process: SimProcess, key: str, format_id: str, seed: int, choices: list[str]) -> tuple[int, int]:
+    """The same battle WolfeClick played, its recorded choices fed straight back: the simulator's own cost of exactly
+    those battles, with the simplest possible driver (no trackers, no recording). Returns (turns, decision points)."""
+    queued = {side: [line[4:] for line in choices if line.startswith(f">{side} ")][::-1] for side in ("p1", "p2")}
+    reply = await process.call("start", battle=key, format=format_id,
+                               lines=start_lines(format_id, seed, {"p1": "bare p1", "p2": "bare p2"}))
+    asked: dict[str, bool] = {}
+    turns = points = 0
+    while True:
+        for raw in reply["out"]:
+            head, _, body = raw.partition("\n")
+            if head == "sideupdate":
+                side, _, line = body.partition("\n")
+                if line.startswith("|request|"):
+                    asked[side] = '"wait":true' not in line
+            elif head == "update":
+                turns += body.count("|turn|")
+        if reply.get("ended"):
+            return turns, points
+        lines = [f">{side} {queued[side].pop()}" for side in ("p1", "p2") if asked.pop(side, False) and queued[side]]
+        if not lines:  # the recorded battle stopped here (a turn limit): so does its replay
+            await process.call("close", battle=key)
+            return turns, points
+        points += 1
+        reply = await process.call("write", battle=key, lines=lines)
+
+
+async def bench_replayed(pool: SimPool, choices: dict[int, list[str]], concurrency: int, format_id: str) -> Sample:
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(seed: int) -> tuple[int, int]:
+        async with slots:
+            return await replayed_battle(pool.pick(), f"replay-{seed}-{time.monotonic_ns()}", format_id, seed,
+                                         choices[seed])
+
+    cpu0, sim0, started = time.process_time(), proc_cpu(pool_pids(pool)), time.perf_counter()
+    results = await asyncio.gather(*(one(seed) for seed in sorted(choices)))
     wall = time.perf_counter() - started
     cpu = time.process_time() - cpu0 + proc_cpu(pool_pids(pool)) - sim0
     return Sample(wall, sum(t for t, _ in results), sum(p for _, p in results), cpu)
@@ -310,42 +358,57 @@ def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tup
         HEADING,
         "",
         f"Heuristic vs random, {args.format}, {args.battles} battles per run, median of {args.repeats} runs per "
-        f"cell, runs alternating between the three paths; {os.cpu_count()} cores, "
+        f"cell, runs alternating between the four paths; {os.cpu_count()} cores, "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
-        f"{args.processes or 'default'} simulator process(es). Load average {load[0]} at the start and {load[1]} "
+        f"{args.processes or 'default'} simulator process(es)"
+        + (f", simulators niced +{args.sim_nice}" if args.sim_nice else "")
+        + f". Load average {load[0]} at the start and {load[1]} "
         f"at the end: {_load_note(load)}; the CPU columns (this process plus the simulator or server processes, "
         "per turn) are the steadier comparison.",
         "",
-        "WolfeClick records every battle to JSON and saves it; the bare simulator is the same battles (same seeds, "
-        "so the same teams) on the same simulator processes driven by random choices straight from the requests, "
-        "no trackers, no recording; stock is poke-env's own players over websockets to `pokemon-showdown start "
-        "--no-security` on 127.0.0.1 (which cannot be seeded: same format and policies, its own teams). "
-        "The bare simulator plays random-vs-random battles, which last longer than heuristic-vs-random ones, so "
-        "its rate is compared in turns per second too.",
+        "The paths: **WolfeClick** records every battle to JSON and saves it. **Replayed** is exactly WolfeClick's "
+        "battles again (same seeds, the choices WolfeClick made, fed straight back on the same simulator process "
+        "with no trackers, no policies, no recording): what the simulator itself costs for those battles, the "
+        "practical limit. **Bare** is the same seeds (so the same teams) driven by random choices straight from "
+        "the requests, no trackers, no recording; random-vs-random battles are longer and cheaper per turn, so "
+        "it is compared in turns per second. **Stock** is poke-env's own players over websockets to "
+        "`pokemon-showdown start --no-security` on 127.0.0.1 (which cannot be seeded: same format and policies, "
+        "its own teams). The stock path's battles are not ours, so their lengths differ by chance: with few "
+        "battles a run's mean length moves the battles/s ratio (seeds 50000–50019 average 26.6 turns, the first "
+        "200 seeds 22.8), so that ratio is given per turn too; about 100 battles a run make the two agree.",
         "",
-        "| in flight | WolfeClick battles/s | turns/s | CPU ms/turn | bare battles/s | bare turns/s | "
-        "bare CPU ms/turn | stock battles/s | stock turns/s | stock CPU ms/turn | vs stock (battles/s) | "
-        "vs bare (turns/s) |",
-        "| --- |" + " --- |" * 11,
+        "| in flight | WolfeClick battles/s | turns/s | CPU ms/turn | replayed turns/s | replayed CPU ms/turn | "
+        "bare turns/s | bare CPU ms/turn | stock battles/s | stock turns/s | stock CPU ms/turn | "
+        "vs stock (battles/s) | vs stock (turns/s) | vs bare (turns/s) | vs replayed (turns/s) |",
+        "| --- |" + " --- |" * 14,
     ]
     for row in rows:
-        ours, bare, stock = row["ours"], row["bare"], row["stock"]
-        cells = [str(row["k"])]
-        for sample in (ours, bare, stock):
-            cells += [f"{args.battles / sample.wall:.1f}", f"{sample.turns / sample.wall:.0f}",
-                      f"{sample.cpu * 1000 / max(1, sample.turns):.2f}"]
-        cells += [f"{stock.wall / ours.wall:.2f}×", f"{(ours.turns / ours.wall) / (bare.turns / bare.wall):.0%}"]
+        ours, replayed, bare, stock = row["ours"], row["replayed"], row["bare"], row["stock"]
+
+        def rate(sample: Sample) -> float:
+            return sample.turns / sample.wall
+
+        def per_turn(sample: Sample) -> str:
+            return f"{sample.cpu * 1000 / max(1, sample.turns):.2f}"
+
+        cells = [str(row["k"]), f"{args.battles / ours.wall:.1f}", f"{rate(ours):.0f}", per_turn(ours),
+                 f"{rate(replayed):.0f}", per_turn(replayed), f"{rate(bare):.0f}", per_turn(bare),
+                 f"{args.battles / stock.wall:.1f}", f"{rate(stock):.0f}", per_turn(stock),
+                 f"{stock.wall / ours.wall:.2f}×", f"{rate(ours) / rate(stock):.2f}×",
+                 f"{rate(ours) / rate(bare):.0%}", f"{rate(ours) / rate(replayed):.0%}"]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", f"Reproduce: `{command}`", ""]
     return "\n".join(lines)
 
 
-async def our_cells(args: argparse.Namespace, pool: SimPool) -> list[tuple[Sample, Sample]]:
+async def our_cells(args: argparse.Namespace, pool: SimPool) -> list[tuple[Sample, Sample, Sample]]:
     cells = []
     for k in args.concurrency:
-        ours = await bench_wolfeclick(pool, args.battles, k, args.format)
+        choices: dict[int, list[str]] = {}
+        ours = await bench_wolfeclick(pool, args.battles, k, args.format, choices=choices)
+        replayed = await bench_replayed(pool, choices, k, args.format)
         bare = await bench_bare(pool, args.battles, k, args.format)
-        cells.append((ours, bare))
+        cells.append((ours, replayed, bare))
     return cells
 
 
@@ -356,10 +419,11 @@ async def warm(args: argparse.Namespace, pool: SimPool) -> None:
 
 
 def race(args: argparse.Namespace) -> str:
-    samples: dict[int, dict[str, list[Sample]]] = {k: {"ours": [], "bare": [], "stock": []} for k in args.concurrency}
+    samples: dict[int, dict[str, list[Sample]]] = {k: {"ours": [], "replayed": [], "bare": [], "stock": []}
+                                                   for k in args.concurrency}
     load0 = open("/proc/loadavg").read().split()[0]
     loop = asyncio.new_event_loop()
-    pool = SimPool(args.processes)
+    pool = SimPool(args.processes) if args.sim_nice is None else SimPool(args.processes, nice=args.sim_nice)
     loop.run_until_complete(pool.start())
     try:
         with stock_server() as server:
@@ -368,8 +432,9 @@ def race(args: argparse.Namespace) -> str:
                 bench_stock(server, args.warmup, max(args.concurrency), args.format)
             for _ in range(args.repeats):  # alternate the paths so drifting machine load hits all alike
                 cells = loop.run_until_complete(our_cells(args, pool))
-                for k, (ours, bare) in zip(args.concurrency, cells):
+                for k, (ours, replayed, bare) in zip(args.concurrency, cells):
                     samples[k]["ours"].append(ours)
+                    samples[k]["replayed"].append(replayed)
                     samples[k]["bare"].append(bare)
                     samples[k]["stock"].append(bench_stock(server, args.battles, k, args.format))
                     print(f"in flight {k}: wolfeclick {args.battles / ours.wall:.1f}, bare "
@@ -386,6 +451,10 @@ def race(args: argparse.Namespace) -> str:
     command = (".venv/bin/python scripts/bench_battles.py --battles {} --repeats {} --concurrency {} --warmup {} "
                "--out docs/benchmarks.md").format(args.battles, args.repeats, " ".join(map(str, args.concurrency)),
                                                   args.warmup)
+    if args.processes:
+        command = command.replace(" --out", f" --processes {args.processes} --out")
+    if args.sim_nice is not None:
+        command = command.replace(" --out", f" --sim-nice {args.sim_nice} --out")
     return markdown(rows, args, command, (load0, load1))
 
 
@@ -397,6 +466,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3, help="runs per cell; the median run is reported")
     parser.add_argument("--warmup", type=int, default=20, help="battles played on each path before timing")
     parser.add_argument("--processes", type=int, default=None, help="simulator processes (SimPool default)")
+    parser.add_argument("--sim-nice", type=int, default=None, help="simulator priority offset (SimPool default)")
     parser.add_argument("--profile", type=int, default=0, help="profile this many battles instead of racing")
     parser.add_argument("--profile-concurrency", type=int, default=4)
     parser.add_argument("--profile-rounds", type=int, default=2, help="alternating profile runs per checkout")
