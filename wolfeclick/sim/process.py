@@ -57,30 +57,10 @@ def _widen_pipe(stream: asyncio.StreamReader | None, size: int = 1 << 20) -> Non
         pass
 
 
-def lower_priority(pid: int, nice: int) -> None:
-    """Make process ``pid`` (every thread of it, on Linux) ``nice`` steps less urgent; best effort.
-
-    The Python side coordinates every battle in flight: when it waits for a core, every simulator soon waits for it.
-    With more busy simulators than spare cores, lowering theirs lets the scheduler run Python first.
-    """
-    task_dir = Path(f"/proc/{pid}/task")
-    try:
-        threads = [int(tid) for tid in os.listdir(task_dir)] if task_dir.is_dir() else [pid]
-    except OSError:
-        threads = [pid]
-    for tid in threads:
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
-        except (OSError, AttributeError):
-            pass
-
-
 class SimProcess:
     """One ``bridge.js`` process: requests go out as JSON lines, responses are matched back by id."""
 
-    def __init__(self, nice: int = 0) -> None:
-        self.nice = nice
-        """How much less urgent than this process the simulator runs (``lower_priority``); 0 leaves it equal."""
+    def __init__(self) -> None:
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
@@ -101,8 +81,6 @@ class SimProcess:
         self._reader = asyncio.create_task(self._read())
         self._stderr_task = asyncio.create_task(self._read_stderr())
         self.info = await self.call("hello")
-        if self.nice:  # after the hello: Node has started its helper threads by now
-            lower_priority(self._proc.pid, self.nice)
 
     @property
     def pid(self) -> int | None:
@@ -208,9 +186,8 @@ class SimPool:
     the dead one was hosting are lost (they end ``aborted``) and every later battle plays on.
     """
 
-    def __init__(self, processes: int | None = None, *, nice: int = 0) -> None:
+    def __init__(self, processes: int | None = None) -> None:
         self.size = max(1, processes or default_processes())
-        self.nice = nice
         self.processes: list[SimProcess] = []
         self.replaced = 0
         """How many dead processes were replaced (for reports and tests)."""
@@ -225,7 +202,7 @@ class SimPool:
         await self.close()
 
     async def start(self) -> None:
-        self.processes = [SimProcess(self.nice) for _ in range(self.size)]
+        self.processes = [SimProcess() for _ in range(self.size)]
         await asyncio.gather(*(p.start() for p in self.processes))
 
     @property
@@ -245,7 +222,7 @@ class SimPool:
         async with self._healing:  # battles that find the same corpse share one replacement
             dead = self.processes[slot]
             if not dead.alive:
-                fresh = SimProcess(self.nice)
+                fresh = SimProcess()
                 try:
                     await fresh.start()
                 except BaseException:
