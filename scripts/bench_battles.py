@@ -360,9 +360,7 @@ def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tup
         f"Heuristic vs random, {args.format}, {args.battles} battles per run, median of {args.repeats} runs per "
         f"cell, runs alternating between the four paths; {os.cpu_count()} cores, "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
-        f"{args.processes or 'default'} simulator process(es)"
-        + (f", simulators niced +{args.sim_nice}" if args.sim_nice else "")
-        + f". Load average {load[0]} at the start and {load[1]} "
+        f"{args.processes or 'default'} simulator process(es). Load average {load[0]} at the start and {load[1]} "
         f"at the end: {_load_note(load)}; the CPU columns (this process plus the simulator or server processes, "
         "per turn) are the steadier comparison.",
         "",
@@ -423,7 +421,7 @@ def race(args: argparse.Namespace) -> str:
                                                    for k in args.concurrency}
     load0 = open("/proc/loadavg").read().split()[0]
     loop = asyncio.new_event_loop()
-    pool = SimPool(args.processes) if args.sim_nice is None else SimPool(args.processes, nice=args.sim_nice)
+    pool = SimPool(args.processes)
     loop.run_until_complete(pool.start())
     try:
         with stock_server() as server:
@@ -453,8 +451,6 @@ def race(args: argparse.Namespace) -> str:
                                                   args.warmup)
     if args.processes:
         command = command.replace(" --out", f" --processes {args.processes} --out")
-    if args.sim_nice is not None:
-        command = command.replace(" --out", f" --sim-nice {args.sim_nice} --out")
     return markdown(rows, args, command, (load0, load1))
 
 
@@ -466,7 +462,6 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3, help="runs per cell; the median run is reported")
     parser.add_argument("--warmup", type=int, default=20, help="battles played on each path before timing")
     parser.add_argument("--processes", type=int, default=None, help="simulator processes (SimPool default)")
-    parser.add_argument("--sim-nice", type=int, default=None, help="simulator priority offset (SimPool default)")
     parser.add_argument("--profile", type=int, default=0, help="profile this many battles instead of racing")
     parser.add_argument("--profile-concurrency", type=int, default=4)
     parser.add_argument("--profile-rounds", type=int, default=2, help="alternating profile runs per checkout")
