@@ -345,24 +345,32 @@ def profile_markdown(results: list[tuple[str, dict]], args: argparse.Namespace, 
 
 
 # --- the race ----------------------------------------------------------------------------------------------------
-def _load_note(load: tuple[str, str]) -> str:
-    """Whether other work shared the cores: a start load at or above the core count says it did."""
-    if float(load[0]) < (os.cpu_count() or 1):
-        return "nothing else was running (the load is this benchmark's own processes)"
-    return ("**the machine was shared** with other engineers' work, so wall-clock rates move by tens of percent "
-            "between runs")
+def machine_busy() -> float:
+    """CPU seconds every core has spent busy since boot (/proc/stat: all but idle and iowait)."""
+    fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / _TICK
 
 
-def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tuple[str, str]) -> str:
+def _load_note(load: tuple[str, str], other: float) -> str:
+    """Whether other work shared the cores: the machine's busy CPU minus this benchmark's own, per second."""
+    seen = (f"Load average {load[0]} at the start and {load[1]} at the end; the machine's busy CPU less this "
+            f"benchmark's own processes' was {other:.2f} of a core on average: ")
+    if other < 0.1:
+        return seen + "nothing else was running"
+    return seen + ("**the machine was shared** with other work, so wall-clock rates move by tens of percent "
+                   "between runs")
+
+
+def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tuple[str, str],
+             other: float) -> str:
     lines = [
         HEADING,
         "",
         f"Heuristic vs random, {args.format}, {args.battles} battles per run, median of {args.repeats} runs per "
         f"cell, runs alternating between the four paths; {os.cpu_count()} cores, "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
-        f"{args.processes or 'default'} simulator process(es). Load average {load[0]} at the start and {load[1]} "
-        f"at the end: {_load_note(load)}; the CPU columns (this process plus the simulator or server processes, "
-        "per turn) are the steadier comparison.",
+        f"{args.processes or 'default'} simulator process(es). {_load_note(load, other)}; the CPU columns (this "
+        "process plus the simulator or server processes, per turn) are the steadier comparison.",
         "",
         "The paths: **WolfeClick** records every battle to JSON and saves it. **Replayed** is exactly WolfeClick's "
         "battles again (same seeds, the choices WolfeClick made, fed straight back on the same simulator process "
@@ -420,6 +428,8 @@ def race(args: argparse.Namespace) -> str:
     samples: dict[int, dict[str, list[Sample]]] = {k: {"ours": [], "replayed": [], "bare": [], "stock": []}
                                                    for k in args.concurrency}
     load0 = open("/proc/loadavg").read().split()[0]
+    busy0, own0, started = machine_busy(), time.process_time(), time.perf_counter()
+    own_children = 0.0  # the simulators' and the stock server's CPU, read while they still run
     loop = asyncio.new_event_loop()
     pool = SimPool(args.processes)
     loop.run_until_complete(pool.start())
@@ -438,7 +448,9 @@ def race(args: argparse.Namespace) -> str:
                     print(f"in flight {k}: wolfeclick {args.battles / ours.wall:.1f}, bare "
                           f"{args.battles / bare.wall:.1f}, stock {args.battles / samples[k]['stock'][-1].wall:.1f} "
                           "battles/s", flush=True)
+            own_children += server.cpu()
     finally:
+        own_children += proc_cpu(pool_pids(pool))
         loop.run_until_complete(pool.close())
         loop.close()
     rows = []
@@ -446,12 +458,14 @@ def race(args: argparse.Namespace) -> str:
         median = {path: sorted(runs, key=lambda s: s.wall)[(len(runs) - 1) // 2] for path, runs in samples[k].items()}
         rows.append({"k": k, **median})
     load1 = open("/proc/loadavg").read().split()[0]
+    own = time.process_time() - own0 + own_children
+    other = max(0.0, (machine_busy() - busy0 - own) / (time.perf_counter() - started))
     command = (".venv/bin/python scripts/bench_battles.py --battles {} --repeats {} --concurrency {} --warmup {} "
                "--out docs/benchmarks.md").format(args.battles, args.repeats, " ".join(map(str, args.concurrency)),
                                                   args.warmup)
     if args.processes:
         command = command.replace(" --out", f" --processes {args.processes} --out")
-    return markdown(rows, args, command, (load0, load1))
+    return markdown(rows, args, command, (load0, load1), other)
 
 
 def main() -> int:
