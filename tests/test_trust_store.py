@@ -166,6 +166,8 @@ def test_an_encoded_recording_is_saved_byte_for_byte_as_the_recording_would_be(t
     assert model[f"{other.id}.json"] == again.to_json().encode()
     assert load_recording(tmp_path / "encoded" / f"{full.id}-2.json") == full.model_copy(update={"id": f"{full.id}-2"})
     assert EncodedRecording.of(short).decode() == short
+    encoded_short = EncodedRecording.of(short)
+    assert encoded_short.decode() is encoded_short.decode()  # parsed once, however many free ids are tried
 
 
 def test_a_run_saver_replaces_only_its_own_checkpoints(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 from dataclasses import dataclass
@@ -156,6 +157,11 @@ class EncodedRecording:
         return cls(recording.id, recording.to_json().encode("utf-8"))
 
     def decode(self) -> Recording:
+        """The recording itself; parsed once however often a save needs it (one free-id search may ask per id)."""
+        return self._parsed
+
+    @functools.cached_property
+    def _parsed(self) -> Recording:
         return parse_recording(self.data)
 
 
