@@ -125,26 +125,39 @@ async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: s
     return Sample(wall, turns, points, cpu)
 
 
-# --- the bare simulator ------------------------------------------------------------------------------------------
+# --- the bare simulator and the replayed battles ----------------------------------------------------------------
+async def start_plain(process: SimProcess, key: str, format_id: str, seed: int) -> dict:
+    """Start a battle of ``seed`` for a driver without trackers (the same teams as WolfeClick's battle)."""
+    return await process.call("start", battle=key, format=format_id,
+                              lines=start_lines(format_id, seed, {"p1": "bare p1", "p2": "bare p2"}))
+
+
+def read_reply(reply: dict) -> tuple[int, dict[str, str], list[str]]:
+    """What a driver without trackers needs of a reply: turns begun, each side's request JSON, refused sides."""
+    turns, requests, refused = 0, {}, []
+    for raw in reply["out"]:
+        head, _, body = raw.partition("\n")
+        if head == "sideupdate":
+            side, _, line = body.partition("\n")
+            if line.startswith("|request|"):
+                requests[side] = line[9:]
+            elif line.startswith("|error|"):
+                refused.append(side)
+        elif head == "update":
+            turns += body.count("|turn|")
+    return turns, requests, refused
+
+
 async def bare_battle(process: SimProcess, key: str, format_id: str, seed: int, max_turns: int = 300) -> tuple[int, int]:
     """The simplest driver: answer every request with a random legal choice. Returns (turns, decision points)."""
     rng = random.Random(seed)
-    reply = await process.call("start", battle=key, format=format_id,
-                               lines=start_lines(format_id, seed, {"p1": "bare p1", "p2": "bare p2"}))
+    reply = await start_plain(process, key, format_id, seed)
     requests: dict[str, dict] = {}
     turns = points = 0
     while True:
-        refused = []
-        for raw in reply["out"]:
-            head, _, body = raw.partition("\n")
-            if head == "sideupdate":
-                side, _, line = body.partition("\n")
-                if line.startswith("|request|"):
-                    requests[side] = orjson.loads(line[9:])
-                elif line.startswith("|error|"):
-                    refused.append(side)
-            elif head == "update":
-                turns += body.count("|turn|")
+        begun, texts, refused = read_reply(reply)
+        turns += begun
+        requests.update({side: orjson.loads(text) for side, text in texts.items()})
         if reply.get("ended"):
             return turns, points
         if turns > max_turns:
@@ -162,37 +175,17 @@ async def bare_battle(process: SimProcess, key: str, format_id: str, seed: int, 
         reply = await process.call("write", battle=key, lines=lines)
 
 
-async def bench_bare(pool: SimPool, n: int, concurrency: int, format_id: str, seed0: int = SEED0) -> Sample:
-    slots = asyncio.Semaphore(concurrency)
-
-    async def one(i: int) -> tuple[int, int]:
-        async with slots:
-            return await bare_battle(pool.pick(), f"bare-{seed0 + i}-{time.monotonic_ns()}", format_id, seed0 + i)
-
-    cpu0, sim0, started = time.process_time(), proc_cpu(pool_pids(pool)), time.perf_counter()
-    results = await asyncio.gather(*(one(i) for i in range(n)))
-    wall = time.perf_counter() - started
-    cpu = time.process_time() - cpu0 + proc_cpu(pool_pids(pool)) - sim0
-    return Sample(wall, sum(t for t, _ in results), sum(p for _, p in results), cpu)
-
-
 async def replayed_battle(process: SimProcess, key: str, format_id: str, seed: int, choices: list[str]) -> tuple[int, int]:
     """The same battle WolfeClick played, its recorded choices fed straight back: the simulator's own cost of exactly
     those battles, with the simplest possible driver (no trackers, no recording). Returns (turns, decision points)."""
     queued = {side: [line[4:] for line in choices if line.startswith(f">{side} ")][::-1] for side in ("p1", "p2")}
-    reply = await process.call("start", battle=key, format=format_id,
-                               lines=start_lines(format_id, seed, {"p1": "bare p1", "p2": "bare p2"}))
+    reply = await start_plain(process, key, format_id, seed)
     asked: dict[str, bool] = {}
     turns = points = 0
     while True:
-        for raw in reply["out"]:
-            head, _, body = raw.partition("\n")
-            if head == "sideupdate":
-                side, _, line = body.partition("\n")
-                if line.startswith("|request|"):
-                    asked[side] = '"wait":true' not in line
-            elif head == "update":
-                turns += body.count("|turn|")
+        begun, texts, _ = read_reply(reply)
+        turns += begun
+        asked.update({side: '"wait":true' not in text for side, text in texts.items()})
         if reply.get("ended"):
             return turns, points
         lines = [f">{side} {queued[side].pop()}" for side in ("p1", "p2") if asked.pop(side, False) and queued[side]]
@@ -203,19 +196,35 @@ async def replayed_battle(process: SimProcess, key: str, format_id: str, seed: i
         reply = await process.call("write", battle=key, lines=lines)
 
 
-async def bench_replayed(pool: SimPool, choices: dict[int, list[str]], concurrency: int, format_id: str) -> Sample:
+async def timed_battles(pool: SimPool, battles: list, concurrency: int) -> Sample:
+    """Play ``battles`` (each a function of a simulator process returning (turns, decision points)), at most
+    ``concurrency`` at once, timed, with this process's and the simulators' CPU."""
     slots = asyncio.Semaphore(concurrency)
 
-    async def one(seed: int) -> tuple[int, int]:
+    async def one(battle) -> tuple[int, int]:  # type: ignore[no-untyped-def]
         async with slots:
-            return await replayed_battle(pool.pick(), f"replay-{seed}-{time.monotonic_ns()}", format_id, seed,
-                                         choices[seed])
+            return await battle(pool.pick())
 
     cpu0, sim0, started = time.process_time(), proc_cpu(pool_pids(pool)), time.perf_counter()
-    results = await asyncio.gather(*(one(seed) for seed in sorted(choices)))
+    results = await asyncio.gather(*(one(battle) for battle in battles))
     wall = time.perf_counter() - started
     cpu = time.process_time() - cpu0 + proc_cpu(pool_pids(pool)) - sim0
     return Sample(wall, sum(t for t, _ in results), sum(p for _, p in results), cpu)
+
+
+async def bench_bare(pool: SimPool, n: int, concurrency: int, format_id: str, seed0: int = SEED0) -> Sample:
+    def battle(seed: int):  # type: ignore[no-untyped-def]
+        return lambda process: bare_battle(process, f"bare-{seed}-{time.monotonic_ns()}", format_id, seed)
+
+    return await timed_battles(pool, [battle(seed0 + i) for i in range(n)], concurrency)
+
+
+async def bench_replayed(pool: SimPool, choices: dict[int, list[str]], concurrency: int, format_id: str) -> Sample:
+    def battle(seed: int):  # type: ignore[no-untyped-def]
+        return lambda process: replayed_battle(process, f"replay-{seed}-{time.monotonic_ns()}", format_id, seed,
+                                               choices[seed])
+
+    return await timed_battles(pool, [battle(seed) for seed in sorted(choices)], concurrency)
 
 
 # --- the stock server ------------------------------------------------------------------------------------------
