@@ -54,7 +54,7 @@ from wolfeclick.sim.process import SimPool, SimProcess  # noqa: E402
 from wolfeclick.sim.protocol import start_lines  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdoc import write_section  # noqa: E402
+from benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
 from cpu_sampler import CpuSampler  # noqa: E402
 
 SHOWDOWN = ROOT / "node_modules" / "pokemon-showdown"
@@ -354,22 +354,6 @@ def profile_markdown(results: list[tuple[str, dict]], args: argparse.Namespace, 
 
 
 # --- the race ----------------------------------------------------------------------------------------------------
-def machine_busy() -> float:
-    """CPU seconds every core has spent busy since boot (/proc/stat: all but idle and iowait)."""
-    fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
-    return (sum(fields[:8]) - fields[3] - fields[4]) / _TICK
-
-
-def _load_note(load: tuple[str, str], other: float) -> str:
-    """Whether other work shared the cores: the machine's busy CPU minus this benchmark's own, per second."""
-    seen = (f"Load average {load[0]} at the start and {load[1]} at the end; the machine's busy CPU less this "
-            f"benchmark's own processes' was {other:.2f} of a core on average: ")
-    if other < 0.1:
-        return seen + "nothing else was running"
-    return seen + ("**the machine was shared** with other work, so wall-clock rates move by tens of percent "
-                   "between runs")
-
-
 def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tuple[str, str],
              other: float) -> str:
     lines = [
@@ -378,7 +362,7 @@ def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tup
         f"Heuristic vs random, {args.format}, {args.battles} battles per run, median of {args.repeats} runs per "
         f"cell, runs alternating between the four paths; {os.cpu_count()} cores, "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
-        f"{args.processes or 'default'} simulator process(es). {_load_note(load, other)}; the CPU columns (this "
+        f"{args.processes or 'default'} simulator process(es). {other_work_note(load, other)}; the CPU columns (this "
         "process plus the simulator or server processes, per turn) are the steadier comparison.",
         "",
         "The paths: **WolfeClick** records every battle to JSON and saves it. **Replayed** is exactly WolfeClick's "

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdoc import write_section  # noqa: E402
+from benchdoc import SHARED_AT, machine_busy, other_work_note, write_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -73,7 +73,7 @@ async def _timed(config: TournamentConfig, engine, concurrency: int) -> dict[str
     """Wall seconds of the whole run, of first-row-to-last-row, and CPU seconds, for one tournament from scratch."""
     rows: list[float] = []
     with tempfile.TemporaryDirectory() as out:
-        before, services = _own_cpu(), _ray_processes()
+        before, services, busy = _own_cpu(), _ray_processes(), machine_busy()
         started = time.perf_counter()
         summary = await run_tournament(config, out, concurrency=concurrency, keep_recordings=False, engine=engine,
                                        on_result=lambda row, done, total: rows.append(time.perf_counter()))
@@ -81,13 +81,16 @@ async def _timed(config: TournamentConfig, engine, concurrency: int) -> dict[str
         assert summary.complete
         results = (tournament_dir(out, config) / RESULTS_FILE).read_bytes()
         driver = _own_cpu() - before
+        busy = machine_busy() - busy
         workers = startup = ray_services = 0.0
         if isinstance(engine, RayEngine):
             after = _ray_processes()
             workers, startup = engine.worker_cpu - engine.startup_cpu, engine.startup_cpu
             ray_services = sum(max(0.0, t - services.get(pid, 0.0)) for pid, t in after.items())
-    return {"wall": wall, "steady": rows[-1] - rows[0], "cpu": driver + workers + startup + ray_services,
+    cpu = driver + workers + startup + ray_services
+    return {"wall": wall, "steady": rows[-1] - rows[0], "cpu": cpu,
             "driver": driver, "workers": workers, "startup": startup, "ray": ray_services,
+            "other": max(0.0, busy - cpu),  # the machine's busy CPU that was not this run's
             "results": results}  # type: ignore[dict-item]
 
 
@@ -109,7 +112,9 @@ def main() -> None:
     config = TournamentConfig(players=("random", "maxdamage", "heuristic"), pairs=args.pairs,
                               format="gen9randombattle", seed=1)
     battles = len(build_schedule(config))
-    load = os.getloadavg()
+    load = open("/proc/loadavg").read().split()[0]
+    other = timed = 0.0
+    """CPU seconds of other work during the timed runs, and those runs' wall seconds."""
     init = time.perf_counter()
     ray.init(**local_instance_options(max([*counts, os.cpu_count() or 1])))
     init = time.perf_counter() - init
@@ -126,6 +131,7 @@ def main() -> None:
             reference = reference or result["results"]
             assert result["results"] == reference, f"{name} gave different results"
             print(name, {k: round(v, 3) for k, v in result.items() if k != "results"}, flush=True)
+            other, timed = other + result["other"], timed + result["wall"]
             if name not in best or result["wall"] < best[name]["wall"]:
                 best[name] = result
             least[name] = min(least.get(name, result["cpu"]), result["cpu"])
@@ -153,11 +159,10 @@ def main() -> None:
         "(checked by the script).",
         "",
         f"Machine: {os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}, Ray "
-        f"{ray.__version__}; measured {datetime.date.today().isoformat()}. Load average "
-        f"{load[0]:.1f} at the start and {os.getloadavg()[0]:.1f} at the end: "
-        + ("nothing else was running (the load is this benchmark's own processes)" if load[0] < (os.cpu_count() or 1)
-           else "**the machine was shared** with other work, so wall-clock figures move by tens of percent between runs")
-        + f"; CPU per battle is the steadier figure. Starting the local Ray instance took {init:.1f} s (not in any "
+        f"{ray.__version__}; measured {datetime.date.today().isoformat()}. "
+        + other_work_note((load, open("/proc/loadavg").read().split()[0]), other / timed)
+        + " (over the local and Ray runs); CPU per battle is the steadier figure. "
+        + f"Starting the local Ray instance took {init:.1f} s (not in any "
         f"figure below, nor the {SETTLE_S:.0f} s it was then left to settle).",
         "",
         f"**Overhead at 2 cores** (fastest of {args.repeats} alternating runs, {args.concurrency} battles in flight; "
@@ -199,7 +204,7 @@ def main() -> None:
         + f" ({100 * (mean_local['wall'] / mean_ray['wall'] - 1):+.0f}%, start-up included; fastest runs "
         f"{100 * (local['wall'] / on_ray['wall'] - 1):+.0f}%), CPU per battle "
         f"{100 * (mean_ray['cpu'] / mean_local['cpu'] - 1):+.0f}%"
-        + ("." if load[0] < (os.cpu_count() or 1) else "; on a machine this loaded the wall-clock columns cannot "
+        + ("." if other / timed < SHARED_AT else "; on a machine this loaded the wall-clock columns cannot "
            "show a 10% difference either way: judge the CPU columns too (docs/scale.md)."),
         "",
         "**Scale-out** (N workers, each pinned to one core with its simulator, 4 battles in flight per worker):",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -19,3 +20,24 @@ def write_section(heading: str, text: str, path: Path = DOC) -> None:
         updated = current.rstrip("\n") + "\n\n" + body
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(updated.rstrip("\n") + "\n", encoding="utf-8")
+
+
+SHARED_AT = 0.1
+"""Other work (cores, on average) from which a run counts as made on a shared machine."""
+
+
+def machine_busy() -> float:
+    """CPU seconds every core has spent busy since boot (/proc/stat: all but idle and iowait)."""
+    fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def other_work_note(load: tuple[str, str], other: float) -> str:
+    """Whether other work shared the cores, from ``other``: the machine's busy CPU less the benchmark's own
+    processes', per second of the run (the load average only guesses: it still holds whatever ran just before)."""
+    seen = (f"Load average {load[0]} at the start and {load[1]} at the end; the machine's busy CPU less this "
+            f"benchmark's own processes' was {other:.2f} of a core on average: ")
+    if other < SHARED_AT:
+        return seen + "nothing else was running"
+    return seen + ("**the machine was shared** with other work, so wall-clock rates move by tens of percent "
+                   "between runs")
