@@ -18,11 +18,12 @@ from typing import Any
 import orjson
 
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.sim.install import ensure_showdown, showdown_dir
 from wolfeclick.sim.protocol import UnsafeInput, check_input_lines
 
 BRIDGE = Path(__file__).with_name("bridge.js")
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-SHOWDOWN_DIR = Path(os.environ.get("WOLFECLICK_SHOWDOWN", PROJECT_ROOT / "node_modules" / "pokemon-showdown"))
+SHOWDOWN_DIR = showdown_dir()
+"""The simulator package (``wolfeclick.sim.install``); installed on first use by ``node_executable``."""
 _LINE_LIMIT = 64 * 1024 * 1024
 
 
@@ -36,9 +37,11 @@ class SimulatorError(WolfeClickError, RuntimeError):
 def node_executable() -> str:
     node = os.environ.get("WOLFECLICK_NODE") or shutil.which("node")
     if not node:
-        raise SimulatorError("Node.js was not found on PATH; install it (see README) to run battles")
-    if not SHOWDOWN_DIR.joinpath("package.json").exists():
-        raise SimulatorError(f"pokemon-showdown is not installed at {SHOWDOWN_DIR}; run `npm ci` (see README)")
+        raise SimulatorError("Node.js was not found on PATH: install Node.js >= 20 and npm, then run `wolfeclick setup`")
+    try:
+        ensure_showdown()
+    except WolfeClickError as exc:
+        raise SimulatorError(str(exc)) from exc
     return node
 
 

@@ -1,0 +1,107 @@
+"""Where the pinned Pokémon Showdown simulator lives, and installing it there on first use.
+
+The wheel carries the npm manifest and lock (``showdown/package.json``, ``showdown/package-lock.json``), not the
+145 MB of Node packages: those are installed once with ``npm ci`` into a cache folder named after the lock's hash
+(so two versions of the Arena never share or clobber one install), either by ``wolfeclick setup`` or by the first
+battle. ``$WOLFECLICK_SHOWDOWN`` points at an existing ``pokemon-showdown`` package instead and is never installed
+into. Everything here is I/O at the edge of the ``sim`` layer.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from wolfeclick.errors import WolfeClickError
+
+__all__ = ["MANIFEST_DIR", "cache_root", "install_dir", "showdown_dir", "ensure_showdown", "ShowdownMissing"]
+
+MANIFEST_DIR = Path(__file__).with_name("showdown")
+"""The pinned ``package.json`` and ``package-lock.json`` shipped inside the package."""
+
+
+class ShowdownMissing(WolfeClickError, RuntimeError):
+    """The simulator is not installed and cannot be installed here (no npm, a failed ``npm ci``)."""
+
+    exit_code = 1
+
+
+def cache_root() -> Path:
+    """``$WOLFECLICK_CACHE``, else ``$XDG_CACHE_HOME/wolfeclick``, else ``~/.cache/wolfeclick``."""
+    explicit = os.environ.get("WOLFECLICK_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "wolfeclick"
+
+
+def lock_digest() -> str:
+    """The first 12 hex digits of the shipped lock's SHA-256: the install folder's name changes with the lock."""
+    return hashlib.sha256((MANIFEST_DIR / "package-lock.json").read_bytes()).hexdigest()[:12]
+
+
+def install_dir() -> Path:
+    """The folder ``npm ci`` installs into (it holds the manifest, the lock and ``node_modules``)."""
+    return cache_root() / f"showdown-{lock_digest()}"
+
+
+def showdown_dir() -> Path:
+    """The ``pokemon-showdown`` package the bridge and the local server run: ``$WOLFECLICK_SHOWDOWN`` or the cache's."""
+    explicit = os.environ.get("WOLFECLICK_SHOWDOWN")
+    if explicit:
+        return Path(explicit)
+    return install_dir() / "node_modules" / "pokemon-showdown"
+
+
+def ensure_showdown(*, quiet: bool = False) -> Path:
+    """The simulator's package folder, installed first if it is missing; a one-line ``ShowdownMissing`` if it can't be.
+
+    The install runs ``npm ci`` in a temporary folder beside the final one and renames it into place, under a file
+    lock, so two processes starting their first battle at once install once and never see half an install.
+    """
+    package = showdown_dir()
+    if (package / "package.json").is_file():
+        return package
+    if os.environ.get("WOLFECLICK_SHOWDOWN"):
+        raise ShowdownMissing(f"pokemon-showdown is not installed at {package} ($WOLFECLICK_SHOWDOWN); unset it to "
+                              "use the Arena's own copy, or run `npm ci` there")
+    npm = shutil.which("npm")
+    if not shutil.which("node") and not os.environ.get("WOLFECLICK_NODE"):
+        raise ShowdownMissing("Node.js was not found on PATH: install Node.js >= 20 and npm, then run `wolfeclick setup`")
+    if not npm:
+        raise ShowdownMissing("npm was not found on PATH: install npm (with Node.js >= 20), then run `wolfeclick setup`")
+    final = install_dir()
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with open(final.parent / f"{final.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if (package / "package.json").is_file():  # another process installed it while this one waited
+                return package
+            _npm_ci(npm, final, quiet=quiet)
+    except OSError as exc:
+        raise ShowdownMissing(f"could not install the simulator into {final}: {exc.strerror or exc}") from exc
+    return package
+
+
+def _npm_ci(npm: str, final: Path, *, quiet: bool) -> None:
+    staging = final.with_name(f"{final.name}.partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(MANIFEST_DIR / name, staging / name)
+    if not quiet:
+        print(f"Installing the Pokémon Showdown simulator (npm ci, about 2 minutes, once) into {final}",
+              file=sys.stderr, flush=True)
+    done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=staging,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    if done.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        last = next((line for line in reversed(done.stdout.splitlines()) if line.strip()), "no output")
+        raise ShowdownMissing(f"`npm ci` failed installing the simulator into {final} (exit {done.returncode}): {last}")
+    shutil.rmtree(final, ignore_errors=True)  # a stale folder without the package (an older interrupted install)
+    staging.rename(final)
