@@ -320,7 +320,7 @@ def section(starts: list[float], torch_loaded: bool, steps: dict[str, float], rt
         f"{mem['after_uploads']:.0f} MB |",
         "",
         "In the browser nothing goes to the server while stepping: the battle arrives once as pre-rendered, escaped "
-        "panels, SVG charts and marker positions (wolfeclick/ui/viewer.py) and assets/viewer.js swaps a panel and "
+        "panels, SVG charts and marker positions (wolfeclick/ui/viewer.py) and wolfeclick/ui/assets/viewer.js swaps a panel and "
         "moves two markers per key. The memory bound: opened replays are cached within "
         f"{budget:.0f} MB, charged {VIEW_BYTES_PER_FILE_BYTE}× the file size (a parsed recording and its view "
         "measured 5.0× its JSON size with tracemalloc on a 14 MB file), so any number of large uploads adds at most "

@@ -25,8 +25,7 @@ from wolfeclick.ui.tabs import leaderboard as board
 
 __all__ = ["build_app", "launch", "launch_options", "CSS_PATH"]
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-CSS_PATH = PROJECT_ROOT / "assets" / "app.css"
+CSS_PATH = Path(__file__).with_name("assets") / "app.css"
 TITLE = "WolfeClick Arena"
 INTRO = ("Watch Pokémon Showdown agents battle, step through recorded battles turn by turn, and compare policies. "
          "<b>Live</b>: pick two policies and press Start. <b>Replays</b>: open a recording and step with ←/→ "

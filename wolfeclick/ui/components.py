@@ -17,7 +17,7 @@ import gradio as gr
 
 __all__ = ["viewer_component", "data_component", "VIEWER_JS_PATH"]
 
-VIEWER_JS_PATH = Path(__file__).resolve().parents[2] / "assets" / "viewer.js"
+VIEWER_JS_PATH = Path(__file__).with_name("assets") / "viewer.js"
 
 DATA_JS = """
 const deliver = () => {

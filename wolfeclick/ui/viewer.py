@@ -1,7 +1,7 @@
 """The client viewer's data: a whole battle (or a live battle's new steps) as one JSON payload. Pure; no Gradio.
 
 Opening a replay sends this once; stepping, playing, jumping, the viewpoint, the turn list and the charts' turn
-marker then happen in the browser (``assets/viewer.js``) without asking the server again. Each step is a
+marker then happen in the browser (``wolfeclick/ui/assets/viewer.js``) without asking the server again. Each step is a
 pre-rendered, escaped HTML panel (``BattleView.html`` with both viewpoints in it, picked by a CSS class), so the
 browser only swaps ``innerHTML`` and moves two SVG markers: well under a frame.
 
