@@ -30,6 +30,7 @@ from wolfeclick.env.episode import AGENT_SPEC, STEP_TIMEOUT_S, EnvError, Episode
 from wolfeclick.env.service import SimService, default_service
 from wolfeclick.game.actions import parse_action
 from wolfeclick.llm.prompts import Candidate, Prompt, make_profile
+from wolfeclick.paths import recordings_dir as default_recordings_dir
 from wolfeclick.policies.base import Decision, Observation, Policy, fallback_decision
 
 DEFAULT_PROMPT = "wolfeclick-v1"
@@ -50,7 +51,7 @@ def recordings_dir(value: str | os.PathLike[str] | None | bool) -> Path | None:
     if value is False:
         return None
     if value is None or value is True:
-        return Path(os.environ.get("WOLFECLICK_RECORDINGS", "recordings"))
+        return default_recordings_dir()
     return Path(value)
 
 

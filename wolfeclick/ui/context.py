@@ -15,19 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from wolfeclick.battle.store import RecordingSaver
+from wolfeclick.paths import results_dir
 from wolfeclick.ui.library import Library, recordings_dir
 from wolfeclick.ui.live import HardwareProbe, PolicyCache, SeatRegistry
 from wolfeclick.ui.standings import Standings
 
 __all__ = ["AppContext", "Settings", "StopRegistry", "results_dir"]
-
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-
-
-def results_dir() -> Path:
-    """``$WOLFECLICK_RESULTS`` or ``results/`` at the project root."""
-    return Path(os.environ.get("WOLFECLICK_RESULTS") or PROJECT_ROOT / "results").resolve()
-
 
 def _env_float(name: str, default: float) -> float:
     try:

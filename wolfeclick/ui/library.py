@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import os
 import shutil
 import tempfile
 import threading
@@ -32,24 +31,19 @@ from wolfeclick.battle.store import (
     write_atomic,
 )
 from wolfeclick.interop.sniff import FORMATS, read_any, sniff
+from wolfeclick.paths import recordings_dir
 from wolfeclick.ui.replay_html import replay_file
 from wolfeclick.ui.view import BattleView
 
 __all__ = ["Library", "ReplayInfo", "recordings_dir", "upload_id", "source_text", "LIST_LIMIT",
            "VIEW_BYTES_PER_FILE_BYTE", "DEFAULT_CACHE_BYTES"]
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 LIST_LIMIT = 5000
 """The list reads the newest this many recordings (the page shows them searchable, 25 a page)."""
 VIEW_BYTES_PER_FILE_BYTE = 6
 """Memory a parsed recording and its view take per byte of JSON file (measured: docs/benchmarks.md)."""
 DEFAULT_CACHE_BYTES = 384 * 1024 * 1024
 """The view cache's budget: opened replays beyond it are dropped, least recently used first."""
-
-
-def recordings_dir() -> Path:
-    """``$WOLFECLICK_RECORDINGS`` or ``recordings/`` at the project root."""
-    return Path(os.environ.get("WOLFECLICK_RECORDINGS") or PROJECT_ROOT / "recordings").resolve()
 
 
 def upload_id(data: bytes) -> str:
