@@ -50,14 +50,14 @@ from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.battle.store import save_recording  # noqa: E402
 from wolfeclick.game.actions import legal_actions  # noqa: E402
-from wolfeclick.sim.process import SimPool, SimProcess  # noqa: E402
+from wolfeclick.sim.process import SHOWDOWN_DIR, SimPool, SimProcess  # noqa: E402
 from wolfeclick.sim.protocol import start_lines  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
 from cpu_sampler import CpuSampler  # noqa: E402
 
-SHOWDOWN = ROOT / "node_modules" / "pokemon-showdown"
+SHOWDOWN = SHOWDOWN_DIR
 HEADING = "## Battle core: embedded runner vs poke-env on a stock server"
 PROFILE_HEADING = "## Battle core: where the CPU goes per decision point"
 SEED0 = 50_000

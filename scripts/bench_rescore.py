@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_rescore.py --battles 20 --concurrency 1,8 [--doc]
 
 Records ``--battles`` gen4 heuristic-vs-random battles, then rescores side p1 of all of them with the tiny offline
-checkpoint (tests/llm_fixtures.py; CPU) at each concurrency, and with ``random`` (the replay alone, no model) for
+checkpoint (wolfeclick/llm/tiny.py; CPU) at each concurrency, and with ``random`` (the replay alone, no model) for
 the floor. ``--doc`` writes the table into docs/benchmarks.md. The 4B shape needs a GPU session (not measured here).
 """
 
@@ -13,19 +13,18 @@ import argparse
 import asyncio
 import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from scripts.benchdoc import write_section  # noqa: E402
-from tests.llm_fixtures import build_tiny_checkpoint  # noqa: E402
+from benchdoc import write_section  # noqa: E402  (beside this script)
+
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
 from wolfeclick.battle.rescore import Rescore, rescore_many  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
+from wolfeclick.llm.tiny import build_tiny_checkpoint  # noqa: E402
 
 HEADING = "## Rescore: decision points re-asked per second"
 
