@@ -1,4 +1,4 @@
-"""``python -m wolfeclick``: record battles, validate and re-simulate recordings, run tournaments, import, export.
+"""``wolfeclick`` (or ``python -m wolfeclick``): record battles, validate and re-simulate recordings, run tournaments, import, export.
 
 Thin: parse arguments, call the library, print paths and one-line errors. Every command has ``--help``.
 """
@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.paths import recordings_dir, results_dir
 
 
 def _add_llm_options(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +87,7 @@ EXIT_STATUSES = """exit statuses:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m wolfeclick", description=__doc__.split("\n")[0],
+    parser = argparse.ArgumentParser(prog="wolfeclick", description=__doc__.split("\n")[0],
                                      epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -99,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--n", type=COUNT, default=1, help="number of battles")
     record.add_argument("--concurrency", type=CONCURRENCY, default=1, help="battles in flight at once")
     record.add_argument("--max-turns", type=TURNS, default=DEFAULT_MAX_TURNS, help="stop a battle after this turn")
-    record.add_argument("--out", type=Path, default=Path("recordings"), help="directory for the recordings")
+    record.add_argument("--out", type=Path, default=recordings_dir(), help="directory for the recordings")
     _add_team_options(record)
     _add_llm_options(record)
 
@@ -128,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--pairs", type=COUNT, required=True, help="battle pairs per pairing (2 battles each)")
     bench.add_argument("--format", default=DEFAULT_FORMAT, help=f"Showdown format (default {DEFAULT_FORMAT})")
     bench.add_argument("--seed", type=SEED, default=0, help="tournament seed; every battle seed derives from it")
-    bench.add_argument("--out", type=Path, default=Path("results"), help="results directory (default results)")
+    bench.add_argument("--out", type=Path, default=results_dir(), help="results directory (default results)")
     bench.add_argument("--concurrency", type=CONCURRENCY, default=1, help="battles in flight at once")
     bench.add_argument("--max-turns", type=TURNS, default=DEFAULT_MAX_TURNS, help="stop a battle after this turn (a tie)")
     bench.add_argument("--resume", action="store_true", help="finish an interrupted run of the same command")
@@ -153,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="decision index to take over at (0 = the first decision)")
     branch.add_argument("--p1", default=None, help="policy for p1 from STEP on (default: the recorded one)")
     branch.add_argument("--p2", default=None, help="policy for p2 from STEP on (default: the recorded one)")
-    branch.add_argument("--out", type=Path, default=Path("recordings"), help="directory for the new recording")
+    branch.add_argument("--out", type=Path, default=recordings_dir(), help="directory for the new recording")
     _add_llm_options(branch)
 
     rescore = commands.add_parser("rescore", help="ask a policy what it would have done at every recorded decision",
@@ -170,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     board = commands.add_parser("leaderboard", help="one table of every battle played here, rated together",
                                 description="Rebuild the history index (RESULTS/history.sqlite) from the result rows "
                                             "and recordings on disk, then rate every policy over all of it.")
-    board.add_argument("--results", type=Path, default=Path("results"), help="results directory (default results)")
+    board.add_argument("--results", type=Path, default=results_dir(), help="results directory (default results)")
     board.add_argument("--recordings", type=Path, action="append", default=None,
                        help="a recordings directory to include (repeatable; default recordings)")
     board.add_argument("--format", default=None, help="only battles of this format")
@@ -190,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                "recording per file to --out and print its path; one line per file "
                                                "that cannot be read (exit 1).")
     importer.add_argument("files", nargs="+", type=Path)
-    importer.add_argument("--out", type=Path, default=Path("recordings"), help="directory for the recordings")
+    importer.add_argument("--out", type=Path, default=recordings_dir(), help="directory for the recordings")
 
     export = commands.add_parser("export", help="turn recordings into training rows (sft, grpo, jsonl)",
                                  description="Write one JSON line per decision of the chosen side(s): sft = "
@@ -222,6 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve_env.add_argument("--no-recordings", dest="recordings", action="store_false",
                            help="do not save episodes as recordings")
     _add_ladder_parser(commands)
+    commands.add_parser("setup", help="install the pinned Pokémon Showdown simulator (npm ci, once; battles do it "
+                                      "on first use otherwise)",
+                        description="Installs the simulator's Node packages from the lock shipped in the package into "
+                                    "$WOLFECLICK_CACHE (default ~/.cache/wolfeclick) and prints where. Needs Node.js "
+                                    ">= 20 and npm; does nothing when it is already installed.")
+    commands.add_parser("app", help="serve the Gradio app (as python app.py does)",
+                        description="Serves Live, Replays, Compare and Leaderboard on GRADIO_SERVER_NAME:"
+                                    "GRADIO_SERVER_PORT (default 127.0.0.1:7860).")
     return parser
 
 
@@ -259,7 +268,7 @@ def _add_ladder_parser(commands: argparse._SubParsersAction) -> None:  # type: i
                         help="seconds to wait for the login, a challenge, an opponent or a match")
     ladder.add_argument("--max-turns", type=TURNS, default=DEFAULT_MAX_TURNS,
                         help="forfeit a battle past this turn (recorded turn_limit)")
-    ladder.add_argument("--out", type=Path, default=Path("recordings"), help="directory for the recordings")
+    ladder.add_argument("--out", type=Path, default=recordings_dir(), help="directory for the recordings")
     _add_llm_options(ladder)
     server = commands.add_parser(
         "server", help="run a local no-security Showdown server on 127.0.0.1 (for ladder)",
@@ -585,6 +594,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_serve_env(args: argparse.Namespace) -> int:
     import os
 
+    from wolfeclick.extras import require
+
+    require("train", "serve-env")
     import uvicorn
 
     if "gradio" not in sys.modules and os.environ.get("ENABLE_WEB_INTERFACE", "").lower() not in ("1", "true", "yes"):
@@ -672,7 +684,21 @@ def cmd_server(args: argparse.Namespace) -> int:
     return 1
 
 
-COMMANDS = {"ladder": cmd_ladder, "server": cmd_server,
+def cmd_setup(args: argparse.Namespace) -> int:
+    from wolfeclick.sim.install import ensure_showdown
+
+    print(ensure_showdown())
+    return 0
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    from wolfeclick.ui.serve import serve
+
+    serve()
+    return 0
+
+
+COMMANDS = {"setup": cmd_setup, "app": cmd_app, "ladder": cmd_ladder, "server": cmd_server,
             "record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema,
             "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore, "leaderboard": cmd_leaderboard,
             "import": cmd_import, "export": cmd_export, "serve-env": cmd_serve_env}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.extras import require
 from wolfeclick.policies.base import Policy
 from wolfeclick.policies.baselines import BASELINES, BaselinePolicy
 from wolfeclick.policies.human import HUMAN_SPEC
@@ -31,6 +32,7 @@ def make_policy(spec: str, **llm_options: Any) -> Policy:
         raise PolicySpecError("'human' is a person choosing with buttons in the app (Live: You, or Replays: take over); "
                               "there is no one to ask here")
     if spec.startswith(("llm:", "preset:")):
+        require("llm", f"the checkpoint policy {spec!r}")
         from wolfeclick.llm.policy import make_llm_policy  # heavy (torch): imported only when asked for
 
         return make_llm_policy(spec, **llm_options)

@@ -28,6 +28,7 @@ from wolfeclick.battle.runner import DEFAULT_MAX_TURNS
 from wolfeclick.battle.schema import Recording, SourceInfo, TeamInfo
 from wolfeclick.battle.store import AnyRecording, EncodedRecording
 from wolfeclick.errors import InputError
+from wolfeclick.extras import require
 from wolfeclick.policies.base import Policy
 
 __all__ = ["ENGINES", "SpecJob", "FinishedBattle", "finished_battle", "Engine", "LocalEngine", "make_engine"]
@@ -129,9 +130,8 @@ def make_engine(name: str | None = "local", *, address: str | None = None, **opt
             raise InputError("--address needs --engine ray")
         return LocalEngine()
     if name == "ray":
-        try:
-            from wolfeclick.arena.engines.ray_engine import RayEngine
-        except ImportError as exc:
-            raise InputError(f"the ray engine needs the ray package (pip install -r requirements.txt): {exc}") from None
+        require("ray", "the ray engine")
+        from wolfeclick.arena.engines.ray_engine import RayEngine
+
         return RayEngine(address=address, **options)
     raise InputError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")

@@ -1,0 +1,161 @@
+"""The package as a practitioner gets it: a wheel built from this checkout, installed somewhere else, used from a
+folder that is not the checkout — the CLI, the training env, the simulator's first-use install — and the lock and
+the declared dependency ranges agreeing.
+
+Real battles on the real simulator; the wheel is built with pip from pyproject.toml as `pip install .` would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def locked() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, version = line.split("==")
+            pins[canonicalize_name(name)] = version
+    return pins
+
+
+def test_every_declared_dependency_is_locked_at_a_version_its_range_allows() -> None:
+    project = PYPROJECT["project"]
+    declared = [*project["dependencies"], *(r for group in project["optional-dependencies"].values() for r in group)]
+    assert len(project["dependencies"]) >= 8 and set(project["optional-dependencies"]) >= {"llm", "train", "ray", "dev"}
+    pins = locked()
+    for text in declared:
+        requirement = Requirement(text)
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{requirement.name} is declared but not in requirements.txt"
+        assert requirement.specifier.contains(pins[name], prereleases=True), (text, pins[name])
+    assert PYPROJECT["project"]["scripts"]["wolfeclick"] == "wolfeclick.cli:main"
+
+
+def test_the_app_extra_leaves_out_the_training_test_and_scale_out_stacks() -> None:
+    core_and_llm = {canonicalize_name(Requirement(r).name)
+                    for r in [*PYPROJECT["project"]["dependencies"], *PYPROJECT["project"]["optional-dependencies"]["llm"]]}
+    assert not core_and_llm & {"pytest", "hypothesis", "ruff", "trl", "openenv-core", "mcp", "fastmcp", "ray",
+                               "datasets", "gymnasium"}
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                           "-w", str(out), str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (built,) = out.glob("wolfeclick_arena-*.whl")
+    return built
+
+
+def test_the_wheel_carries_what_the_package_reads_at_run_time(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in ("wolfeclick/sim/bridge.js", "wolfeclick/sim/PROTOCOL.md", "wolfeclick/sim/showdown/package.json",
+                   "wolfeclick/sim/showdown/package-lock.json", "wolfeclick/ui/assets/viewer.js",
+                   "wolfeclick/ui/assets/app.css", "wolfeclick/cli.py", "wolfeclick/env/tool_env.py"):
+        assert needed in names, needed
+    assert not [n for n in names if "node_modules" in n or n.startswith("tests/")]
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "wolfeclick = wolfeclick.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    lock = json.loads(zipfile.ZipFile(wheel).read("wolfeclick/sim/showdown/package-lock.json"))
+    assert lock["packages"]["node_modules/pokemon-showdown"]["version"] == "0.11.11"
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The wheel installed into a folder of its own (its dependencies are this venv's), and an environment that sees
+    that copy of ``wolfeclick`` and never the checkout."""
+    target = tmp_path_factory.mktemp("site")
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
+                           str(wheel)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "WOLFECLICK_RECORDINGS", "WOLFECLICK_RESULTS")}
+    env.update(PYTHONPATH=str(target), WOLFECLICK_TARGET=str(target), HF_HUB_OFFLINE="1")
+    return env
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_installed_command_records_a_battle_outside_the_checkout(installed: dict[str, str], tmp_path: Path) -> None:
+    script = Path(installed["WOLFECLICK_TARGET"]) / "bin" / "wolfeclick"
+    done = run([sys.executable, str(script), "record", "--p1", "heuristic", "--p2", "random", "--seed", "4", "--n", "1"],
+               installed, tmp_path)
+    assert done.returncode == 0, done.stderr
+    (saved,) = (tmp_path / "recordings").glob("*.json")  # beside the user, not inside site-packages
+    assert (tmp_path / done.stdout.split()[-1]).resolve() == saved.resolve()
+    check = run([sys.executable, "-m", "wolfeclick", "validate", str(saved)], installed, tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+EPISODE = """
+import json, os, wolfeclick
+from wolfeclick.env import ShowdownEnv
+assert wolfeclick.__file__.startswith(os.environ["WOLFECLICK_TARGET"]), wolfeclick.__file__
+def episode():
+    env = ShowdownEnv("random", recordings=False)
+    obs, info = env.reset(seed=3)
+    rewards, done = [], False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(0)
+        rewards.append(float(reward))
+        done = terminated or truncated
+    env.close()
+    return rewards
+first, second = episode(), episode()
+print(json.dumps({"same": first == second, "steps": len(first)}))
+"""
+
+
+def test_the_training_env_imports_and_plays_a_seeded_episode_from_the_installed_wheel(installed: dict[str, str],
+                                                                                     tmp_path: Path) -> None:
+    done = run([sys.executable, "-c", EPISODE], installed, tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["same"] and result["steps"] > 3
+
+
+def test_setup_finds_the_installed_simulator_and_installs_nothing(installed: dict[str, str], tmp_path: Path) -> None:
+    """``make test`` runs ``wolfeclick setup`` first, which on a fresh machine is the real first-use ``npm ci`` into
+    the cache (about 2 minutes quiet, too slow for a test of its own); here: once installed, it only says where."""
+    done = run([sys.executable, "-m", "wolfeclick", "setup"], installed, tmp_path)
+    assert done.returncode == 0 and "Installing" not in done.stderr, done.stderr
+    package = Path(done.stdout.strip())
+    assert (package / "package.json").is_file() and package.name == "pokemon-showdown"
+    assert json.loads((package / "package.json").read_text())["version"] == "0.11.11"
+
+
+def test_no_node_or_npm_is_one_line_that_says_how(installed: dict[str, str], tmp_path: Path) -> None:
+    env = dict(installed, WOLFECLICK_CACHE=str(tmp_path / "cache"), PATH=str(tmp_path / "empty"))
+    env.pop("WOLFECLICK_NODE", None)
+    for args in (["setup"], ["record", "--p1", "random", "--p2", "random"]):
+        done = run([sys.executable, "-m", "wolfeclick", *args], env, tmp_path)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 1 and len(lines) == 1, done.stderr
+        assert "Node.js was not found on PATH" in lines[0] and "wolfeclick setup" in lines[0]
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+def test_the_suite_runs_from_another_directory(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+                           str(ROOT / "tests" / "test_human_policy.py"), "-k", "command_line_refuses_human"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "1 passed" in done.stdout
