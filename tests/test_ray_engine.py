@@ -141,7 +141,7 @@ def test_stopping_a_ray_run_keeps_what_finished_and_ends_its_actors(ray_instance
     assert not summary.complete and not (directory / RESULTS_FILE).exists()
     assert 2 <= len((directory / PROGRESS_FILE).read_text().splitlines()) < 12
     assert engine.workers == [] and len(pids) == 2
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 300  # a hang guard: a stopped worker exits, however busy the machine
     while any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in pids):
         assert time.monotonic() < deadline, "a worker actor outlived the stopped run"
         time.sleep(0.2)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -197,10 +196,8 @@ def test_resim_of_a_hostile_recording_ends_at_once_and_runs_nothing(tmp_path: Pa
     marker = tmp_path / "marker"
     hang = _with_inputlog(tmp_path, "hang", ">eval while(true){}")
     write = _with_inputlog(tmp_path, "write", injections(marker)[6], at=len(load_recording(SAMPLE).inputlog))
-    started = time.monotonic()
-    assert main(["resim", str(hang)]) == 1
+    assert main(["resim", str(hang)]) == 1  # refused before the simulator: a `while(true)` that ran would hang here
     assert main(["resim", str(write)]) == 1
-    assert time.monotonic() - started < 30
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and all("input entry" in line for line in out)
     assert not marker.exists()
@@ -212,10 +209,8 @@ def test_resimulate_itself_refuses_an_unvalidated_recording(tmp_path: Path) -> N
     good = load_recording(SAMPLE)
     for line in (">eval while(true){}", injections(marker)[6]):
         hostile = Recording.model_construct(**{**dict(good), "inputlog": [*good.inputlog[:3], line]})
-        started = time.monotonic()
         result = asyncio.run(resimulate(hostile, timeout=20))
         assert not result.ok and "input entry 3 refused" in result.message
-        assert time.monotonic() - started < 15
     assert not marker.exists()
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import time
 
 import pytest
 from test_ui_support import HOSTILE_ID, XSS, hostile_bytes, hostile_data, sample_data, sample_path
@@ -263,12 +262,10 @@ def test_upload_good_and_bad(tmp_path):
         "empty": b"",
     }
     for name, data in bad_inputs.items():
-        started = time.perf_counter()
         with pytest.raises(RecordingError) as info:
             lib.upload(data)
         message = str(info.value)
         assert message and "\n" not in message and len(message) < 300, (name, message)
-        assert time.perf_counter() - started < 5, name
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
