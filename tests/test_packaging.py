@@ -159,3 +159,16 @@ def test_the_suite_runs_from_another_directory(tmp_path: Path) -> None:
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "1 passed" in done.stdout
+
+
+def test_the_app_process_imports_no_training_mcp_model_or_ray_stack(tmp_path: Path) -> None:
+    """What `python app.py` imports to build and serve the first page: none of the optional stacks, even in this venv
+    where all of them (and mcp, through openenv-core) are installed."""
+    probe = ("import sys\nfrom wolfeclick.ui.serve import keep_unused_stacks_out\nkeep_unused_stacks_out()\n"
+             "import wolfeclick.ui.app as app\napp.build_app()\n"
+             "print(' '.join(sorted(m for m in sys.modules if sys.modules[m] is not None and m.split('.')[0] in "
+             "{'torch', 'transformers', 'peft', 'ray', 'trl', 'datasets', 'openenv', 'mcp', 'fastmcp', 'uvicorn'})))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, WOLFECLICK_RECORDINGS=str(tmp_path), WOLFECLICK_RESULTS=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
