@@ -51,11 +51,21 @@ function plainValue(value) {
   return ['string', 'number', 'boolean'].includes(typeof value) && (typeof value !== 'number' || Number.isInteger(value));
 }
 
+// The analysis' fresh luck after a replayed prefix: `>reseed a,b,c,d`, four plain 16-bit words (Showdown's Gen 5
+// generator form) and no other spelling. Same rule as `is_reseed_line` in protocol.py.
+const RESEED = /^>reseed (0|[1-9][0-9]{0,4}),(0|[1-9][0-9]{0,4}),(0|[1-9][0-9]{0,4}),(0|[1-9][0-9]{0,4})$/;
+
+function isReseed(line) {
+  const match = RESEED.exec(line);
+  return !!match && match.slice(1).every((word) => Number(word) <= 0xffff);
+}
+
 function checkLine(line) {
   if (typeof line !== 'string') throw new Error(`not a text line: ${cut(String(line))}`);
   if (line.length > MAX_INPUT_LINE) throw new Error(`line of ${line.length} characters is longer than ${MAX_INPUT_LINE}`);
   if (BREAKS.test(line)) throw new Error(`line break or control character inside ${cut(line)}`);
   if (SIDE_CHOICE.test(line) || ENDING.test(line)) return;
+  if (isReseed(line)) return; // the analysis' fresh luck, in one exact form
   const match = JSON_COMMAND.exec(line);
   if (!match) throw new Error(`command not allowed: ${cut(line)}`);
   let options;
