@@ -25,6 +25,7 @@ from wolfeclick.analysis.schema import (
 from wolfeclick.arena.stats import wilson_interval
 from wolfeclick.battle.branch import replayable
 from wolfeclick.battle.schema import ActionRecord, Recording
+from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
 from wolfeclick.sim.process import SimPool
 from wolfeclick.sim.protocol import SIDES
@@ -34,6 +35,10 @@ DEFAULT_MARGIN = 0.15
 """A played option counts as a mistake only if it loses at least this much win probability against the best one
 (and the two intervals do not overlap)."""
 TURNING_POINTS = 3
+
+
+class AnalysisStopped(WolfeClickError):
+    """The analysis was asked to stop; nothing was written."""
 
 
 def estimate(outcomes: Iterable[Outcome | str | None], side: str) -> Estimate:
@@ -138,18 +143,22 @@ def option_steps(recording: Recording, sides: Iterable[str], at: Iterable[int] |
 async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int = DEFAULT_K, seed: int = 0,
                   options: Iterable[str] = (), at: Iterable[int] | None = None, margin: float = DEFAULT_MARGIN,
                   concurrency: int = 16, progress: Callable[[int, int], None] | None = None,
-                  stop: asyncio.Event | None = None) -> Analysis:
+                  stop: asyncio.Event | None = None, steps: Iterable[int] | None = None) -> Analysis:
     """Analyse ``recording`` with ``policy`` playing both sides of every rollout.
 
     ``options`` names the sides whose options are valued at each of their decisions (``at`` narrows that to some
-    decision indices); ``progress(done, total)`` is told after each rollout; a set ``stop`` cancels what is left.
+    decision indices); ``steps`` limits the whole analysis to some decisions; ``progress(done, total)`` is told
+    after each rollout; a set ``stop`` cancels what is left.
     """
     replayable(recording)
     policies = {side: policy for side in SIDES}
-    tasks = [_Task(turn.index) for turn in recording.turns]
+    chosen = set(steps) if steps is not None else None
+    turns = [turn for turn in recording.turns if chosen is None or turn.index in chosen]
+    tasks = [_Task(turn.index) for turn in turns]
     for step, side in option_steps(recording, set(options), at):
-        tasks += [_Task(step, side, action) for action in recording.turns[step].decisions[side].legal_actions]
-    prefixes = {turn.index: prefix_lines(recording, turn.index) for turn in recording.turns}
+        if chosen is None or step in chosen:
+            tasks += [_Task(step, side, action) for action in recording.turns[step].decisions[side].legal_actions]
+    prefixes = {turn.index: prefix_lines(recording, turn.index) for turn in turns}
     total = len(tasks) * k
     slots = asyncio.Semaphore(max(1, concurrency))
     done = 0
@@ -158,7 +167,7 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int
         nonlocal done
         async with slots:
             if stop is not None and stop.is_set():
-                raise asyncio.CancelledError
+                raise AnalysisStopped(f"{recording.id}: the analysis was stopped")
             first = {task.side: task.action} if task.side is not None and task.action is not None else None
             outcome = await rollout(recording, task.step, policies, process=pool.pick(), seed=seed, number=number,
                                     first=first, prefix=prefixes[task.step])
@@ -170,7 +179,7 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int
     results = await asyncio.gather(*(one(task, n) for task in tasks for n in range(k)))
     by_task = {task.key(): results[i * k:(i + 1) * k] for i, task in enumerate(tasks)}
     decisions = []
-    for turn in recording.turns:
+    for turn in turns:
         tables = {}
         for side in SIDES:
             values = [(t.action, estimate(by_task[t.key()], side)) for t in tasks
