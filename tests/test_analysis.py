@@ -16,7 +16,7 @@ import datasets
 import pytest
 
 from wolfeclick.analysis.core import analyse, estimate, mistakes, option_table, turning_points
-from wolfeclick.analysis.rollout import RESET_LINE, prefix_lines, rollout
+from wolfeclick.analysis.rollout import RESET_LINE, Forks, prefix_lines, rollout
 from wolfeclick.analysis.schema import ANALYSIS_SCHEMA, AnalysedDecision, Analysis, Estimate, load_analyses
 from wolfeclick.battle.branch import BranchError
 from wolfeclick.battle.runner import play_battle
@@ -47,6 +47,16 @@ async def _rollouts(recording: Recording, step: int, numbers: list[int], seed: i
                               number=n, **options) for n in numbers]
 
 
+async def _forked(recording: Recording, step: int, numbers: list[int], seed: int = 1, **options) -> list:
+    async with SimPool(1) as pool:
+        forks = Forks()
+        try:
+            return [await rollout(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=pool.pick(),
+                                  seed=seed, number=n, forks=forks, **options) for n in numbers]
+        finally:
+            await forks.close()
+
+
 @pytest.fixture(scope="module")
 def sample() -> Recording:
     return load_recording(SAMPLE)
@@ -71,6 +81,8 @@ def ends_with_a_knockout(recording: Recording) -> bool:
 def test_reseeding_changes_the_luck_but_never_the_battle_up_to_the_decision(sample: Recording) -> None:
     step = 10
     outcomes = run(_rollouts(sample, step, [0, 1, 2, 3, 0]))
+    forked = run(_forked(sample, step, [0, 1, 2, 3, 0]))
+    assert [o.log for o in forked] == [o.log for o in outcomes]  # a copy of the decision plays the same battles
     before = sum(len(turn.events) for turn in sample.turns[:step + 1])
     for outcome in outcomes:
         cut = outcome.log.index(RESET_LINE)
@@ -81,10 +93,10 @@ def test_reseeding_changes_the_luck_but_never_the_battle_up_to_the_decision(samp
     assert len(prefix_lines(sample, step)) == 3 + sum(len(turn.deciding) for turn in sample.turns[:step])
 
 
-def test_a_seeded_analysis_repeats_exactly_at_any_concurrency(sample: Recording) -> None:
+def test_a_seeded_analysis_repeats_exactly_at_any_concurrency_forked_or_replayed(sample: Recording) -> None:
     steps = [9, 10, 11]
     first = run(_analyse(sample, k=8, seed=5, steps=steps, concurrency=16))
-    again = run(_analyse(sample, k=8, seed=5, steps=steps, concurrency=1))
+    again = run(_analyse(sample, k=8, seed=5, steps=steps, concurrency=1, fork=False))
     assert first.to_json() == again.to_json()
     assert [d.index for d in first.decisions] == steps and all(d.win.rollouts == 8 for d in first.decisions)
     assert Analysis.model_validate_json(first.to_json()) == first and first.schema_ == ANALYSIS_SCHEMA
@@ -99,6 +111,41 @@ def test_one_move_from_a_certain_win_reads_high_and_a_lost_one_low(sample: Recor
     lost = run(_analyse(lost_by_p1, k=16, seed=2, steps=[len(lost_by_p1.turns) - 1]))
     assert won.decisions[0].win.value >= 0.95, won.decisions[0].win
     assert lost.decisions[0].win.value <= 0.05, lost.decisions[0].win
+
+
+def _knockout_with_no_reply(recording: Recording, step: int, side: str) -> bool:
+    opponent = "p2" if side == "p1" else "p1"
+    for line in recording.turns[step + 1].events:
+        if line.startswith((f"|move|{opponent}a", f"|switch|{opponent}a")):
+            return False
+        if line.startswith(f"|faint|{opponent}a"):
+            return True
+    return False
+
+
+def _fainted_on_entry(outcome, side: str) -> bool:
+    after = outcome.log[outcome.log.index(RESET_LINE):]
+    end = next((n for n, line in enumerate(after) if line.startswith("|turn|")), len(after))
+    return any(line.startswith(f"|faint|{side}a: ") for line in after[:end])
+
+
+def test_option_values_rank_a_knockout_above_a_switch_into_a_faint() -> None:
+    """Heuristic against heuristic, gen9 seed 3: at decision 1 p1's Gunk Shot knocks p2's active out before it
+    moves; switching to Rhyperior instead lets it be knocked out as it comes in."""
+    recording = run(play_battle(HEURISTIC, HEURISTIC, format_id="gen9randombattle", seed=3))
+    step, played = 1, recording.turns[1].decisions["p1"].action
+    assert played == ActionRecord(action="move", choice="Gunk Shot") and _knockout_with_no_reply(recording, 1, "p1")
+    switch = ActionRecord(action="switch", choice="Rhyperior")
+    assert switch in recording.turns[step].decisions["p1"].legal_actions
+    switched = run(_forked(recording, step, list(range(8)), seed=0, first={"p1": switch}))
+    assert all(_fainted_on_entry(outcome, "p1") for outcome in switched)  # a switch into a faint, every time
+    analysis = run(_analyse(recording, k=8, seed=0, options=("p1",), at=[step], steps=[step]))
+    table = analysis.decisions[0].options["p1"]
+    ranks = {(o.action.action, o.action.choice): o for o in table.options}
+    knockout, fodder = ranks[("move", "Gunk Shot")], ranks[("switch", "Rhyperior")]
+    assert knockout.rank < fodder.rank and knockout.estimate.value > fodder.estimate.value
+    assert fodder.estimate.wins == sum(o.winner == "p1" for o in switched)  # the same rollouts, the same luck
+    assert table.played == played and table.played_rank == knockout.rank
 
 
 def test_a_recording_whose_prefix_does_not_reach_its_states_is_refused(sample: Recording) -> None:

@@ -293,3 +293,25 @@ def test_the_bridge_admits_the_reseed_and_it_changes_only_what_follows() -> None
     by_start = _log(replies[2]["out"] + replies[3]["out"])
     by_write = _log(replies[4]["out"] + replies[5]["out"])
     assert by_start == by_write == reseeded[:len(by_start)]  # the same reseed, however it arrives, same battle
+
+
+def test_a_fork_of_a_snapshot_passes_the_same_door(tmp_path: Path) -> None:
+    """The analysis' copies of a decision (`snapshot`, then `fork` with lines) let in nothing `write` would refuse."""
+    marker = tmp_path / "marker"
+    cases = injections(marker)
+    requests: list[dict] = [
+        {"id": 0, "op": "start", "battle": "b", "format": "gen9randombattle", "lines": START},
+        {"id": 1, "op": "snapshot", "battle": "b", "snapshot": "s"},
+        *({"id": 2 + n, "op": "fork", "snapshot": "s", "battle": f"f{n}", "lines": [line]}
+          for n, line in enumerate(cases)),
+        {"id": 1000, "op": "fork", "snapshot": "s", "battle": "ok", "lines": [reseed_line(3, "fork"), ">p1 move 1"]},
+        {"id": 1001, "op": "forget", "snapshot": "s"},
+        {"id": 1002, "op": "fork", "snapshot": "s", "battle": "late", "lines": []},
+    ]
+    replies = _bridge(requests)
+    assert "error" not in replies[0] and "error" not in replies[1]
+    for line, reply in zip(cases, replies[2:2 + len(cases)]):
+        assert reply["error"].startswith("input entry 0 refused: "), (line, reply)
+    assert "error" not in replies[-3] and "|message|The battle's RNG was reset." in _log(replies[-3]["out"])
+    assert replies[-1]["error"] == "no snapshot s"
+    assert not marker.exists()

@@ -549,6 +549,8 @@ def _add_analyse_parser(commands: argparse._SubParsersAction) -> None:
     analyse.add_argument("--concurrency", type=CONCURRENCY, default=16, help="rollouts in flight at once")
     analyse.add_argument("--processes", type=bounded_int(1, 64), default=None,
                          help="simulator processes (default: one per core, as for record)")
+    analyse.add_argument("--replay-prefix", action="store_true",
+                         help="replay each rollout's prefix instead of copying the decision (slower; same numbers)")
     _add_llm_options(analyse)
 
 
@@ -574,7 +576,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
             for recording, path in zip(recordings, paths):
                 try:
                     analysis = await analyse(recording, policy, pool=pool, k=args.k, seed=args.seed, options=sides,
-                                             at=args.at, margin=args.margin, concurrency=args.concurrency)
+                                             at=args.at, margin=args.margin, concurrency=args.concurrency,
+                                             fork=not args.replay_prefix)
                 except WolfeClickError as exc:
                     print(f"error: {path}: {exc}", file=sys.stderr)
                     failed += 1

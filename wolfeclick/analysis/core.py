@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from wolfeclick.analysis.rollout import Outcome, prefix_lines, rollout
+from wolfeclick.analysis.rollout import Forks, Outcome, prefix_lines, rollout
 from wolfeclick.analysis.schema import (
     AnalysedDecision,
     Analysis,
@@ -143,12 +143,14 @@ def option_steps(recording: Recording, sides: Iterable[str], at: Iterable[int] |
 async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int = DEFAULT_K, seed: int = 0,
                   options: Iterable[str] = (), at: Iterable[int] | None = None, margin: float = DEFAULT_MARGIN,
                   concurrency: int = 16, progress: Callable[[int, int], None] | None = None,
-                  stop: asyncio.Event | None = None, steps: Iterable[int] | None = None) -> Analysis:
+                  stop: asyncio.Event | None = None, steps: Iterable[int] | None = None,
+                  fork: bool = True) -> Analysis:
     """Analyse ``recording`` with ``policy`` playing both sides of every rollout.
 
     ``options`` names the sides whose options are valued at each of their decisions (``at`` narrows that to some
     decision indices); ``steps`` limits the whole analysis to some decisions; ``progress(done, total)`` is told
-    after each rollout; a set ``stop`` cancels what is left.
+    after each rollout; a set ``stop`` cancels what is left. ``fork`` starts rollouts as copies of their decision
+    (``rollout.Forks``); without it each replays its prefix. Both play the very same battles.
     """
     replayable(recording)
     policies = {side: policy for side in SIDES}
@@ -170,13 +172,18 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int
                 raise AnalysisStopped(f"{recording.id}: the analysis was stopped")
             first = {task.side: task.action} if task.side is not None and task.action is not None else None
             outcome = await rollout(recording, task.step, policies, process=pool.pick(), seed=seed, number=number,
-                                    first=first, prefix=prefixes[task.step])
+                                    first=first, prefix=prefixes[task.step], forks=forks)
         done += 1
         if progress is not None:
             progress(done, total)
         return outcome
 
-    results = await asyncio.gather(*(one(task, n) for task in tasks for n in range(k)))
+    forks = Forks() if fork else None
+    try:
+        results = await asyncio.gather(*(one(task, n) for task in tasks for n in range(k)))
+    finally:
+        if forks is not None:
+            await forks.close()
     by_task = {task.key(): results[i * k:(i + 1) * k] for i, task in enumerate(tasks)}
     decisions = []
     for turn in turns:

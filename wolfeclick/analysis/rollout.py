@@ -9,6 +9,7 @@ recording's decision; each side's view is checked against the state the recordin
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,12 +49,56 @@ def luck_label(step: int, rollout: int) -> str:
     return f"analysis:{step}:{rollout}"
 
 
-class _FromDecision:
-    """A simulator process whose next battle starts from a recorded prefix and a reseed instead of a fresh start."""
+class Forks:
+    """Rollouts that start as copies of a decision instead of replaying its prefix each time.
 
-    def __init__(self, process: SimProcess, lines: list[str]) -> None:
+    Per simulator process and decision, the prefix is replayed once and frozen there (the bridge's ``snapshot``:
+    Showdown's ``State.serializeBattle``), and its output kept; each rollout is then a ``fork`` of that snapshot
+    (``deserializeBattle``) fed only its reseed, and the runner absorbs the kept output followed by the copy's own.
+    ``close`` frees the snapshots. One per analysis: nothing is shared between analyses.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[int, int], tuple[str, list[str]]] = {}
+        self._locks: dict[tuple[int, int], asyncio.Lock] = {}
+        self._processes: dict[int, SimProcess] = {}
+
+    async def start(self, process: SimProcess, recording: Recording, step: int, prefix: list[str], key: str,
+                    lines: list[str]) -> dict[str, Any]:
+        slot = (id(process), step)
+        async with self._locks.setdefault(slot, asyncio.Lock()):
+            if slot not in self._kept:
+                name = f"analysis-{id(self)}-{step}"
+                template = f"{name}-template"
+                reply = await process.call("start", battle=template, format=recording.format, lines=prefix)
+                await process.call("snapshot", battle=template, snapshot=name)
+                await process.call("close", battle=template)
+                self._kept[slot] = (name, list(reply["out"]))
+                self._processes[id(process)] = process
+        name, kept = self._kept[slot]
+        reply = await process.call("fork", snapshot=name, battle=key, lines=lines)
+        return {**reply, "out": [*kept, *reply["out"]]}
+
+    async def close(self) -> None:
+        for (process_id, _), (name, _) in list(self._kept.items()):
+            process = self._processes[process_id]
+            if process.alive:
+                await process.call("forget", snapshot=name)
+        self._kept.clear()
+
+
+class _FromDecision:
+    """A simulator process whose next battle starts from a recorded prefix and a reseed instead of a fresh start:
+    the prefix replayed in the ``start`` request itself, or (with ``forks``) a copy of the decision."""
+
+    def __init__(self, process: SimProcess, recording: Recording, step: int, prefix: list[str], reseed: str,
+                 forks: Forks | None) -> None:
         self.process = process
-        self.lines = lines
+        self.recording = recording
+        self.step = step
+        self.prefix = prefix
+        self.reseed = reseed
+        self.forks = forks
 
     @property
     def info(self) -> dict[str, Any]:
@@ -61,7 +106,10 @@ class _FromDecision:
 
     async def call(self, op: str, **fields: Any) -> dict[str, Any]:
         if op == "start":
-            fields["lines"] = self.lines
+            if self.forks is not None:
+                return await self.forks.start(self.process, self.recording, self.step, self.prefix,
+                                              fields["battle"], [self.reseed])
+            fields["lines"] = [*self.prefix, self.reseed]
         return await self.process.call(op, **fields)
 
 
@@ -109,12 +157,13 @@ class Outcome:
 
 async def rollout(recording: Recording, step: int, policies: dict[str, Policy], *, process: SimProcess, seed: int,
                   number: int, first: dict[str, ActionRecord] | None = None,
-                  prefix: list[str] | None = None) -> Outcome:
+                  prefix: list[str] | None = None, forks: Forks | None = None) -> Outcome:
     """Continue ``recording`` from decision ``step`` with ``policies``, luck and policy draws from ``seed`` and
-    ``number``; ``first`` forces a side's first action. Raises BranchError if the prefix does not reach the
+    ``number``; ``first`` forces a side's first action; ``forks`` starts it as a copy of the decision rather than
+    a replay of its prefix (the same battle either way). Raises BranchError if the prefix does not reach the
     recorded decision or the battle cannot be played to an end."""
-    lines = [*(prefix if prefix is not None else prefix_lines(recording, step)),
-             reseed_line(seed, luck_label(step, number))]
+    lines = prefix if prefix is not None else prefix_lines(recording, step)
+    reseed = reseed_line(seed, luck_label(step, number))
     turn = recording.turns[step]
     wrappers = {side: _Opening(policies[side], turn.decisions[side].state if side in turn.decisions else None,
                                (first or {}).get(side)) for side in SIDES}
@@ -122,7 +171,8 @@ async def rollout(recording: Recording, step: int, policies: dict[str, Policy], 
     async for item in stream_battle(
         wrappers["p1"], wrappers["p2"], format_id=recording.format,
         seed=derive_int(seed, f"analysis-policy:{step}:{number}") >> 2, max_turns=turn_limit_of(recording),
-        battle_id=recording.id, process=_FromDecision(process, lines),  # type: ignore[arg-type]
+        battle_id=recording.id,
+        process=_FromDecision(process, recording, step, lines, reseed, forks),  # type: ignore[arg-type]
         names={side: recording.players[side].name for side in SIDES}, teams=recording.teams,
     ):
         if isinstance(item, Recording):

@@ -9,8 +9,10 @@ const readline = require('readline');
 const showdownRoot = process.env.WOLFECLICK_SHOWDOWN || path.join(__dirname, '..', '..', 'node_modules', 'pokemon-showdown');
 const {BattleStream, Dex, Teams, TeamValidator} = require(showdownRoot);
 const showdownVersion = require(path.join(showdownRoot, 'package.json')).version;
+const {State} = require(path.join(showdownRoot, 'dist', 'sim', 'state'));
 
 const battles = new Map();
+const snapshots = new Map();
 
 // A BattleStream whose output is collected synchronously: writing a line runs the battle to its next waiting
 // point, and everything it said is in `chunks` when `feed` returns.
@@ -161,6 +163,30 @@ function handle(req) {
       battles.delete(req.battle);
       return {out: [], ended: true, inputlog: host && host.stream.battle ? host.stream.battle.inputLog.slice() : []};
     }
+    case 'snapshot': {
+      // A battle frozen at its waiting point (State.serializeBattle), for `fork` to start copies from.
+      const host = battles.get(req.battle);
+      if (!host || !host.stream.battle) throw new Error(`no battle ${req.battle}`);
+      // kept as text: a deserialized battle shares the arrays of the object it was made from
+      snapshots.set(req.snapshot, JSON.stringify(State.serializeBattle(host.stream.battle)));
+      return {out: [], ended: false};
+    }
+    case 'fork': {
+      // A new battle from a snapshot, then `lines` (through the same door): the analysis' copies of one decision.
+      const state = snapshots.get(req.snapshot);
+      if (state === undefined) throw new Error(`no snapshot ${req.snapshot}`);
+      if (battles.has(req.battle)) throw new Error(`battle ${req.battle} already exists`);
+      checkLines(req.lines);
+      const host = openStream();
+      const battle = State.deserializeBattle(state);
+      battle.restart((type, data) => host.stream.pushMessage(type, Array.isArray(data) ? data.join('\n') : data));
+      host.stream.battle = battle;
+      battles.set(req.battle, host);
+      return answer(req.battle, host, host.feed(req.lines));
+    }
+    case 'forget':
+      snapshots.delete(req.snapshot);
+      return {out: [], ended: false};
     case 'resim': {
       checkLines(req.lines);
       const host = openStream();
