@@ -1,12 +1,13 @@
 """Benchmark ``analyse``: rollouts per second, the win-probability pass of one gen9 battle, one decision's options.
 
-    .venv/bin/python scripts/bench_analysis.py [--k 16] [--processes 1] [--concurrency 16] [--doc]
+    .venv/bin/python scripts/bench_analysis.py [--k 8] [--processes 1] [--concurrency 16] [--doc]
 
 Records a seeded gen9randombattle heuristic-vs-maxdamage battle of about 30 decisions, then times (1) the
 win-probability pass over every decision at ``--k`` rollouts each (heuristic both sides) and (2) the option values
-of one mid-battle decision of p1 at ``--k``. Every rollout replays the recording's input prefix in one ``start``
-request, reseeds, and plays on through the ordinary runner. Times scale linearly in K (each rollout is independent),
-so a run at K < 64 also states the K = 64 time it implies. ``--doc`` writes the section into docs/benchmarks.md.
+of one mid-battle decision of p1 at ``--k``, once with rollouts forked from their decision and once replaying the
+prefix. Times scale linearly in K (each rollout is independent), so a run at K < 64 also states the K = 64 time it
+implies (K = 64 itself takes several minutes on two shared cores). ``--doc`` writes the section into
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ async def pick_battle(decisions: int) -> object:
     return best
 
 
-async def measure(recording, k: int, processes: int, concurrency: int) -> dict[str, float]:
+async def measure(recording, k: int, processes: int, concurrency: int, fork: bool) -> dict[str, float]:
     policy = make_policy("heuristic")
     step = len(recording.turns) // 2
     while "p1" not in recording.turns[step].decisions:
@@ -53,11 +54,11 @@ async def measure(recording, k: int, processes: int, concurrency: int) -> dict[s
     options = len(recording.turns[step].decisions["p1"].legal_actions)
     async with SimPool(processes) as pool:
         started, cpu = time.perf_counter(), time.process_time()
-        await analyse(recording, policy, pool=pool, k=k, seed=1, concurrency=concurrency)
+        await analyse(recording, policy, pool=pool, k=k, seed=1, concurrency=concurrency, fork=fork)
         pass_s, pass_cpu = time.perf_counter() - started, time.process_time() - cpu
         started = time.perf_counter()
         await analyse(recording, policy, pool=pool, k=k, seed=1, options=("p1",), at=[step], steps=[step],
-                      concurrency=concurrency)
+                      concurrency=concurrency, fork=fork)
         options_s = time.perf_counter() - started
     rollouts = len(recording.turns) * k
     return {"decisions": len(recording.turns), "rollouts": rollouts, "pass_s": pass_s, "pass_cpu": pass_cpu,
@@ -65,32 +66,34 @@ async def measure(recording, k: int, processes: int, concurrency: int) -> dict[s
             "options_s": options_s}
 
 
-def section(result: dict[str, float], k: int, processes: int, concurrency: int, note: str) -> str:
+def section(results: dict[str, dict[str, float]], k: int, processes: int, concurrency: int, note: str) -> str:
     scale = 64 / k
-    pass64, options64 = result["pass_s"] * scale, result["options_s"] * scale
+    fork, replay = results["fork"], results["replay"]
     verdict = lambda value, goal: "meets" if value <= goal else "misses"  # noqa: E731
-    rows = "\n".join([
-        f"| measure | K = {k} | implied K = 64 | goal |",
-        "| --- | --- | --- | --- |",
-        f"| rollouts per second (win-probability pass) | {result['per_s']:.1f} | same | — |",
-        f"| win-probability pass, {result['decisions']} decisions ({result['rollouts']} rollouts) | "
-        f"{result['pass_s']:.1f} s | {pass64:.0f} s | ≤ {GOAL_PASS_S:.0f} s: {verdict(pass64, GOAL_PASS_S)} |",
-        f"| option values of decision {result['step']} (p1, {result['options']} options, and its win probability) "
-        f"| {result['options_s']:.1f} s "
-        f"| {options64:.1f} s | ≤ {GOAL_OPTIONS_S:.0f} s: {verdict(options64, GOAL_OPTIONS_S)} |",
-    ])
+    rows = [f"| measure | fork, K = {k} | replayed prefix, K = {k} | fork, implied K = 64 | goal (K = 64) |",
+            "| --- | --- | --- | --- | --- |",
+            f"| rollouts per second (win-probability pass) | {fork['per_s']:.1f} | {replay['per_s']:.1f} | same | — |"]
+    for key, label, goal in (("pass_s", f"win-probability pass, {fork['decisions']} decisions "
+                                         f"({fork['rollouts']} rollouts at K = {k})", GOAL_PASS_S),
+                             ("options_s", f"option values of decision {fork['step']} (p1, {fork['options']} "
+                                           "options, and its win probability)", GOAL_OPTIONS_S)):
+        implied = fork[key] * scale
+        rows.append(f"| {label} | {fork[key]:.1f} s | {replay[key]:.1f} s | {implied:.1f} s | ≤ {goal:.0f} s: "
+                    f"{verdict(implied, goal)} |")
+    table = "\n".join(rows)
     return f"""{HEADING}
 
 `.venv/bin/python scripts/bench_analysis.py --k {k} --processes {processes} --concurrency {concurrency} --doc` on
 {platform.machine()} with {os.cpu_count()} cores, Python {platform.python_version()}: a gen9randombattle
-heuristic-vs-maxdamage battle of {result['decisions']} decisions; heuristic rollouts on both sides; each rollout
-replays the recording's input prefix in one `start` request, reseeds and plays on through the runner.
+heuristic-vs-maxdamage battle of {fork['decisions']} decisions; heuristic rollouts on both sides, {concurrency} in
+flight on {processes} simulator process(es). *Fork*: each rollout is a copy of its decision (the bridge's
+`snapshot`/`fork`, Showdown's `State.serializeBattle`/`deserializeBattle`); *replayed prefix*: each rollout's
+`start` request replays the recording's input up to the decision. Both play the same battles (tested). Times are
+linear in K (rollouts are independent), so the K = 64 column is the K = {k} time × {scale:g}.
 
-{rows}
+{table}
 
-Python CPU in the win-probability pass: {result['pass_cpu']:.1f} s of {result['pass_s']:.1f} s wall. {note}.
-Fork vs replayed prefix: not measured (no `serializeBattle` fork is built; docs/analysis.md says why and what it
-would save).
+Python CPU in the forked win-probability pass: {fork['pass_cpu']:.1f} s of {fork['pass_s']:.1f} s wall. {note}.
 """
 
 
@@ -102,7 +105,7 @@ def _own_cpu() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--k", type=int, default=16)
+    parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--decisions", type=int, default=30)
@@ -112,11 +115,12 @@ def main() -> None:
     load_start = os.getloadavg()[0]
     busy, own = machine_busy(), _own_cpu()
     started = time.perf_counter()
-    result = asyncio.run(measure(recording, args.k, args.processes, args.concurrency))
+    results = {name: asyncio.run(measure(recording, args.k, args.processes, args.concurrency, name == "fork"))
+               for name in ("fork", "replay")}
     wall = time.perf_counter() - started
     other = max(0.0, (machine_busy() - busy - (_own_cpu() - own)) / wall)
     note = other_work_note((f"{load_start:.2f}", f"{os.getloadavg()[0]:.2f}"), other)
-    text = section(result, args.k, args.processes, args.concurrency, note)
+    text = section(results, args.k, args.processes, args.concurrency, note)
     print(text)
     if args.doc:
         write_section(HEADING, text)
