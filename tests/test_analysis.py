@@ -234,12 +234,20 @@ def test_analyse_writes_a_versioned_file_beside_the_recording_and_a_line_per_bat
     assert path.read_bytes() == analysis.to_json().encode()
 
 
-def test_analyse_refuses_bad_arguments_in_one_line(analysed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_analyse_refuses_bad_arguments_in_one_line(analysed: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyse", str(analysed / SAMPLE.name), "--at", "3"]) == 2
     assert main(["analyse", str(analysed / SAMPLE.name), "--policy", "nonsense"]) == 2
+    data = json.loads(SAMPLE.read_text())
+    data["turns"][0]["decisions"]["p2"]["state"] += "\nedited"
+    edited = tmp_path / SAMPLE.name
+    edited.write_text(json.dumps(data))
+    assert main(["analyse", str(edited), "--k", "2"]) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "error: --at says where to value options; give --options p1|p2|both too"
     assert err[1].startswith("error: unknown policy spec 'nonsense'")
+    assert err[2].startswith(f"error: {edited}: ") and "does not reach the recorded state of p2" in err[2]
+    assert len(err) == 3 and not (tmp_path / "analyses").exists()
 
 
 def test_export_as_value_gives_each_decision_its_state_and_values_and_loads_with_datasets(

@@ -555,6 +555,8 @@ def _add_analyse_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_analyse(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     from wolfeclick.analysis.core import analyse, summary_line
     from wolfeclick.analysis.schema import save_analysis
     from wolfeclick.battle.specs import make_policy
@@ -574,14 +576,23 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         failed = 0
         async with SimPool(args.processes) as pool:
             for recording, path in zip(recordings, paths):
+                bar = tqdm(unit="rollout", file=sys.stderr, desc=recording.id[:40], leave=False,
+                           disable=not sys.stderr.isatty())
+
+                def progress(done: int, total: int, bar: tqdm = bar) -> None:
+                    bar.total = total
+                    bar.update(done - bar.n)
+
                 try:
                     analysis = await analyse(recording, policy, pool=pool, k=args.k, seed=args.seed, options=sides,
                                              at=args.at, margin=args.margin, concurrency=args.concurrency,
-                                             fork=not args.replay_prefix)
+                                             fork=not args.replay_prefix, progress=progress)
                 except WolfeClickError as exc:
+                    bar.close()
                     print(f"error: {path}: {exc}", file=sys.stderr)
                     failed += 1
                     continue
+                bar.close()
                 saved = save_analysis(analysis, args.out or path.parent)
                 print(f"{summary_line(analysis, recording)} ({saved})", flush=True)
         return 1 if failed else 0

@@ -179,8 +179,14 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int
         return outcome
 
     forks = Forks() if fork else None
+    running = [asyncio.ensure_future(one(task, n)) for task in tasks for n in range(k)]
     try:
-        results = await asyncio.gather(*(one(task, n) for task in tasks for n in range(k)))
+        results = await asyncio.gather(*running)
+    except BaseException:  # one rollout failed (or we were cancelled): the others stop before the pool goes
+        for future in running:
+            future.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
     finally:
         if forks is not None:
             await forks.close()
