@@ -132,3 +132,8 @@ def load_analyses(recordings_dir: Path, recording_id: str) -> tuple[list[Analysi
         else:
             broken += 1
     return found, broken
+
+
+def pick_analysis(analyses: list[Analysis]) -> Analysis | None:
+    """Of several analyses of one recording, the one with most rollouts (then by policy and seed): the most exact."""
+    return min(analyses, key=lambda a: (-a.k, a.policy, a.seed), default=None)

@@ -13,15 +13,10 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from wolfeclick.analysis.schema import Analysis, load_analyses
+from wolfeclick.analysis.schema import Analysis, load_analyses, pick_analysis
 from wolfeclick.battle.schema import Recording, SideDecision
 from wolfeclick.battle.store import load_recording, write_atomic
 from wolfeclick.interop.export import SIDE_CHOICES, ExportError, ExportFilter, ExportStats, prompt_of
-
-
-def pick_analysis(analyses: list[Analysis]) -> Analysis | None:
-    """Of several analyses of one recording, the one with most rollouts (then by policy and seed): the most exact."""
-    return min(analyses, key=lambda a: (-a.k, a.policy, a.seed), default=None)
 
 
 def analysis_for(path: Path, recording: Recording) -> Analysis | None:
