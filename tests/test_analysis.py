@@ -277,3 +277,22 @@ def test_export_as_value_gives_each_decision_its_state_and_values_and_loads_with
     capsys.readouterr()
     assert main(["export", str(bare), "--as", "value", "--out", str(tmp_path / "none.jsonl")]) == 2
     assert "recordings without an analysis" in capsys.readouterr().err
+
+
+def test_the_analysis_card_escapes_every_text_and_marks_what_the_analysis_found(sample: Recording) -> None:
+    from wolfeclick.ui.analysis_view import analysis_card
+
+    hostile = ActionRecord(action="move", choice="<img src=x onerror=alert(1)>")
+    plain = ActionRecord(action="switch", choice="Gurdurr")
+    decisions = [AnalysedDecision(index=i, turn=i + 1, deciding=["p1"], win=_estimate(w, 64))
+                 for i, w in enumerate([32, 60, 4])]
+    decisions[1].options["p1"] = option_table("p1", [(hostile, _estimate(2, 64)), (plain, _estimate(62, 64))],
+                                              hostile, 0.15)
+    analysis = Analysis(recording=sample.id, policy="<b>heuristic</b>", k=64, seed=0, margin=0.15, winner="p1",
+                        decisions=decisions, turning_points=turning_points(decisions, "p1"),
+                        mistakes=mistakes(decisions))
+    card = analysis_card(analysis, sample)
+    assert "<img" not in card and "<b>heuristic" not in card and "&lt;img src=x" in card
+    assert card.count('class="wc-an-turning"') == 3 and card.count('class="wc-an-mistake"') == 1
+    assert card.count("<polyline") == 2 and card.count("<polygon") == 2
+    assert 'class="wc-an-played"' in card and "a mistake" in card
