@@ -156,6 +156,8 @@ def test_a_recording_whose_prefix_does_not_reach_its_states_is_refused(sample: R
         run(_rollouts(edited, 5, [0]))
     with pytest.raises(BranchError, match="decision must be between 0 and 25"):
         prefix_lines(sample, 26)
+    with pytest.raises(BranchError, match="--at 26 is not a decision of .* \\(it has 26: 0 to 25\\)"):
+        run(_analyse(sample, k=1, options=("p1",), at=[3, 26]))
 
 
 # --- pure summaries -------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from wolfeclick.analysis.schema import (
     TurningPoint,
 )
 from wolfeclick.arena.stats import wilson_interval
-from wolfeclick.battle.branch import replayable
+from wolfeclick.battle.branch import BranchError, replayable
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
@@ -153,6 +153,11 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int
     (``rollout.Forks``); without it each replays its prefix. Both play the very same battles.
     """
     replayable(recording)
+    for name, wanted in (("--at", at), ("steps", steps)):
+        outside = sorted(set(wanted or ()) - {turn.index for turn in recording.turns})
+        if outside:
+            raise BranchError(f"{name} {outside[0]} is not a decision of {recording.id} (it has "
+                              f"{len(recording.turns)}: 0 to {len(recording.turns) - 1})")
     policies = {side: policy for side in SIDES}
     chosen = set(steps) if steps is not None else None
     turns = [turn for turn in recording.turns if chosen is None or turn.index in chosen]
