@@ -22,11 +22,41 @@ from wolfeclick.battle.store import RecordingError, load_recording, parse_record
 from wolfeclick.cli import main
 from wolfeclick.policies.base import Decision, Observation
 from wolfeclick.sim.process import BRIDGE, SHOWDOWN_DIR, SimProcess, SimulatorError, node_executable
-from wolfeclick.sim.protocol import UnsafeInput, check_input_line, check_input_lines, start_lines
+from wolfeclick.sim.protocol import (
+    UnsafeInput,
+    check_input_line,
+    check_input_lines,
+    derive_seed,
+    is_reseed_line,
+    reseed_line,
+    start_lines,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = sorted((ROOT / "recordings").glob("gen9*.json"))[0]
 START = start_lines("gen9randombattle", 5, {"p1": "alice", "p2": "bob"})
+
+
+BAD_RESEEDS = [
+    ">reseed",
+    ">reseed ",
+    ">reseed sodium,0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    ">reseed gen5,0001000200030004",
+    ">reseed 1,2,3",
+    ">reseed 1,2,3,4,5",
+    ">reseed 65536,1,1,1",
+    ">reseed 01,2,3,4",
+    ">reseed -1,2,3,4",
+    ">reseed 1, 2,3,4",
+    ">reseed  1,2,3,4",
+    ">reseed 1,2,3,4 ",
+    ">reseed [1,2,3,4]",
+    ">Reseed 1,2,3,4",
+    "> reseed 1,2,3,4",
+    ">reseed \u0661,2,3,4",
+    ">reseed 1,2,3,4\n>eval 1",
+]
+"""Every spelling of ``>reseed`` but the one the analysis writes (four plain 16-bit words) stays refused."""
 
 
 def injections(marker: Path) -> list[str]:
@@ -51,7 +81,7 @@ def injections(marker: Path) -> list[str]:
         ">chat hello",
         ">chat-inputlogonly hello",
         ">editbattle ???",
-        ">reseed 1,2,3,4",
+        *BAD_RESEEDS,
         ">tiebreak",
         ">version abc",
         ">p3 move 1",
@@ -67,7 +97,8 @@ def injections(marker: Path) -> list[str]:
     ]
 
 
-ALLOWED = [*START, ">p1 move 2", ">p2 switch 4", ">p1 default", ">p1 move 1 terastallize", ">forcelose p1",
+RESEEDS = [reseed_line(7, "analysis:0:0"), ">reseed 0,0,0,0", ">reseed 65535,65535,65535,65535", ">reseed 1,2,3,4"]
+ALLOWED = [*RESEEDS, *START, ">p1 move 2", ">p2 switch 4", ">p1 default", ">p1 move 1 terastallize", ">forcelose p1",
            ">forcewin p2", ">forcetie", *load_recording(SAMPLE).inputlog]
 
 
@@ -221,3 +252,61 @@ def test_resim_stops_a_simulator_past_its_time_limit(capsys: pytest.CaptureFixtu
     assert out == f"{longest}: the simulator did not finish within 0.001 s and was stopped"
     assert main(["resim", str(longest), "--timeout", "60"]) == 0
     assert main(["resim", str(longest), "--timeout", "0"]) == 2
+
+
+def test_the_reseed_line_is_the_derived_seed_in_showdowns_form() -> None:
+    line = reseed_line(7, "analysis:3:1")
+    assert line == ">reseed " + ",".join(map(str, derive_seed(7, "analysis:3:1")))
+    assert is_reseed_line(line) and line != reseed_line(8, "analysis:3:1") != reseed_line(7, "analysis:3:2")
+    assert not any(is_reseed_line(bad) for bad in BAD_RESEEDS if isinstance(bad, str))
+
+
+def _log(chunks: list[str]) -> list[str]:
+    """The battle's lines without wall-clock timestamps."""
+    return [line for chunk in chunks for line in chunk.split("\n") if not line.startswith("|t:|")]
+
+
+def test_the_bridge_admits_the_reseed_and_it_changes_only_what_follows() -> None:
+    """Through start, write and resim alike; the log before the reseed is untouched, the luck after it is new."""
+    recording = load_recording(SAMPLE)
+    head, rest = recording.inputlog[:9], recording.inputlog[9:]
+    reseed = reseed_line(11, "door")
+    replies = _bridge([
+        {"id": 1, "op": "resim", "lines": head},
+        {"id": 2, "op": "resim", "lines": [*head, reseed, *rest]},
+        {"id": 3, "op": "start", "battle": "a", "format": recording.format, "lines": [*head, reseed]},
+        {"id": 4, "op": "write", "battle": "a", "lines": rest[:2]},
+        {"id": 5, "op": "start", "battle": "b", "format": recording.format, "lines": head},
+        {"id": 6, "op": "write", "battle": "b", "lines": [reseed, *rest[:2]]},
+        {"id": 7, "op": "resim", "lines": recording.inputlog},
+    ])
+    assert all("error" not in reply for reply in replies), replies
+    plain, reseeded, untouched = _log(replies[0]["out"]), _log(replies[1]["out"]), _log(replies[6]["out"])
+    assert reseeded[:len(plain)] == plain == untouched[:len(plain)]  # nothing before the reseed changes
+    assert "|message|The battle's RNG was reset." in reseeded[len(plain):]
+    assert reseeded != untouched  # fresh luck: the rest of the battle went otherwise
+    by_start = _log(replies[2]["out"] + replies[3]["out"])
+    by_write = _log(replies[4]["out"] + replies[5]["out"])
+    assert by_start == by_write == reseeded[:len(by_start)]  # the same reseed, however it arrives, same battle
+
+
+def test_a_fork_of_a_snapshot_passes_the_same_door(tmp_path: Path) -> None:
+    """The analysis' copies of a decision (`snapshot`, then `fork` with lines) let in nothing `write` would refuse."""
+    marker = tmp_path / "marker"
+    cases = injections(marker)
+    requests: list[dict] = [
+        {"id": 0, "op": "start", "battle": "b", "format": "gen9randombattle", "lines": START},
+        {"id": 1, "op": "snapshot", "battle": "b", "snapshot": "s"},
+        *({"id": 2 + n, "op": "fork", "snapshot": "s", "battle": f"f{n}", "lines": [line]}
+          for n, line in enumerate(cases)),
+        {"id": 1000, "op": "fork", "snapshot": "s", "battle": "ok", "lines": [reseed_line(3, "fork"), ">p1 move 1"]},
+        {"id": 1001, "op": "forget", "snapshot": "s"},
+        {"id": 1002, "op": "fork", "snapshot": "s", "battle": "late", "lines": []},
+    ]
+    replies = _bridge(requests)
+    assert "error" not in replies[0] and "error" not in replies[1]
+    for line, reply in zip(cases, replies[2:2 + len(cases)]):
+        assert reply["error"].startswith("input entry 0 refused: "), (line, reply)
+    assert "error" not in replies[-3] and "|message|The battle's RNG was reset." in _log(replies[-3]["out"])
+    assert replies[-1]["error"] == "no snapshot s"
+    assert not marker.exists()

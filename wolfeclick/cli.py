@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.paths import recordings_dir, results_dir
 
 
@@ -168,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                                 "(default: each recording's own folder)")
     rescore.add_argument("--concurrency", type=CONCURRENCY, default=8, help="recordings replayed at once")
     _add_llm_options(rescore)
+    _add_analyse_parser(commands)
     board = commands.add_parser("leaderboard", help="one table of every battle played here, rated together",
                                 description="Rebuild the history index (RESULTS/history.sqlite) from the result rows "
                                             "and recordings on disk, then rate every policy over all of it.")
@@ -201,7 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
                                              "datasets.load_dataset('json', data_files=OUT).")
     export.add_argument("recordings", nargs="+", type=Path, help="recording files or folders of them")
     export.add_argument("--side", choices=["p1", "p2", "both"], default="both")
-    export.add_argument("--as", dest="kind", choices=["grpo", "sft", "jsonl"], default="grpo")
+    export.add_argument("--as", dest="kind", choices=["grpo", "sft", "jsonl", "value"], default="grpo",
+                        help="value: per decision the state and its Monte-Carlo win probability (and option values) "
+                             "from `analyse` (docs/analysis.md)")
     export.add_argument("--out", type=Path, required=True, help="the .jsonl file to write")
     export.add_argument("--policy", default=None, help="only sides played by this policy spec")
     export.add_argument("--winner", choices=["p1", "p2", "none"], default=None,
@@ -533,6 +536,79 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     return 0 if len(done) == len(recordings) else 1
 
 
+def _add_analyse_parser(commands: argparse._SubParsersAction) -> None:
+    analyse = commands.add_parser(
+        "analyse", help="win probability at every decision of recorded battles, option values, turning points",
+        description="From the true simulator state at each decision of each recording (it sees both teams), play K "
+                    "continuations with --policy on both sides, each with fresh luck from --seed; with --options, "
+                    "also value every legal action of that side's decisions. Writes "
+                    "<out>/analyses/<id>/<policy>-k<K>-s<seed>.json and prints one line per battle (docs/analysis.md).")
+    analyse.add_argument("recordings", nargs="+", type=Path, help="recording files, or folders of them")
+    analyse.add_argument("--k", type=bounded_int(1, 100_000), default=64, help="rollouts per estimate (default 64)")
+    analyse.add_argument("--policy", default="heuristic", help="the rollout policy spec, for both sides")
+    analyse.add_argument("--options", choices=["p1", "p2", "both"], default=None,
+                         help="value every legal action at each decision of this side (or both)")
+    analyse.add_argument("--at", type=bounded_int(0, MAX_TURNS), action="append", default=None, metavar="STEP",
+                         help="with --options: only at these decision indices (repeatable)")
+    analyse.add_argument("--seed", type=bounded_int(0, MAX_SEED), default=0, help="the analysis seed (default 0)")
+    analyse.add_argument("--margin", type=float, default=0.15,
+                         help="the least loss in win probability that makes a mistake (default 0.15)")
+    analyse.add_argument("--out", type=Path, default=None, help="recordings folder to store analyses in "
+                                                                "(default: each recording's own folder)")
+    analyse.add_argument("--concurrency", type=CONCURRENCY, default=16, help="rollouts in flight at once")
+    analyse.add_argument("--processes", type=bounded_int(1, 64), default=None,
+                         help="simulator processes (default: one per core, as for record)")
+    analyse.add_argument("--replay-prefix", action="store_true",
+                         help="replay each rollout's prefix instead of copying the decision (slower; same numbers)")
+    _add_llm_options(analyse)
+
+
+def cmd_analyse(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from wolfeclick.analysis.core import analyse, summary_line
+    from wolfeclick.analysis.schema import save_analysis
+    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.store import load_recording
+    from wolfeclick.sim.process import SimPool
+
+    if not 0.0 <= args.margin <= 1.0:
+        raise InputError(f"--margin must lie between 0 and 1, got {args.margin}")
+    if args.at and not args.options:
+        raise InputError("--at says where to value options; give --options p1|p2|both too")
+    paths = expand_paths(args.recordings)
+    recordings = [load_recording(path) for path in paths]
+    policy = make_policy(args.policy, **_llm_options(args))
+    sides = {"p1": ("p1",), "p2": ("p2",), "both": ("p1", "p2"), None: ()}[args.options]
+
+    async def run() -> int:
+        failed = 0
+        async with SimPool(args.processes) as pool:
+            for recording, path in zip(recordings, paths):
+                bar = tqdm(unit="rollout", file=sys.stderr, desc=recording.id[:40], leave=False,
+                           disable=not sys.stderr.isatty())
+
+                def progress(done: int, total: int, bar: tqdm = bar) -> None:
+                    bar.total = total
+                    bar.update(done - bar.n)
+
+                try:
+                    analysis = await analyse(recording, policy, pool=pool, k=args.k, seed=args.seed, options=sides,
+                                             at=args.at, margin=args.margin, concurrency=args.concurrency,
+                                             fork=not args.replay_prefix, progress=progress)
+                except WolfeClickError as exc:
+                    bar.close()
+                    print(f"error: {path}: {exc}", file=sys.stderr)
+                    failed += 1
+                    continue
+                bar.close()
+                saved = save_analysis(analysis, args.out or path.parent)
+                print(f"{summary_line(analysis, recording)} ({saved})", flush=True)
+        return 1 if failed else 0
+
+    return asyncio.run(run())
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from wolfeclick.arena.history import read_index, rebuild_index
     from wolfeclick.arena.leaderboard import format_leaderboard, leaderboard, parse_query
@@ -700,7 +776,7 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 COMMANDS = {"setup": cmd_setup, "app": cmd_app, "ladder": cmd_ladder, "server": cmd_server,
             "record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema,
-            "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore, "leaderboard": cmd_leaderboard,
+            "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore, "analyse": cmd_analyse, "leaderboard": cmd_leaderboard,
             "import": cmd_import, "export": cmd_export, "serve-env": cmd_serve_env}
 
 

@@ -9,8 +9,10 @@ const readline = require('readline');
 const showdownRoot = process.env.WOLFECLICK_SHOWDOWN || path.join(__dirname, '..', '..', 'node_modules', 'pokemon-showdown');
 const {BattleStream, Dex, Teams, TeamValidator} = require(showdownRoot);
 const showdownVersion = require(path.join(showdownRoot, 'package.json')).version;
+const {State} = require(path.join(showdownRoot, 'dist', 'sim', 'state'));
 
 const battles = new Map();
+const snapshots = new Map();
 
 // A BattleStream whose output is collected synchronously: writing a line runs the battle to its next waiting
 // point, and everything it said is in `chunks` when `feed` returns.
@@ -51,11 +53,21 @@ function plainValue(value) {
   return ['string', 'number', 'boolean'].includes(typeof value) && (typeof value !== 'number' || Number.isInteger(value));
 }
 
+// The analysis' fresh luck after a replayed prefix: `>reseed a,b,c,d`, four plain 16-bit words (Showdown's Gen 5
+// generator form) and no other spelling. Same rule as `is_reseed_line` in protocol.py.
+const RESEED = /^>reseed (0|[1-9][0-9]{0,4}),(0|[1-9][0-9]{0,4}),(0|[1-9][0-9]{0,4}),(0|[1-9][0-9]{0,4})$/;
+
+function isReseed(line) {
+  const match = RESEED.exec(line);
+  return !!match && match.slice(1).every((word) => Number(word) <= 0xffff);
+}
+
 function checkLine(line) {
   if (typeof line !== 'string') throw new Error(`not a text line: ${cut(String(line))}`);
   if (line.length > MAX_INPUT_LINE) throw new Error(`line of ${line.length} characters is longer than ${MAX_INPUT_LINE}`);
   if (BREAKS.test(line)) throw new Error(`line break or control character inside ${cut(line)}`);
   if (SIDE_CHOICE.test(line) || ENDING.test(line)) return;
+  if (isReseed(line)) return; // the analysis' fresh luck, in one exact form
   const match = JSON_COMMAND.exec(line);
   if (!match) throw new Error(`command not allowed: ${cut(line)}`);
   let options;
@@ -151,6 +163,30 @@ function handle(req) {
       battles.delete(req.battle);
       return {out: [], ended: true, inputlog: host && host.stream.battle ? host.stream.battle.inputLog.slice() : []};
     }
+    case 'snapshot': {
+      // A battle frozen at its waiting point (State.serializeBattle), for `fork` to start copies from.
+      const host = battles.get(req.battle);
+      if (!host || !host.stream.battle) throw new Error(`no battle ${req.battle}`);
+      // kept as text: a deserialized battle shares the arrays of the object it was made from
+      snapshots.set(req.snapshot, JSON.stringify(State.serializeBattle(host.stream.battle)));
+      return {out: [], ended: false};
+    }
+    case 'fork': {
+      // A new battle from a snapshot, then `lines` (through the same door): the analysis' copies of one decision.
+      const state = snapshots.get(req.snapshot);
+      if (state === undefined) throw new Error(`no snapshot ${req.snapshot}`);
+      if (battles.has(req.battle)) throw new Error(`battle ${req.battle} already exists`);
+      checkLines(req.lines);
+      const host = openStream();
+      const battle = State.deserializeBattle(state);
+      battle.restart((type, data) => host.stream.pushMessage(type, Array.isArray(data) ? data.join('\n') : data));
+      host.stream.battle = battle;
+      battles.set(req.battle, host);
+      return answer(req.battle, host, host.feed(req.lines));
+    }
+    case 'forget':
+      snapshots.delete(req.snapshot);
+      return {out: [], ended: false};
     case 'resim': {
       checkLines(req.lines);
       const host = openStream();

@@ -150,6 +150,8 @@ def check_input_line(line: Any) -> None:
         raise UnsafeInput(f"line break or control character inside {_cut(line)}")
     if _ENDING.fullmatch(line):
         return
+    if is_reseed_line(line):  # the analysis' fresh luck, in one exact form
+        return
     match = _JSON_COMMAND.fullmatch(line)
     if match is None:
         raise UnsafeInput(f"command not allowed: {_cut(line)}")
@@ -160,6 +162,23 @@ def check_input_line(line: Any) -> None:
     allowed = _OPTION_KEYS[match.group(1).split(" ")[0]]
     if not isinstance(options, dict) or not set(options) <= allowed or not all(map(_plain_value, options.values())):
         raise UnsafeInput(f"options not allowed (only {', '.join(sorted(allowed))}): {_cut(line)}")
+
+
+# --- the analysis' reseed ------------------------------------------------------------------------------------------
+# Fresh luck after a replayed prefix (``wolfeclick.analysis``): ``>reseed`` with four 16-bit words, the form
+# ``reseed_line`` writes and Showdown's Gen 5 generator takes. No other spelling of ``>reseed`` passes.
+_RESEED = re.compile(r">reseed (0|[1-9][0-9]{0,4}),(0|[1-9][0-9]{0,4}),(0|[1-9][0-9]{0,4}),(0|[1-9][0-9]{0,4})")
+
+
+def is_reseed_line(line: str) -> bool:
+    """True for ``>reseed a,b,c,d`` with each word a plain decimal in 0..65535 (no sign, no leading zeros)."""
+    match = _RESEED.fullmatch(line)
+    return match is not None and all(int(word) <= 0xFFFF for word in match.groups())
+
+
+def reseed_line(seed: int, label: str) -> str:
+    """The ``>reseed`` line for a seed derived from ``seed`` and ``label`` (the door admits exactly this form)."""
+    return ">reseed " + ",".join(map(str, derive_seed(seed, label)))
 
 
 def _refuse_constant(name: str) -> Any:

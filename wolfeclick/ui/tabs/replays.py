@@ -16,6 +16,7 @@ import gradio as gr
 
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.ui.analysis_view import stored_card
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
@@ -194,7 +195,7 @@ def _prepare(ctx: AppContext, replay_id: str, step: int | None,
         start = 0
     payload = battle_payload(view, replay_id=replay_id, start=start, token=uuid.uuid4().hex[:12])
     return (to_json(payload), str(ctx.library.path(replay_id)), str(ctx.library.export_html(replay_id)),
-            rescore_summary_html(lines))
+            rescore_summary_html(lines) + stored_card(ctx.library.directory, ctx.library.get(replay_id)))
 
 
 async def open_replay(ctx: AppContext, ui: ReplaysUI, replay_id: str | None, step: int | None = None,

@@ -1,0 +1,300 @@
+"""Issue 31: battle analysis — win probability at every decision, option values, turning points, the value export.
+
+Real recordings replayed on the real simulator; rollouts are heuristic against heuristic with K kept small.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import shutil
+from pathlib import Path
+
+import datasets
+import pytest
+
+from wolfeclick.analysis.core import analyse, estimate, mistakes, option_table, turning_points
+from wolfeclick.analysis.rollout import RESET_LINE, Forks, prefix_lines, rollout
+from wolfeclick.analysis.schema import ANALYSIS_SCHEMA, AnalysedDecision, Analysis, Estimate, load_analyses
+from wolfeclick.battle.branch import BranchError
+from wolfeclick.battle.runner import play_battle
+from wolfeclick.battle.schema import ActionRecord, Recording
+from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.store import load_recording
+from wolfeclick.cli import main
+from wolfeclick.interop.export import read_rows
+from wolfeclick.sim.process import SimPool
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "recordings" / "gen9randombattle-s1-heuristic-vs-maxdamage.json"
+HEURISTIC = make_policy("heuristic")
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+async def _analyse(recording: Recording, **options) -> Analysis:
+    async with SimPool(1) as pool:
+        return await analyse(recording, HEURISTIC, pool=pool, **options)
+
+
+async def _rollouts(recording: Recording, step: int, numbers: list[int], seed: int = 1, **options) -> list:
+    async with SimPool(1) as pool:
+        return [await rollout(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=pool.pick(), seed=seed,
+                              number=n, **options) for n in numbers]
+
+
+async def _forked(recording: Recording, step: int, numbers: list[int], seed: int = 1, **options) -> list:
+    async with SimPool(1) as pool:
+        forks = Forks()
+        try:
+            return [await rollout(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=pool.pick(),
+                                  seed=seed, number=n, forks=forks, **options) for n in numbers]
+        finally:
+            await forks.close()
+
+
+@pytest.fixture(scope="module")
+def sample() -> Recording:
+    return load_recording(SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def lost_by_p1() -> Recording:
+    """A battle heuristic (p2) wins against random (p1), ending with a knockout."""
+    recording = run(play_battle(make_policy("random"), make_policy("heuristic"), format_id="gen9randombattle",
+                                seed=3))
+    assert recording.result.winner == "p2"
+    return recording
+
+
+def ends_with_a_knockout(recording: Recording) -> bool:
+    loser = "p2" if recording.result.winner == "p1" else "p1"
+    tail = recording.log[recording.log.index(recording.turns[-1].events[-1]) + 1:] if recording.turns[-1].events \
+        else recording.log
+    return any(line.startswith(f"|faint|{loser}a") for line in tail)
+
+
+def test_reseeding_changes_the_luck_but_never_the_battle_up_to_the_decision(sample: Recording) -> None:
+    step = 18
+    outcomes = run(_rollouts(sample, step, [0, 1, 2, 3, 0]))
+    forked = run(_forked(sample, step, [0, 1, 2, 3, 0]))
+    assert [o.log for o in forked] == [o.log for o in outcomes]  # a copy of the decision plays the same battles
+    before = sum(len(turn.events) for turn in sample.turns[:step + 1])
+    for outcome in outcomes:
+        cut = outcome.log.index(RESET_LINE)
+        assert cut == before and outcome.log[:cut] == sample.log[:cut]  # the prefix replays byte for byte
+    continuations = [tuple(outcome.log[before:]) for outcome in outcomes]
+    assert continuations[0] == continuations[4]  # the same rollout number: the same luck, the same battle
+    assert len(set(continuations[:4])) == 4  # another number: other luck
+    other_seed = run(_rollouts(sample, step, [0], seed=2))[0]
+    assert tuple(other_seed.log[before:]) not in continuations  # another analysis seed: other luck again
+    assert len(prefix_lines(sample, step)) == 3 + sum(len(turn.deciding) for turn in sample.turns[:step])
+
+
+def test_a_seeded_analysis_repeats_exactly_at_any_concurrency_forked_or_replayed(sample: Recording) -> None:
+    steps = [11, 12]
+    first = run(_analyse(sample, k=8, seed=5, steps=steps, concurrency=16))
+    again = run(_analyse(sample, k=8, seed=5, steps=steps, concurrency=1, fork=False))
+    assert first.to_json() == again.to_json()
+    assert [d.index for d in first.decisions] == steps and all(d.win.rollouts == 8 for d in first.decisions)
+    assert Analysis.model_validate_json(first.to_json()) == first and first.schema_ == ANALYSIS_SCHEMA
+
+
+def test_one_move_from_a_certain_win_reads_high_and_a_lost_one_low(sample: Recording,
+                                                                   lost_by_p1: Recording) -> None:
+    assert sample.result.winner == "p1" and ends_with_a_knockout(sample) and ends_with_a_knockout(lost_by_p1)
+    won = run(_analyse(sample, k=16, seed=2, steps=[len(sample.turns) - 1]))
+    lost = run(_analyse(lost_by_p1, k=16, seed=2, steps=[len(lost_by_p1.turns) - 1]))
+    assert won.decisions[0].win.value >= 0.95, won.decisions[0].win
+    assert lost.decisions[0].win.value <= 0.05, lost.decisions[0].win
+
+
+def _knockout_with_no_reply(recording: Recording, step: int, side: str) -> bool:
+    opponent = "p2" if side == "p1" else "p1"
+    for line in recording.turns[step + 1].events:
+        if line.startswith((f"|move|{opponent}a", f"|switch|{opponent}a")):
+            return False
+        if line.startswith(f"|faint|{opponent}a"):
+            return True
+    return False
+
+
+def _fainted_on_entry(outcome, side: str) -> bool:
+    after = outcome.log[outcome.log.index(RESET_LINE):]
+    end = next((n for n, line in enumerate(after) if line.startswith("|turn|")), len(after))
+    return any(line.startswith(f"|faint|{side}a: ") for line in after[:end])
+
+
+def test_option_values_rank_a_knockout_above_a_switch_into_a_faint() -> None:
+    """Heuristic against heuristic, gen9 seed 3: at decision 1 p1's Gunk Shot knocks p2's active out before it
+    moves; switching to Rhyperior instead lets it be knocked out as it comes in."""
+    recording = run(play_battle(HEURISTIC, HEURISTIC, format_id="gen9randombattle", seed=3))
+    step, played = 1, recording.turns[1].decisions["p1"].action
+    assert played == ActionRecord(action="move", choice="Gunk Shot") and _knockout_with_no_reply(recording, 1, "p1")
+    switch = ActionRecord(action="switch", choice="Rhyperior")
+    assert switch in recording.turns[step].decisions["p1"].legal_actions
+    switched = run(_forked(recording, step, list(range(8)), seed=0, first={"p1": switch}))
+    assert all(_fainted_on_entry(outcome, "p1") for outcome in switched)  # a switch into a faint, every time
+    analysis = run(_analyse(recording, k=8, seed=0, options=("p1",), at=[step], steps=[step]))
+    table = analysis.decisions[0].options["p1"]
+    ranks = {(o.action.action, o.action.choice): o for o in table.options}
+    knockout, fodder = ranks[("move", "Gunk Shot")], ranks[("switch", "Rhyperior")]
+    assert knockout.rank < fodder.rank and knockout.estimate.value > fodder.estimate.value
+    assert fodder.estimate.wins == sum(o.winner == "p1" for o in switched)  # the same rollouts, the same luck
+    assert table.played == played and table.played_rank == knockout.rank
+
+
+def test_a_recording_whose_prefix_does_not_reach_its_states_is_refused(sample: Recording) -> None:
+    data = json.loads(sample.to_json())
+    data["turns"][5]["decisions"]["p1"]["state"] += "\nedited"
+    edited = Recording.model_validate_json(json.dumps(data))
+    with pytest.raises(BranchError, match="decision 5: the replayed prefix does not reach the recorded state"):
+        run(_rollouts(edited, 5, [0]))
+    with pytest.raises(BranchError, match="decision must be between 0 and 25"):
+        prefix_lines(sample, 26)
+    with pytest.raises(BranchError, match="--at 26 is not a decision of .* \\(it has 26: 0 to 25\\)"):
+        run(_analyse(sample, k=1, options=("p1",), at=[3, 26]))
+
+
+# --- pure summaries -------------------------------------------------------------------------------------------
+
+
+def _estimate(wins: int, n: int, side: str = "p1") -> Estimate:
+    return estimate([side] * wins + ["p2" if side == "p1" else "p1"] * (n - wins), side)
+
+
+def test_estimates_count_ties_half_and_carry_wilson_intervals() -> None:
+    est = estimate(["p1", "p1", None, "p2"], "p1")
+    assert (est.wins, est.losses, est.draws, est.value) == (2, 1, 1, 0.625)
+    assert est.low < est.value < est.high
+    assert estimate(["p2"] * 8, "p1").value == 0.0 and estimate(["p2"] * 8, "p1").low == 0.0
+
+
+def test_a_mistake_needs_separated_intervals_and_the_margin() -> None:
+    move, switch, other = (ActionRecord(action="move", choice="Earthquake"),
+                           ActionRecord(action="switch", choice="Gurdurr"), ActionRecord(action="move", choice="Rest"))
+    values = [(switch, _estimate(2, 64)), (move, _estimate(60, 64)), (other, _estimate(58, 64))]
+    table = option_table("p1", values, switch, 0.15)
+    assert [o.action for o in table.options] == [move, other, switch] and table.played_rank == 3
+    assert table.mistake and table.loss == pytest.approx(58 / 64)
+    assert not option_table("p1", values, other, 0.15).mistake  # close to the best: no mistake
+    few = [(switch, _estimate(1, 4)), (move, _estimate(4, 4))]
+    assert not option_table("p1", few, switch, 0.15).mistake  # intervals of 4 rollouts overlap
+    assert not option_table("p1", values, switch, 0.95).mistake  # below the stated margin
+
+
+def test_turning_points_are_the_largest_moves_including_the_end() -> None:
+    decisions = [AnalysedDecision(index=i, turn=i + 1, deciding=["p1"], win=_estimate(w, 10))
+                 for i, w in enumerate([5, 6, 1, 2, 9])]
+    points = turning_points(decisions, "p2", most=2)
+    assert [(p.index, p.before, p.after, p.swing) for p in points] == [(4, 0.9, 0.0, -0.9), (3, 0.2, 0.9, 0.7)]
+    assert mistakes(decisions) == []
+
+
+# --- the command and the value export ---------------------------------------------------------------------------
+
+
+ANALYSED: dict[str, str] = {}
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory) -> Path:
+    """The sample recording analysed by the command (K = 2 everywhere, p1's options at its last decision)."""
+    folder = tmp_path_factory.mktemp("analysed")
+    shutil.copy(SAMPLE, folder / SAMPLE.name)
+    last = len(load_recording(SAMPLE).turns) - 1
+    argv = ["analyse", str(folder / SAMPLE.name), "--k", "2", "--seed", "4", "--options", "p1", "--at", str(last)]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(argv) == 0
+    ANALYSED["out"] = printed.getvalue()
+    return folder
+
+
+def test_analyse_writes_a_versioned_file_beside_the_recording_and_a_line_per_battle(
+        analysed: Path, sample: Recording) -> None:
+    found, broken = load_analyses(analysed, sample.id)
+    assert broken == 0 and len(found) == 1
+    analysis = found[0]
+    path = analysed / "analyses" / sample.id / "heuristic-k2-s4.json"
+    assert json.loads(path.read_text())["schema"] == ANALYSIS_SCHEMA
+    assert [d.index for d in analysis.decisions] == [t.index for t in sample.turns]
+    table = analysis.decisions[-1].options["p1"]
+    legal = sample.turns[-1].decisions["p1"].legal_actions
+    assert sorted((o.action.action, o.action.choice) for o in table.options) == sorted(
+        (a.action, a.choice) for a in legal)
+    assert table.played == sample.turns[-1].decisions["p1"].action and table.played_rank is not None
+    assert all(not d.options for d in analysis.decisions[:-1])
+    assert len(analysis.turning_points) == 3
+    out = ANALYSED["out"].splitlines()
+    assert len(out) == 1 and out[0].startswith(f"{sample.id}: p1 (heuristic) won; p1 at the start ")
+    assert "biggest swing at turn" in out[0] and out[0].endswith(f"({path})")
+    assert path.read_bytes() == analysis.to_json().encode()
+
+
+def test_analyse_refuses_bad_arguments_in_one_line(analysed: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyse", str(analysed / SAMPLE.name), "--at", "3"]) == 2
+    assert main(["analyse", str(analysed / SAMPLE.name), "--policy", "nonsense"]) == 2
+    data = json.loads(SAMPLE.read_text())
+    data["turns"][0]["decisions"]["p2"]["state"] += "\nedited"
+    edited = tmp_path / SAMPLE.name
+    edited.write_text(json.dumps(data))
+    assert main(["analyse", str(edited), "--k", "2"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "error: --at says where to value options; give --options p1|p2|both too"
+    assert err[1].startswith("error: unknown policy spec 'nonsense'")
+    assert err[2].startswith(f"error: {edited}: ") and "does not reach the recorded state of p2" in err[2]
+    assert len(err) == 3 and not (tmp_path / "analyses").exists()
+
+
+def test_export_as_value_gives_each_decision_its_state_and_values_and_loads_with_datasets(
+        analysed: Path, sample: Recording, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "value.jsonl"
+    assert main(["export", str(analysed), "--side", "both", "--as", "value", "--out", str(out)]) == 0
+    rows = read_rows(out)
+    expected = [(t.index, side) for t in sample.turns for side in ("p1", "p2") if side in t.decisions]
+    assert [(r["index"], r["side"]) for r in rows] == expected
+    analysis = load_analyses(analysed, sample.id)[0][0]
+    by_index = {d.index: d for d in analysis.decisions}
+    for row in rows:
+        turn = sample.turns[row["index"]]
+        assert row["state"] == turn.decisions[row["side"]].state
+        p1 = by_index[row["index"]].win.value
+        assert row["win_probability"] == pytest.approx(p1 if row["side"] == "p1" else 1 - p1)
+    last = [r for r in rows if r["index"] == len(sample.turns) - 1 and r["side"] == "p1"][0]
+    assert len(last["options"]) == len(sample.turns[-1].decisions["p1"].legal_actions)
+    assert last["played_value"] is not None and last["advantage"] == pytest.approx(
+        last["played_value"] - last["win_probability"])
+    assert all(r["options"] == [] and r["advantage"] is None for r in rows if r is not last)
+    table = datasets.load_dataset("json", data_files=str(out), split="train")
+    assert table.num_rows == len(rows) and {"state", "win_probability", "options"} <= set(table.column_names)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(SAMPLE, bare / SAMPLE.name)
+    capsys.readouterr()
+    assert main(["export", str(bare), "--as", "value", "--out", str(tmp_path / "none.jsonl")]) == 2
+    assert "recordings without an analysis" in capsys.readouterr().err
+
+
+def test_the_analysis_card_escapes_every_text_and_marks_what_the_analysis_found(sample: Recording) -> None:
+    from wolfeclick.ui.analysis_view import analysis_card
+
+    hostile = ActionRecord(action="move", choice="<img src=x onerror=alert(1)>")
+    plain = ActionRecord(action="switch", choice="Gurdurr")
+    decisions = [AnalysedDecision(index=i, turn=i + 1, deciding=["p1"], win=_estimate(w, 64))
+                 for i, w in enumerate([32, 60, 4])]
+    decisions[1].options["p1"] = option_table("p1", [(hostile, _estimate(2, 64)), (plain, _estimate(62, 64))],
+                                              hostile, 0.15)
+    analysis = Analysis(recording=sample.id, policy="<b>heuristic</b>", k=64, seed=0, margin=0.15, winner="p1",
+                        decisions=decisions, turning_points=turning_points(decisions, "p1"),
+                        mistakes=mistakes(decisions))
+    card = analysis_card(analysis, sample)
+    assert "<img" not in card and "<b>heuristic" not in card and "&lt;img src=x" in card
+    assert card.count('class="wc-an-turning"') == 3 and card.count('class="wc-an-mistake"') == 1
+    assert card.count("<polyline") == 2 and card.count("<polygon") == 2
+    assert 'class="wc-an-played"' in card and "a mistake" in card
