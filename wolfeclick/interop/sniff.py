@@ -11,12 +11,12 @@ from __future__ import annotations
 import orjson
 
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.store import MAX_JSON_DEPTH, _check_size, _depth_ok, parse_recording
-from wolfeclick.interop import openenv, showdown
+from wolfeclick.battle.store import MAX_JSON_DEPTH, MAX_RECORDING_BYTES, _check_size, _depth_ok, parse_recording
+from wolfeclick.interop import openenv, serverlog, showdown
 from wolfeclick.interop.public import ImportFormatError
 
 FORMATS = ("wolfeclick recording", openenv.RECORD_FORMAT, openenv.REPLAY_FORMAT, showdown.REPLAY_FORMAT,
-           showdown.LOG_FORMAT)
+           showdown.LOG_FORMAT, serverlog.SERVER_FORMAT, showdown.PAGE_FORMAT)
 
 __all__ = ["read_any", "sniff", "FORMATS", "ImportFormatError"]
 
@@ -37,9 +37,22 @@ def sniff(data: bytes) -> str:
 def read_any(data: bytes, name: str = "") -> Recording:
     """The recording held in (or imported from) ``data``; ``name`` only labels error messages."""
     try:
-        return _read(data)[1]()
+        kind, build = _read(data)
+        recording = build()
+        if kind != FORMATS[0]:
+            check_output(recording, kind)
+        return recording
     except ImportFormatError as exc:
         raise ImportFormatError(f"{name}: {exc}" if name else str(exc)) from None
+
+
+def check_output(recording: Recording, kind: str) -> None:
+    """Refuse, before anything is written, an import whose recording would pass the recording limit (which
+    ``validate`` and the app would then refuse to open)."""
+    size = len(recording.to_json().encode("utf-8"))
+    if size > MAX_RECORDING_BYTES:
+        raise ImportFormatError(f"{kind}: the recording would be {size / 1e6:.1f} MB; recordings are limited to "
+                                f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
 
 
 def _read(data: bytes):
@@ -55,6 +68,8 @@ def _read(data: bytes):
                                     f"{exc.lineno}") from None
         if isinstance(raw, dict) and "schema" in raw:
             return FORMATS[0], lambda: parse_recording(data)
+        if serverlog.looks_like_server_log(raw):
+            return serverlog.SERVER_FORMAT, lambda: serverlog.read_server_log(raw, data)
         if openenv.looks_like_replay(raw):
             return openenv.REPLAY_FORMAT, lambda: openenv.read_replay_battle(raw, data)
         if openenv.looks_like_record(raw):
@@ -66,6 +81,8 @@ def _read(data: bytes):
             raise ImportFormatError(f"unrecognised JSON (top-level keys: {keys[:120]}); expected a recording, an "
                                     "OpenEnv-WolfeClick battle log or replay, or a Showdown replay")
         raise ImportFormatError(f"unrecognised JSON (the top level is a {type(raw).__name__}, not an object)")
+    if head == "<" or (showdown.PAGE_MARK in text and not showdown.looks_like_log(text)):
+        return showdown.PAGE_FORMAT, lambda: showdown.read_showdown_page(text, data)
     if showdown.looks_like_log(text):
         return showdown.LOG_FORMAT, lambda: showdown.read_showdown_log(text, data)
-    raise ImportFormatError("not a battle file: neither JSON nor a Showdown protocol log")
+    raise ImportFormatError("not a battle file: neither JSON, a Showdown protocol log nor a saved replay page")
