@@ -265,26 +265,47 @@ def _metadata(raw: dict[str, Any], side: str, note: str) -> dict[str, Any]:
     return metadata
 
 
-def _run(factory: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
-    """Run a coroutine to its end from synchronous code, even when called from inside a running event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(factory())
-    box: dict[str, Any] = {}
+class SimHost:
+    """One simulator on an event loop of its own thread, shared by many imports (a folder of server logs would
+    otherwise start a Node process per file). ``run`` may be called from any thread, even one with a running
+    event loop; ``close`` ends the simulator and the thread."""
 
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(factory())
-        except BaseException as exc:  # handed back to the caller's thread as it is
-            box["error"] = exc
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._pool: SimPool | None = None
 
-    thread = threading.Thread(target=target, name="wolfeclick-import")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    def run(self, work: Callable[[SimProcess], Coroutine[Any, Any, Any]]) -> Any:
+        """``work(process)`` run to its end on the host's loop; its result (or exception) handed back."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._loop.run_forever, name="wolfeclick-import", daemon=True)
+            self._thread.start()
+        return asyncio.run_coroutine_threadsafe(self._work(work), self._loop).result()
+
+    async def _work(self, work: Callable[[SimProcess], Coroutine[Any, Any, Any]]) -> Any:
+        if self._pool is None:
+            pool = SimPool(1)
+            await pool.start()
+            self._pool = pool
+        return await work(await self._pool.live())
+
+    def close(self) -> None:
+        if self._loop is None:
+            return
+        if self._pool is not None:
+            asyncio.run_coroutine_threadsafe(self._pool.close(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        assert self._thread is not None
+        self._thread.join()
+        self._loop.close()
+        self._loop = self._thread = self._pool = None
+
+    def __enter__(self) -> "SimHost":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass(frozen=True)
@@ -371,11 +392,16 @@ def _as_import(recording: Recording, raw: dict[str, Any], script: ServerInput) -
     })
 
 
-def read_server_log(raw: dict[str, Any], data: bytes) -> Recording:
-    """A server battle log → recording: re-simulated when its input log reproduces its log, else from the log."""
+def read_server_log(raw: dict[str, Any], data: bytes, host: SimHost | None = None) -> Recording:
+    """A server battle log → recording: re-simulated when its input log reproduces its log, else from the log.
+    ``host`` is the simulator to use (one is started and ended for this file when None)."""
     problem = "it has no input log"
     if raw.get("inputLog"):
-        outcome = _run(lambda: resimulate_server_log(raw, data))
+        if host is None:
+            with SimHost() as own:
+                outcome = own.run(lambda process: resimulate_server_log(raw, data, process=process))
+        else:
+            outcome = host.run(lambda process: resimulate_server_log(raw, data, process=process))
         if outcome.recording is not None:
             return outcome.recording
         problem = outcome.problem or "unknown"

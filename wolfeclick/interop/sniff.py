@@ -34,10 +34,11 @@ def sniff(data: bytes) -> str:
     return _read(data)[0]
 
 
-def read_any(data: bytes, name: str = "") -> Recording:
-    """The recording held in (or imported from) ``data``; ``name`` only labels error messages."""
+def read_any(data: bytes, name: str = "", host: serverlog.SimHost | None = None) -> Recording:
+    """The recording held in (or imported from) ``data``; ``name`` only labels error messages. ``host`` is the
+    simulator that re-simulates server logs (many files share one; else each server log starts its own)."""
     try:
-        kind, build = _read(data)
+        kind, build = _read(data, host)
         recording = build()
         if kind != FORMATS[0]:
             check_output(recording, kind)
@@ -55,7 +56,7 @@ def check_output(recording: Recording, kind: str) -> None:
                                 f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
 
 
-def _read(data: bytes):
+def _read(data: bytes, host: serverlog.SimHost | None = None):
     text = _text(data)
     head = text.lstrip()[:1]
     if head in ("{", "["):
@@ -69,7 +70,7 @@ def _read(data: bytes):
         if isinstance(raw, dict) and "schema" in raw:
             return FORMATS[0], lambda: parse_recording(data)
         if serverlog.looks_like_server_log(raw):
-            return serverlog.SERVER_FORMAT, lambda: serverlog.read_server_log(raw, data)
+            return serverlog.SERVER_FORMAT, lambda: serverlog.read_server_log(raw, data, host)
         if openenv.looks_like_replay(raw):
             return openenv.REPLAY_FORMAT, lambda: openenv.read_replay_battle(raw, data)
         if openenv.looks_like_record(raw):
