@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.server_logs import server_log
 from wolfeclick.battle.resim import resimulate, spectator_log
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.specs import make_policy
@@ -20,7 +21,6 @@ from wolfeclick.cli import main
 from wolfeclick.interop.serverlog import SERVER_FORMAT, comparable, omniscient_log
 from wolfeclick.interop.sniff import read_any, sniff
 from wolfeclick.sim.process import SimProcess
-from tests.server_logs import server_log
 
 DATA = Path(__file__).resolve().parent / "data" / "interop"
 SERVER = DATA / "showdown_server.json"
