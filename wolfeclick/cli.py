@@ -556,7 +556,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from wolfeclick.interop.folder import expand, import_files
 
     total = len(expand(args.files))
-    with tqdm(total=total, unit="file", file=sys.stderr, disable=total < 2) as bar:
+    # the bar is for a person watching a long import; a log file gets the per-file lines and the counts only
+    with tqdm(total=total, unit="file", file=sys.stderr, disable=total < 2 or not sys.stderr.isatty()) as bar:
         summary = import_files(
             args.files, args.out, saved=lambda path: bar.write(str(path), file=sys.stdout),
             refused=lambda path, reason: bar.write(f"{path}: {reason}", file=sys.stderr),

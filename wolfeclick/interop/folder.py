@@ -75,7 +75,7 @@ def refusal_reason(message: str) -> str:
     for prefix in ("showdown server log: ", "showdown protocol log: ", "showdown replay page: ",
                    "showdown replay: "):
         text = text.replace(prefix, "")
-    text = re.split(r"[0-9'\"(]", text, maxsplit=1)[0]
+    text = re.split(r"[0-9'\"(]|: ", text, maxsplit=1)[0]
     return text.strip(" :;,.") or message[:60]
 
 
@@ -92,7 +92,8 @@ class ImportSummary:
         if self.fallbacks:
             text += f" ({self.fallbacks} server logs from their public log only: input log not usable)"
         if self.refused:
-            reasons = ", ".join(f"{count} {reason}" for reason, count in self.refused.most_common())
+            reasons = ", ".join(f"{count} {reason}" for reason, count in
+                                sorted(self.refused.items(), key=lambda item: (-item[1], item[0])))
             text += f"; refused {sum(self.refused.values())}: {reasons}"
         return text
 
