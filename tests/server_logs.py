@@ -67,16 +67,21 @@ def room_log(log: list[str], names: dict[str, str]) -> list[str]:
 
 
 async def server_log(recording: Recording, names: dict[str, str] | None = None,
-                     inputlog: list[str] | None = None, battle_id: str = "gen9randombattle-2100000001") -> dict[str, Any]:
-    """A server's battle log of ``recording`` (or of ``inputlog``, its input log changed), players ``names``."""
+                     inputlog: list[str] | None = None, battle_id: str = "gen9randombattle-2100000001",
+                     process: SimProcess | None = None) -> dict[str, Any]:
+    """A server's battle log of ``recording`` (or of ``inputlog``, its input log changed), players ``names``;
+    ``process`` re-runs it (else a simulator is started for it)."""
     names = names or {"p1": "Alice", "p2": "Bob"}
     lines = renamed_input(inputlog if inputlog is not None else recording.inputlog, names)
-    process = SimProcess()
-    await process.start()
-    try:
+    if process is not None:
         reply = await process.call("resim", lines=lines)
-    finally:
-        await process.close()
+    else:
+        process = SimProcess()
+        await process.start()
+        try:
+            reply = await process.call("resim", lines=lines)
+        finally:
+            await process.close()
     end = next((json.loads(chunk.split("\n", 1)[1]) for chunk in reply["out"] if chunk.startswith("end\n")), {})
     log = room_log(omniscient_log(reply["out"]), names)
     fmt = recording.format

@@ -6,15 +6,18 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections import Counter
+from collections import Counter, deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, save_recording
 from wolfeclick.interop.public import ImportFormatError
 from wolfeclick.interop.serverlog import SimHost
 from wolfeclick.interop.sniff import read_any
+from wolfeclick.sim.process import default_processes
 
 IMPORT_SUFFIXES = (".json", ".log", ".html", ".htm", ".txt")
 """What a folder is searched for (a file named on the command line is read whatever its name)."""
@@ -98,34 +101,49 @@ class ImportSummary:
         return text
 
 
+def _read(path: Path, host: SimHost) -> Recording | ImportFormatError | RecordingError:
+    try:
+        return read_any(read_bounded(path), "", host)
+    except (ImportFormatError, RecordingError) as exc:
+        return exc
+
+
 def import_files(paths: Iterable[Path], out: Path, *, saved: Callable[[Path], None] | None = None,
                  refused: Callable[[Path, str], None] | None = None,
-                 progress: Callable[[], None] | None = None, host: SimHost | None = None) -> ImportSummary:
-    """Import every file (folders expanded) into ``out``; ``saved``/``refused`` hear of each file as it is done.
+                 progress: Callable[[], None] | None = None, workers: int | None = None) -> ImportSummary:
+    """Import every file (folders expanded) into ``out``; ``saved``/``refused`` hear of each file, in order.
 
-    A file that cannot be saved (full disk) ends the run with its StorageError; every file before it stays saved.
+    ``workers`` files are read at once (default: one per core), each server log on a simulator of its own, so the
+    simulator and Python work side by side; recordings are saved in input order as they are done. A file that
+    cannot be saved (full disk) ends the run with its StorageError; every file before it stays saved.
     """
     summary = ImportSummary()
-    own = host is None
-    host = host or SimHost()
-    try:
-        for path in expand(paths):
-            try:
-                recording = read_any(read_bounded(path), "", host)
-            except (ImportFormatError, RecordingError) as exc:
-                summary.refused[refusal_reason(str(exc))] += 1
-                if refused is not None:
-                    refused(path, str(exc))
-            else:
-                written = save_recording(recording, out)
-                summary.imported += 1
-                notes = recording.players["p1"].metadata.get("import", {}).get("notes", "")
-                summary.fallbacks += str(notes).startswith("input log not used")
-                if saved is not None:
-                    saved(written)
-            if progress is not None:
-                progress()
-    finally:
-        if own:
-            host.close()
+    files = expand(paths)
+    workers = max(1, min(workers or default_processes(), len(files) or 1))
+    with SimHost(workers) as host, ThreadPoolExecutor(workers, thread_name_prefix="wolfeclick-import") as pool:
+        pending: deque = deque()
+        for path in files:
+            pending.append((path, pool.submit(_read, path, host)))
+            if len(pending) > 2 * workers:  # a bounded window: a folder of thousands is never all in memory
+                _settle(*pending.popleft(), out, summary, saved, refused, progress)
+        while pending:
+            _settle(*pending.popleft(), out, summary, saved, refused, progress)
     return summary
+
+
+def _settle(path: Path, future: Future, out: Path, summary: ImportSummary, saved: Callable[[Path], None] | None,
+            refused: Callable[[Path, str], None] | None, progress: Callable[[], None] | None) -> None:
+    result = future.result()
+    if isinstance(result, Recording):
+        written = save_recording(result, out)
+        summary.imported += 1
+        notes = result.players["p1"].metadata.get("import", {}).get("notes", "")
+        summary.fallbacks += str(notes).startswith("input log not used")
+        if saved is not None:
+            saved(written)
+    else:
+        summary.refused[refusal_reason(str(result))] += 1
+        if refused is not None:
+            refused(path, str(result))
+    if progress is not None:
+        progress()

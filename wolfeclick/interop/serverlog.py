@@ -270,24 +270,31 @@ class SimHost:
     otherwise start a Node process per file). ``run`` may be called from any thread, even one with a running
     event loop; ``close`` ends the simulator and the thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, processes: int = 1) -> None:
+        self.processes = processes
+        """Simulators in the host's pool: imports running in that many threads at once each get one."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._pool: SimPool | None = None
+        self._lock = threading.Lock()
 
     def run(self, work: Callable[[SimProcess], Coroutine[Any, Any, Any]]) -> Any:
         """``work(process)`` run to its end on the host's loop; its result (or exception) handed back."""
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=self._loop.run_forever, name="wolfeclick-import", daemon=True)
-            self._thread.start()
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=self._loop.run_forever, name="wolfeclick-import", daemon=True)
+                self._thread.start()
+                asyncio.run_coroutine_threadsafe(self._start(), self._loop).result()
         return asyncio.run_coroutine_threadsafe(self._work(work), self._loop).result()
 
+    async def _start(self) -> None:
+        pool = SimPool(self.processes)
+        await pool.start()
+        self._pool = pool
+
     async def _work(self, work: Callable[[SimProcess], Coroutine[Any, Any, Any]]) -> Any:
-        if self._pool is None:
-            pool = SimPool(1)
-            await pool.start()
-            self._pool = pool
+        assert self._pool is not None
         return await work(await self._pool.live())
 
     def close(self) -> None:
