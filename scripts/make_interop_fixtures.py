@@ -24,14 +24,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.server_logs import server_log  # noqa: E402
+from tests.server_logs import resim_output, server_log  # noqa: E402
 from wolfeclick.battle.resim import spectator_log  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
 from wolfeclick.llm.prompts import WolfeclickV1, v1_choice, v1_options, v1_state  # noqa: E402
 from wolfeclick.policies.base import Decision, Observation  # noqa: E402
 from wolfeclick.policies.baselines import BaselinePolicy  # noqa: E402
-from wolfeclick.sim.process import SimProcess  # noqa: E402
 
 XSS = '<script>window.__pwned=1</script><img src=x id="pwned" onerror="window.__pwned=2">'
 
@@ -215,13 +214,7 @@ async def default_battle(fmt: str, team: str | None) -> list[str]:
     for side, name, seed in (("p1", "Alice", [5, 6, 7, 8]), ("p2", "Bob", [9, 10, 11, 12])):
         lines.append(f">player {side} " + json.dumps({"name": name, "seed": seed, **({"team": team} if team else {})}))
     lines += [">p1 default", ">p2 default"] * 200  # a choice sent while a side waits is refused and changes nothing
-    process = SimProcess()
-    await process.start()
-    try:
-        reply = await process.call("resim", lines=lines)
-    finally:
-        await process.close()
-    return spectator_log(reply["out"])
+    return spectator_log(await resim_output(lines))
 
 
 def replay_page(replay_id: str, tier: str, log: list[str]) -> str:

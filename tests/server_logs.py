@@ -53,6 +53,8 @@ def room_log(log: list[str], names: dict[str, str]) -> list[str]:
     ratings on ``|player|``, turn timers, chat, and the rating lines it adds at the end."""
     out = [f"|j|☆{names['p1']}", f"|j|☆{names['p2']}", "|t:|1764579600"]
     for line in log:
+        if line.startswith("|t:|"):
+            continue  # the simulator's wall-clock stamps: ours below keep the file the same from run to run
         if line.startswith("|player|"):
             side = line.split("|")[2]
             line = f"|player|{side}|{names[side]}|{AVATARS[side]}|{RATINGS[side]}"
@@ -66,6 +68,18 @@ def room_log(log: list[str], names: dict[str, str]) -> list[str]:
                   f"|l|☆{names['p2']}"]
 
 
+async def resim_output(lines: list[str], process: SimProcess | None = None) -> list[str]:
+    """Every chunk the simulator says when fed ``lines`` as one input log (on ``process``, else a fresh one)."""
+    if process is not None:
+        return (await process.call("resim", lines=lines))["out"]
+    process = SimProcess()
+    await process.start()
+    try:
+        return (await process.call("resim", lines=lines))["out"]
+    finally:
+        await process.close()
+
+
 async def server_log(recording: Recording, names: dict[str, str] | None = None,
                      inputlog: list[str] | None = None, battle_id: str = "gen9randombattle-2100000001",
                      process: SimProcess | None = None) -> dict[str, Any]:
@@ -73,17 +87,9 @@ async def server_log(recording: Recording, names: dict[str, str] | None = None,
     ``process`` re-runs it (else a simulator is started for it)."""
     names = names or {"p1": "Alice", "p2": "Bob"}
     lines = renamed_input(inputlog if inputlog is not None else recording.inputlog, names)
-    if process is not None:
-        reply = await process.call("resim", lines=lines)
-    else:
-        process = SimProcess()
-        await process.start()
-        try:
-            reply = await process.call("resim", lines=lines)
-        finally:
-            await process.close()
-    end = next((json.loads(chunk.split("\n", 1)[1]) for chunk in reply["out"] if chunk.startswith("end\n")), {})
-    log = room_log(omniscient_log(reply["out"]), names)
+    out = await resim_output(lines, process)
+    end = next((json.loads(chunk.split("\n", 1)[1]) for chunk in out if chunk.startswith("end\n")), {})
+    log = room_log(omniscient_log(out), names)
     fmt = recording.format
     winner = end.get("winner", "")
     return {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.server_logs import server_log
+from tests.server_logs import resim_output, server_log
 from wolfeclick.battle.resim import resimulate, spectator_log
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.specs import make_policy
@@ -20,7 +20,6 @@ from wolfeclick.battle.store import RecordingError, load_recording, parse_record
 from wolfeclick.cli import main
 from wolfeclick.interop.serverlog import SERVER_FORMAT, comparable, omniscient_log
 from wolfeclick.interop.sniff import read_any, sniff
-from wolfeclick.sim.process import SimProcess
 
 DATA = Path(__file__).resolve().parent / "data" / "interop"
 SERVER = DATA / "showdown_server.json"
@@ -36,15 +35,6 @@ def _plain(turns):
             decision.pop("latency_ms")
         out.append(data)
     return out
-
-
-async def _resim_lines(lines):
-    process = SimProcess()
-    await process.start()
-    try:
-        return (await process.call("resim", lines=lines))["out"]
-    finally:
-        await process.close()
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +72,7 @@ def test_server_log_is_resimulated_into_a_battle_like_one_played_here(played):
 def test_the_resimulated_public_log_equals_the_files_own_log():
     raw = json.loads(SERVER.read_text())
     recording = read_any(SERVER.read_bytes())
-    chunks = asyncio.run(_resim_lines(recording.inputlog))
+    chunks = asyncio.run(resim_output(recording.inputlog))
     assert spectator_log(chunks) == recording.log  # the recording's log is the simulator's, again
     # the file's log (the room's omniscient view: exact HP, joins, chat, timers, ratings) says the same battle lines
     assert comparable(raw["log"]) == comparable(omniscient_log(chunks))

@@ -1,9 +1,10 @@
 """One entry point for every battle file a user may bring: ``read_any`` recognises the format from the content.
 
 Recognised: a schema-v1 recording (validated as is), an OpenEnv-WolfeClick ``record_battle.py`` log, its
-``replay_battle.json``, a Showdown replay-site JSON and a bare Showdown protocol log. The file name is only used in
-messages; the user never picks a format. Anything else is a one-line ``ImportFormatError`` (or ``RecordingError``
-for a recording that fails its schema).
+``replay_battle.json``, a Showdown server battle log (re-simulated from its input log: ``serverlog``), a Showdown
+replay-site JSON, a saved replay page and a bare Showdown protocol log. The file name is only used in messages; the
+user never picks a format. Anything else — and any import whose recording would pass the recording limit — is a
+one-line ``ImportFormatError`` (or ``RecordingError`` for a recording that fails its schema).
 """
 
 from __future__ import annotations
