@@ -176,3 +176,25 @@ def test_branch_and_rescore_replay_a_resimulated_server_log(tmp_path, capsys):
     child = load_recording(Path(capsys.readouterr().out.strip().splitlines()[-1]))
     assert child.source.kind == "branch" and child.source.parent == recording.id
     assert _plain(child.turns[:5]) == _plain(recording.turns[:5])
+
+
+def test_other_shapes_of_server_logs_are_resimulated_too():
+    """The input log as one text under ``inputlog`` (what a server hands the replay site), a log that kept the
+    simulator's ``|split|`` blocks, and a file with no log to check against (said so in the notes)."""
+    from wolfeclick.sim.protocol import parse_chunk
+
+    raw = json.loads(SERVER.read_text())
+    text = {key: value for key, value in raw.items() if key != "inputLog"}
+    text["inputlog"] = "\n".join(raw["inputLog"])
+    assert read_any(json.dumps(text).encode()).players["p1"].metadata["import"]["notes"].startswith("re-simulated")
+    chunks = asyncio.run(resim_output(read_any(SERVER.read_bytes()).inputlog))
+    split = [line for chunk in chunks if parse_chunk(chunk).kind == "update" for line in parse_chunk(chunk).lines]
+    assert any(line.startswith("|split|") for line in split)
+    recording = read_any(json.dumps({**raw, "log": split}).encode())
+    assert recording.players["p1"].metadata["import"]["notes"].startswith("re-simulated")
+    tampered = [line.replace("|-damage|p2a", "|-damage|p1a", 1) if line.startswith("|-damage|p2a") else line
+                for line in split]
+    assert read_any(json.dumps({**raw, "log": tampered}).encode()).players["p1"].metadata["import"]["notes"] \
+        .startswith("input log not used")
+    bare = read_any(json.dumps({k: v for k, v in raw.items() if k != "log"}).encode())
+    assert "no log to check" in bare.players["p1"].metadata["import"]["notes"] and bare.turns[0].decisions["p1"].state

@@ -55,7 +55,13 @@ SERVER_KEYS = frozenset({"inputLog", "p1team", "p2team", "endType", "p1rating", 
 def looks_like_server_log(raw: Any) -> bool:
     """A server's battle log: an input log, or the keys only a server's log has (``p1team``, ``endType``…)."""
     return isinstance(raw, dict) and "schema" not in raw and (
-        "inputLog" in raw or len(SERVER_KEYS & set(raw)) >= 2 and "log" in raw)
+        input_log_of(raw) is not None or len(SERVER_KEYS & set(raw)) >= 2 and "log" in raw)
+
+
+def input_log_of(raw: dict[str, Any]) -> Any:
+    """The input log a server's file holds: ``inputLog`` (its battle log), or ``inputlog`` (one text, as a server
+    hands a replay to the replay site)."""
+    return raw.get("inputLog", raw.get("inputlog"))
 
 
 @dataclass(frozen=True)
@@ -223,7 +229,17 @@ def omniscient_log(chunks: list[str]) -> list[str]:
 def comparable(log: list[str]) -> list[str]:
     """A log reduced to what both a server's room and the simulator say: battle lines only (no chat, timers,
     joins, ratings), ``|player|`` lines as side and name (a room adds avatars and ratings), no room messages."""
-    lines, _ = clean_log(log)
+    kept, secret = [], 0
+    for line in log:  # a log that kept |split| blocks: the exact line (as a server's own log keeps it), once
+        if line.startswith("|split|"):
+            secret = 2
+            continue
+        if secret == 1:
+            secret = 0
+            continue
+        secret = max(0, secret - 1)
+        kept.append(line)
+    lines, _ = clean_log(kept)
     out = []
     players: set[str] = set()
     for line in lines:
@@ -328,7 +344,7 @@ async def resimulate_server_log(raw: dict[str, Any], data: bytes, *, process: Si
     """Replay the server log's input log through the runner; the recording, or the one-line reason it is unusable.
 
     A refused input log (the door's rules) raises ImportFormatError: such a file is refused, not imported."""
-    script = read_input_log(raw["inputLog"])
+    script = read_input_log(input_log_of(raw))
     fmt = format_id(script.formatid)
     log = _file_log(raw)
     check_singles(log, fmt or script.formatid, SERVER_FORMAT)
@@ -377,11 +393,13 @@ async def resimulate_server_log(raw: dict[str, Any], data: bytes, *, process: Si
             await own.close()
     if problem is not None:
         return Resimulated(None, problem)
-    return Resimulated(_as_import(recording, raw, script), None)
+    return Resimulated(_as_import(recording, raw, script, checked=bool(log)), None)
 
 
-def _as_import(recording: Recording, raw: dict[str, Any], script: ServerInput) -> Recording:
+def _as_import(recording: Recording, raw: dict[str, Any], script: ServerInput, checked: bool) -> Recording:
     notes = ["re-simulated from its input log: both players' views"]
+    if not checked:
+        notes.append("the file holds no log to check the re-simulation against")
     if script.dropped_keys:
         notes.append(f"input-log options dropped: {', '.join(script.dropped_keys)}")
     if script.dropped_lines:
@@ -403,7 +421,7 @@ def read_server_log(raw: dict[str, Any], data: bytes, host: SimHost | None = Non
     """A server battle log → recording: re-simulated when its input log reproduces its log, else from the log.
     ``host`` is the simulator to use (one is started and ended for this file when None)."""
     problem = "it has no input log"
-    if raw.get("inputLog"):
+    if input_log_of(raw):
         if host is None:
             with SimHost() as own:
                 outcome = own.run(lambda process: resimulate_server_log(raw, data, process=process))
