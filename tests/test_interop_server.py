@@ -198,3 +198,22 @@ def test_other_shapes_of_server_logs_are_resimulated_too():
         .startswith("input log not used")
     bare = read_any(json.dumps({k: v for k, v in raw.items() if k != "log"}).encode())
     assert "no log to check" in bare.players["p1"].metadata["import"]["notes"] and bare.turns[0].decisions["p1"].state
+
+
+def test_a_given_team_battle_with_team_preview_is_resimulated(tmp_path, capsys):
+    """gen9ou: the teams travel in the ``>player`` lines (the simulator's validator judges them again) and team
+    preview's ``team 5, 6, 2, 1, 4, 3`` is played as a battle here sends it."""
+    teams = Path(__file__).resolve().parent / "data" / "teams" / "gen9ou"
+    assert main(["record", "--p1", "heuristic", "--p2", "random", "--format", "gen9ou", "--teams", str(teams),
+                 "--seed", "3", "--n", "1", "--out", str(tmp_path / "played")]) == 0
+    played = load_recording(Path(capsys.readouterr().out.strip()))
+    raw = asyncio.run(server_log(played, battle_id="gen9ou-2100000003"))
+    assert any(line.startswith(">p1 team ") and "," in line for line in raw["inputLog"])
+    recording = read_any(json.dumps(raw).encode())
+    assert recording.players["p1"].metadata["import"]["notes"].startswith("re-simulated")
+    assert recording.turns[0].decisions["p1"].action.action == "team"
+    mine, theirs = _plain(recording.turns), _plain(played.turns)
+    for turn in mine + theirs:
+        for decision in turn["decisions"].values():
+            decision.pop("policy_info")  # the baselines' own notes: a server log has none
+    assert mine == theirs and recording.result == played.result

@@ -172,6 +172,17 @@ def _recorded_action(observation: Observation, choice: str) -> LegalAction | Non
     return None
 
 
+def _as_sent_here(action: LegalAction | None, choice: str) -> str:
+    """A server's normalised choice as a battle played here sends it (``move icebeam terastallize`` → ``move 3
+    terastallize``, ``team 5, 6, 2, 1, 4, 3`` → ``team 562143``): the same battle, the same recorded command."""
+    words = choice.replace(",", " ").split()
+    if action is not None and action.kind == "move":
+        return " ".join([action.command(), *words[2:]])
+    if action is not None and action.kind == "team" and all(word.isascii() and word.isdigit() for word in words[1:]):
+        return "team " + "".join(words[1:])
+    return choice
+
+
 class ScriptedSide:
     """Plays one side's recorded choices in order; the battle is the server's as long as they are accepted."""
 
@@ -197,9 +208,7 @@ class ScriptedSide:
             choice = self.choices[self.position]
             self.position += 1
             action = _recorded_action(observation, choice)
-            if action is not None and action.kind == "move":  # sent as a battle here sends it: ``move 3 terastallize``
-                choice = " ".join([action.command(), *choice.split()[2:]])
-            return Decision(action=action, command=choice)
+            return Decision(action=action, command=_as_sent_here(action, choice))
         if self.loses:
             raise ServerForfeit(f"{self.side} forfeited on the server")
         # a choice never committed: the other side forfeits at this same point, so this one is never sent
