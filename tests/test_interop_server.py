@@ -80,10 +80,16 @@ def test_the_resimulated_public_log_equals_the_files_own_log():
     assert asyncio.run(resimulate(recording)).ok
 
 
-def test_a_log_the_input_log_does_not_reproduce_is_imported_from_its_public_log():
+def test_a_log_the_input_log_does_not_reproduce_is_imported_from_its_public_log(tmp_path, capsys):
     raw = json.loads(SERVER.read_text())
     at = next(i for i, line in enumerate(raw["log"]) if line.startswith("|-damage|"))
     raw["log"][at] = raw["log"][at].rsplit("|", 1)[0] + "|1/999"  # the file's log no longer matches its input
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(raw))
+    assert main(["import", str(path), "--out", str(tmp_path / "out")]) == 0
+    [line] = capsys.readouterr().err.strip().splitlines()  # one line says the input log was not used, and why
+    assert line.startswith(f"{path}: input log not used: its input log does not reproduce its log (line ")
+    assert line.endswith("imported from its public log only") and "differs: recorded '|-damage|" in line
     recording = read_any(json.dumps(raw).encode())
     notes = recording.players["p1"].metadata["import"]["notes"]
     assert notes.startswith("input log not used: its input log does not reproduce its log (line ")

@@ -561,6 +561,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         summary = import_files(
             args.files, args.out, saved=lambda path: bar.write(str(path), file=sys.stdout),
             refused=lambda path, reason: bar.write(f"{path}: {reason}", file=sys.stderr),
+            fell_back=lambda path, why: bar.write(f"{path}: {why}; imported from its public log only",
+                                                  file=sys.stderr),
             progress=lambda: bar.update(1))
     if total > 1:
         print(summary.line(), file=sys.stderr)

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, save_recording
 from wolfeclick.interop.public import ImportFormatError
-from wolfeclick.interop.serverlog import SimHost
+from wolfeclick.interop.serverlog import FALLBACK_NOTE, SimHost
 from wolfeclick.interop.sniff import read_any
 from wolfeclick.sim.process import default_processes
 
@@ -110,8 +110,10 @@ def _read(path: Path, host: SimHost) -> Recording | ImportFormatError | Recordin
 
 def import_files(paths: Iterable[Path], out: Path, *, saved: Callable[[Path], None] | None = None,
                  refused: Callable[[Path, str], None] | None = None,
-                 progress: Callable[[], None] | None = None, workers: int | None = None) -> ImportSummary:
-    """Import every file (folders expanded) into ``out``; ``saved``/``refused`` hear of each file, in order.
+                 progress: Callable[[], None] | None = None, workers: int | None = None,
+                 fell_back: Callable[[Path, str], None] | None = None) -> ImportSummary:
+    """Import every file (folders expanded) into ``out``; ``saved``/``refused`` hear of each file, in order, and
+    ``fell_back`` of each server log imported from its public log (with the reason its input log was not used).
 
     ``workers`` files are read at once (default: one per core), each server log on a simulator of its own, so the
     simulator and Python work side by side; recordings are saved in input order as they are done. A file that
@@ -125,20 +127,23 @@ def import_files(paths: Iterable[Path], out: Path, *, saved: Callable[[Path], No
         for path in files:
             pending.append((path, pool.submit(_read, path, host)))
             if len(pending) > 2 * workers:  # a bounded window: a folder of thousands is never all in memory
-                _settle(*pending.popleft(), out, summary, saved, refused, progress)
+                _settle(*pending.popleft(), out, summary, (saved, refused, fell_back, progress))
         while pending:
-            _settle(*pending.popleft(), out, summary, saved, refused, progress)
+            _settle(*pending.popleft(), out, summary, (saved, refused, fell_back, progress))
     return summary
 
 
-def _settle(path: Path, future: Future, out: Path, summary: ImportSummary, saved: Callable[[Path], None] | None,
-            refused: Callable[[Path, str], None] | None, progress: Callable[[], None] | None) -> None:
+def _settle(path: Path, future: Future, out: Path, summary: ImportSummary, hooks: tuple) -> None:
+    saved, refused, fell_back, progress = hooks
     result = future.result()
     if isinstance(result, Recording):
         written = save_recording(result, out)
         summary.imported += 1
-        notes = result.players["p1"].metadata.get("import", {}).get("notes", "")
-        summary.fallbacks += str(notes).startswith("input log not used")
+        notes = str(result.players["p1"].metadata.get("import", {}).get("notes", ""))
+        if notes.startswith(FALLBACK_NOTE):
+            summary.fallbacks += 1
+            if fell_back is not None:
+                fell_back(path, notes.split(";", 1)[0])
         if saved is not None:
             saved(written)
     else:

@@ -49,6 +49,8 @@ input log only (``>chat``, which a replay would turn into a chat line the battle
 RESIM_TURN_LIMIT = 1000
 """Showdown itself ends every battle by turn 1000; the runner's own 300-turn limit is for battles played here."""
 RESIM_TIMEOUT = 120.0
+FALLBACK_NOTE = "input log not used"
+"""How the notes of a server log imported from its public log begin (then the reason)."""
 SERVER_KEYS = frozenset({"inputLog", "p1team", "p2team", "endType", "p1rating", "p2rating", "seed", "roomid"})
 
 
@@ -457,7 +459,7 @@ def public_fallback(raw: dict[str, Any], data: bytes, problem: str) -> Recording
                                 detail=SERVER_FORMAT, names=names, dropped=dropped)
     players = {}
     for side, info in recording.players.items():
-        metadata = _metadata(raw, side, f"input log not used: {problem[:240]}; "
+        metadata = _metadata(raw, side, f"{FALLBACK_NOTE}: {problem[:240]}; "
                                         + info.metadata["import"]["notes"])
         players[side] = info.model_copy(update={"metadata": metadata})
     return recording.model_copy(update={"players": players})
