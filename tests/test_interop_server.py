@@ -223,3 +223,15 @@ def test_a_given_team_battle_with_team_preview_is_resimulated(tmp_path, capsys):
         for decision in turn["decisions"].values():
             decision.pop("policy_info")  # the baselines' own notes: a server log has none
     assert mine == theirs and recording.result == played.result
+
+
+def test_an_input_log_cut_short_is_imported_from_its_public_log(played):
+    """A battle the server never finished (it restarted, say): the choices run out with no ending; nothing is
+    invented, the file is imported from its public log and ends ``aborted``."""
+    cut = next(i for i, line in enumerate(played.inputlog) if line.startswith(">p2 ")) + 6
+    raw = asyncio.run(server_log(played, inputlog=played.inputlog[:cut], battle_id="gen9randombattle-2100000004"))
+    recording = read_any(json.dumps(raw).encode())
+    notes = recording.players["p1"].metadata["import"]["notes"]
+    assert notes.startswith("input log not used: its input log ends before the battle does (p")
+    assert "has no choice left)" in notes
+    assert recording.result.reason == "aborted" and recording.result.winner is None

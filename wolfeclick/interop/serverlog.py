@@ -197,6 +197,7 @@ class ScriptedSide:
         self.position = 0
         foe = "p2" if side == "p1" else "p1"
         self.loses = ending in (f">forcelose {side}", f">forcewin {foe}")
+        self.foe_loses = ending in (f">forcelose {foe}", f">forcewin {side}")
         self.problem: str | None = None
 
     def metadata(self) -> dict[str, Any]:
@@ -213,8 +214,10 @@ class ScriptedSide:
             return Decision(action=action, command=_as_sent_here(action, choice))
         if self.loses:
             raise ServerForfeit(f"{self.side} forfeited on the server")
-        # a choice never committed: the other side forfeits at this same point, so this one is never sent
-        return Decision(action=None, command="default")
+        if self.foe_loses:  # a choice never committed: the other side forfeits at this same point, so it is not sent
+            return Decision(action=None, command="default")
+        self.problem = f"its input log ends before the battle does ({self.side} has no choice left)"
+        raise ServerForfeit(self.problem)
 
 
 def omniscient_log(chunks: list[str]) -> list[str]:
