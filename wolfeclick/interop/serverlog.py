@@ -198,6 +198,7 @@ class ScriptedSide:
         foe = "p2" if side == "p1" else "p1"
         self.loses = ending in (f">forcelose {side}", f">forcewin {foe}")
         self.foe_loses = ending in (f">forcelose {foe}", f">forcewin {side}")
+        self.tie = ending == ">forcetie"
         self.problem: str | None = None
 
     def metadata(self) -> dict[str, Any]:
@@ -216,7 +217,8 @@ class ScriptedSide:
             raise ServerForfeit(f"{self.side} forfeited on the server")
         if self.foe_loses:  # a choice never committed: the other side forfeits at this same point, so it is not sent
             return Decision(action=None, command="default")
-        self.problem = f"its input log ends before the battle does ({self.side} has no choice left)"
+        self.problem = ("its input log ends in a forced tie (>forcetie), which is not replayed" if self.tie else
+                        f"its input log ends before the battle does ({self.side} has no choice left)")
         raise ServerForfeit(self.problem)
 
 
