@@ -130,6 +130,9 @@ def _edit(log, index, old, new):
     (lambda log: [*log[:4], *log[5:]], "does not start a battle"),
     (lambda log: [*log[:5], log[3], *log[5:]], "'>player' line out of place"),
     (lambda log: _edit(log, 4, "{", "{{"), "'>player' options are not JSON"),
+    (lambda log: [*log[:3], ">player p1 " + "[" * 2000 + "]" * 2000, *log[4:]], "'>player' options are not JSON"),
+    (lambda log: _edit(log, 3, '"seed"', '"x":NaN,"seed"'), "'>player' options are not JSON"),
+    (lambda log: _edit(log, 3, '"seed"', '"x":"' + "y" * 5000 + '","seed"'), "longer than 4096 characters"),
 ])
 def test_input_log_lines_are_rebuilt_and_judged_by_the_door(change, expected):
     raw = json.loads(SERVER.read_text())

@@ -20,6 +20,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Coroutine
 
+import orjson
+
 from wolfeclick.battle.resim import compare_logs, spectator_log
 from wolfeclick.battle.runner import BattleNotStarted, stream_battle
 from wolfeclick.battle.schema import Recording, SourceInfo
@@ -38,7 +40,7 @@ from wolfeclick.interop.public import (
 from wolfeclick.interop.showdown import from_public_log
 from wolfeclick.policies.base import Decision, Observation
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
-from wolfeclick.sim.protocol import UnsafeInput, check_input_lines, parse_chunk
+from wolfeclick.sim.protocol import MAX_INPUT_LINE, UnsafeInput, check_input_lines, parse_chunk
 
 SERVER_FORMAT = "showdown server log"
 OPTION_KEYS = {"start": ("formatid", "seed", "rated"), "player": ("name", "seed", "team")}
@@ -82,9 +84,12 @@ class ServerInput:
 
 def _options(line: str, command: str, what: str) -> tuple[dict[str, Any], list[str]]:
     """The JSON options of a ``>start``/``>player`` line, only the keys a battle needs, and the keys dropped."""
+    if len(line) > MAX_INPUT_LINE:  # the door's own limit, checked before parsing: no deep nesting gets parsed
+        raise ImportFormatError(f"{what}: its input log's '>{command}' line is longer than {MAX_INPUT_LINE} "
+                                "characters")
     try:
-        options = json.loads(line.split(" ", 2 if command == "player" else 1)[-1])
-    except ValueError:
+        options = orjson.loads(line.split(" ", 2 if command == "player" else 1)[-1])
+    except orjson.JSONDecodeError:
         raise ImportFormatError(f"{what}: its input log's '>{command}' options are not JSON") from None
     if not isinstance(options, dict):
         raise ImportFormatError(f"{what}: its input log's '>{command}' options are not an object")
