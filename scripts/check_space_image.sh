@@ -4,6 +4,7 @@
 #
 #   bash scripts/check_space_image.sh                          # the CPU-basic image (WOLFECLICK_EXTRAS="")
 #   WOLFECLICK_EXTRAS=llm bash scripts/check_space_image.sh    # the GPU Space's image (torch with CUDA: large)
+#   NO_CACHE=1 bash scripts/check_space_image.sh               # every layer built again (the build time a Space sees)
 #
 # Needs root and Debian's podman and mmdebstrap (`apt-get install -y podman mmdebstrap`). On this kind of machine
 # `podman run` cannot start containers (crun refuses rlimits, then cgroups in hybrid mode), so the check exports the
@@ -43,7 +44,7 @@ if [ -n "$host_ca" ] && [ -f "$host_ca" ]; then
   ca=(--volume "$host_ca:/run/build-ca.crt:ro" --build-arg PIP_CERT=/run/build-ca.crt
       --build-arg npm_config_cafile=/run/build-ca.crt)
 fi
-podman build --quiet --isolation chroot --from "$BASE" --build-arg "WOLFECLICK_EXTRAS=$EXTRAS" "${ca[@]}" \
+podman build --quiet ${NO_CACHE:+--no-cache} --isolation chroot --from "$BASE" --build-arg "WOLFECLICK_EXTRAS=$EXTRAS" "${ca[@]}" \
   -t "$IMAGE" . >/dev/null
 build_s=$(( $(date +%s) - started ))
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
@@ -71,7 +72,7 @@ app_pid=$!
 
 ready=""
 for _ in $(seq 1 1200); do  # up to 10 minutes on a busy machine; the figure printed is the time it really took
-  if curl -fsS -o /dev/null "http://127.0.0.1:$PORT/"; then ready=1; break; fi
+  if curl -fs -o /dev/null "http://127.0.0.1:$PORT/"; then ready=1; break; fi
   if ! kill -0 "$app_pid" 2>/dev/null; then break; fi
   sleep 0.5
 done
@@ -79,7 +80,8 @@ cold_ms=$(( ($(date +%s%N) - started_ns) / 1000000 ))
 if [ -z "$ready" ]; then
   echo "FAIL: the app never served its page"; tail -20 "$WORK/app.log"; exit 1
 fi
-curl -fsS "http://127.0.0.1:$PORT/" | grep -q "WolfeClick Arena" || { echo "FAIL: the page is not the Arena's"; exit 1; }
+curl -fsS -o "$WORK/page.html" "http://127.0.0.1:$PORT/"
+grep -q "WolfeClick Arena" "$WORK/page.html" || { echo "FAIL: the page is not the Arena's"; exit 1; }
 
 "$PY" - "$PORT" <<'EOF'
 import sys

@@ -3,7 +3,9 @@
     .venv/bin/python scripts/make_interop_fixtures.py [--out tests/data/interop]
 
 Each fixture is written by this project from its own battles, following the field lists in issue 12 (the
-OpenEnv-WolfeClick ``record_battle.py`` log and ``replay_battle.json``; Showdown's replay JSON and protocol log).
+OpenEnv-WolfeClick ``record_battle.py`` log and ``replay_battle.json``; Showdown's replay JSON and protocol log) and
+issue 26 (a Showdown server's battle log with its input log, a saved replay page, a log without ``|tier|``, and a
+doubles and a triples log played on the embedded simulator with every side choosing ``default``).
 No file of anyone else is copied. The agent side records the reference's state markdown (this project's
 ``wolfeclick-v1`` profile reproduces it) and the reference's option names; the events each turn keeps are the
 recorded spectator lines of that battle turn, split on ``|`` the way poke-env's observations held them.
@@ -22,6 +24,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.server_logs import resim_output, server_log  # noqa: E402
+from wolfeclick.battle.resim import spectator_log  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
 from wolfeclick.llm.prompts import WolfeclickV1, v1_choice, v1_options, v1_state  # noqa: E402
@@ -181,7 +185,55 @@ async def main() -> None:
     })
     (args.out / "showdown_hostile.log").write_text("\n".join(human_room(room, hostile=True)) + "\n",
                                                    encoding="utf-8")
-    print(f"wrote 4 fixtures to {args.out} ({len(recording.turns)} and {len(other.turns)} decision points)")
+    (args.out / "showdown_tierless.log").write_text(
+        "\n".join(line for line in room if not line.startswith("|tier|")) + "\n", encoding="utf-8")
+    (args.out / "showdown_replay.html").write_text(replay_page("gen9randombattle-2000000005", "[Gen 9] Random Battle",
+                                                               human_room(room, hostile=True)), encoding="utf-8")
+
+    served = await play_battle(BaselinePolicy("heuristic"), BaselinePolicy("random"), format_id="gen9randombattle",
+                               seed=7)
+    write(args.out / "showdown_server.json", await server_log(served))
+    for name, fmt, team in (("showdown_doubles.log", "gen9randomdoublesbattle", None),
+                            ("showdown_triples.log", "gen6triplescustomgame", SIMPLE_TEAM)):
+        (args.out / name).write_text("\n".join(await default_battle(fmt, team)) + "\n", encoding="utf-8")
+    print(f"wrote 9 fixtures to {args.out} ({len(recording.turns)}, {len(other.turns)} and {len(served.turns)} "
+          "decision points)")
+
+
+SIMPLE_TEAM = "]".join(f"{species}|||{ability}|{moves}|||||||" for species, ability, moves in (
+    ("Pikachu", "static", "thunderbolt,quickattack"), ("Eevee", "runaway", "tackle,bite"),
+    ("Bulbasaur", "overgrow", "vinewhip,tackle"), ("Squirtle", "torrent", "watergun,tackle"),
+    ("Charmander", "blaze", "ember,scratch"), ("Pidgey", "keeneye", "gust,tackle")))
+"""A packed team for a custom-game format (no validator in a re-simulation)."""
+
+
+async def default_battle(fmt: str, team: str | None) -> list[str]:
+    """The spectator log of a battle in ``fmt`` (doubles, triples: the runner plays singles only) where both sides
+    send ``default`` at every request, fed as one input log to the simulator's ``resim``."""
+    lines = [">start " + json.dumps({"formatid": fmt, "seed": [1, 2, 3, 4]})]
+    for side, name, seed in (("p1", "Alice", [5, 6, 7, 8]), ("p2", "Bob", [9, 10, 11, 12])):
+        lines.append(f">player {side} " + json.dumps({"name": name, "seed": seed, **({"team": team} if team else {})}))
+    lines += [">p1 default", ">p2 default"] * 200  # a choice sent while a side waits is refused and changes nothing
+    return spectator_log(await resim_output(lines))
+
+
+def replay_page(replay_id: str, tier: str, log: list[str]) -> str:
+    """The page Showdown's client saves ("Download replay"): the log in a ``battle-log-data`` script block, every
+    slash escaped, then the replay viewer's loader script."""
+    body = "\n".join(log).replace("/", "\\/")
+    return (
+        "<!DOCTYPE html>\n<meta charset=\"utf-8\" />\n<!-- version 1 -->\n"
+        f"<title>{tier} replay: Alice vs. Bob</title>\n"
+        "<style>\nhtml,body {font-family:Verdana, sans-serif;font-size:10pt;margin:0;padding:0;}\n</style>\n"
+        "<div class=\"wrapper replay-wrapper\" style=\"max-width:1180px;margin:0 auto\">\n"
+        f"<input type=\"hidden\" name=\"replayid\" value=\"{replay_id}\" />\n"
+        "<div class=\"battle\"></div><div class=\"battle-log\"></div><div class=\"replay-controls\"></div>"
+        "<div class=\"replay-controls-2\"></div>\n"
+        f"<h1 style=\"font-weight:normal;text-align:center\"><strong>{tier}</strong><br />Alice vs. Bob</h1>\n"
+        f"<script type=\"text/plain\" class=\"battle-log-data\">{body}</script>\n</div>\n"
+        "<script>\nlet daily = Math.floor(Date.now()/1000/60/60/24);document.write('<script "
+        "src=\"https://play.pokemonshowdown.com/js/replay-embed.js?version'+daily+'\"></'+'script>');\n</script>\n"
+    )
 
 
 def renamed(recording: Recording, names: dict[str, str]) -> list[str]:

@@ -189,7 +189,8 @@ def test_truncated_or_wrong_type_foreign_files_get_one_line(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["import", *map(str, paths.values()), "--out", str(out)]) == 1
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == len(paths) and not out.exists()  # one line per file, nothing written
+    assert len(lines) == len(paths) + 1 and not out.exists()  # one line per file, then the counts; nothing written
+    assert lines[-1].startswith(f"imported 0 of {len(paths)} files; refused {len(paths)}: ")
 
 
 def test_cli_import_then_validate(tmp_path, capsys):
@@ -206,3 +207,123 @@ def test_imports_are_deterministic():
     for path in (RECORD, REPLAY, SHOWDOWN, HOSTILE):
         first, second = read_any(path.read_bytes()), read_any(path.read_bytes())
         assert first.model_copy(update={"created": ""}) == second.model_copy(update={"created": ""})
+
+
+PAGE = DATA / "showdown_replay.html"
+TIERLESS = DATA / "showdown_tierless.log"
+DOUBLES = DATA / "showdown_doubles.log"
+TRIPLES = DATA / "showdown_triples.log"
+
+
+def _same_battle(a, b, dropped: str = "|none|"):
+    """Two imports of one battle: the same decision points, actions, rewards, snapshots and log (``b``'s without
+    its ``dropped`` lines)."""
+    assert [t.model_dump(exclude={"events"}) for t in a.turns] == [t.model_dump(exclude={"events"}) for t in b.turns]
+    assert a.result == b.result and a.log == [line for line in b.log if not line.startswith(dropped)]
+
+
+def test_saved_replay_page_imports_the_log_inside_it():
+    text = PAGE.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "<\\/script>" not in text.split("battle-log-data")[0]
+    assert sniff(PAGE.read_bytes()) == "showdown replay page"
+    recording = imported(PAGE)
+    assert recording.id == "showdown-gen9randombattle-2000000005" and recording.format == "gen9randombattle"
+    assert recording.source.detail == "showdown replay page"
+    _same_battle(recording, read_any(HOSTILE.read_bytes()))  # the page holds the hostile log, slashes escaped
+    assert "<script" not in recording.to_json() and "\\/" not in "".join(recording.log)
+    with pytest.raises(RecordingError, match="an HTML page without a battle log"):
+        read_any(b"<!DOCTYPE html><title>not a replay</title>")
+
+
+def test_a_log_without_tier_imports_with_its_generation():
+    assert "|tier|" not in TIERLESS.read_text() and "|gen|9" in TIERLESS.read_text()
+    recording = imported(TIERLESS)
+    assert recording.format == "gen9"  # the generation alone: the log never named its format
+    _same_battle(recording, read_any(SHOWDOWN.read_bytes()), "|tier|")  # the same battle as the replay JSON
+    assert recording.result.winner == "p2"
+    bare = "\n".join(line for line in TIERLESS.read_text().splitlines() if not line.startswith("|gen|"))
+    with pytest.raises(RecordingError, match="the battle format is missing"):
+        read_any(bare.encode())
+
+
+@pytest.mark.parametrize("path, kind", [(DOUBLES, "doubles"), (TRIPLES, "triples")])
+def test_doubles_and_triples_are_refused_never_read_as_singles(path, kind, tmp_path, capsys):
+    text = path.read_text()
+    assert f"|gametype|{kind}" in text and "|switch|p1b: " in text  # a real battle of that kind, played here
+    cases = {
+        "log": text,
+        "no gametype line": "\n".join(line for line in text.splitlines() if not line.startswith("|gametype|")),
+        "replay json": json.dumps({"id": f"gen9{kind}-1", "players": ["Alice", "Bob"], "log": text}),
+    }
+    for name, body in cases.items():
+        with pytest.raises(RecordingError) as caught:
+            read_any(body.encode(), path.name)
+        message = str(caught.value)
+        assert f"{kind if name != 'no gametype line' else 'doubles'} battles are not supported yet" in message, name
+        assert "\n" not in message
+    assert main(["import", str(path), "--out", str(tmp_path / "out")]) == 1
+    assert "battles are not supported yet" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("|turn|²", "no plain turn number"), ("|turn|①", "no plain turn number"), ("|turn|", "no plain turn number"),
+    ("|turn|" + "9" * 40, "no plain turn number"),
+    ("|-damage|p2a: Eevee|5/0", "HP '5/0' is not a valid HP"), ("|-damage|p2a: Eevee|-5/0", "HP '-5/0'"),
+    ("|-heal|p2a: Eevee|-5/100", "HP '-5/100'"), ("|switch|p2a: Eevee|Eevee, L50|5/0", "HP '5/0'"),
+])
+def test_digits_and_hp_that_no_simulator_writes_are_one_line_refusals(line, expected):
+    text = ("|gametype|singles\n|player|p1|A||\n|player|p2|B||\n|gen|9\n|tier|[Gen 9] Random Battle\n|start\n"
+            "|switch|p1a: Pikachu|Pikachu, L50|100/100\n|switch|p2a: Eevee|Eevee, L50|100/100\n|turn|1\n"
+            f"|move|p1a: Pikachu|Thunderbolt|p2a: Eevee\n{line}\n|turn|2\n")
+    with pytest.raises(RecordingError) as caught:
+        read_any(text.encode(), "bad.log")
+    assert expected in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_log_too_long_to_record_is_refused_before_it_is_built(tmp_path, capsys):
+    """60,000 ``|turn|`` lines (0.7 MB) would make a recording far over the 20 MB limit: refused, nothing written."""
+    text = "|gametype|singles\n|player|p1|A||\n|player|p2|B||\n|gen|9\n|tier|[Gen 9] Random Battle\n|start\n" + \
+        "".join(f"|turn|{n}\n" for n in range(1, 60_001))
+    assert len(text) < 800_000
+    path = tmp_path / "long.log"
+    path.write_text(text)
+    assert main(["import", str(path), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "60000 decision points" in err and "recordings are limited to 20 MB" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_import_reads_regular_files_only(tmp_path):
+    """A FIFO (which would block a reader forever) and /dev/zero (endless) are refused without being read."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    done = subprocess.run([sys.executable, "-m", "wolfeclick", "import", str(fifo), str(zero), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 1, done.stderr
+    assert f"{fifo}: a FIFO, not a battle file" in done.stderr and f"{zero}: a device, not a battle file" in done.stderr
+    assert "imported 0 of 2 files; refused 2: 1 a FIFO, not a battle file, 1 a device, not a battle file" in done.stderr
+
+
+def test_folder_import_counts_what_it_imported_and_refused_by_reason(tmp_path, capsys):
+    folder = tmp_path / "battles"
+    (folder / "more").mkdir(parents=True)
+    for path in (SHOWDOWN, HOSTILE, PAGE, TIERLESS, DOUBLES, TRIPLES):
+        (folder / path.name).write_bytes(path.read_bytes())
+    (folder / "more" / "copy-of-doubles.log").write_bytes(DOUBLES.read_bytes())
+    (folder / "more" / "notes.txt").write_text("just some notes\n")
+    (folder / "more" / "picture.png").write_bytes(b"\x89PNG")  # not a battle suffix: not even looked at
+    out = tmp_path / "out"
+    assert main(["import", str(folder), "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    written = captured.out.split()
+    assert len(written) == 4 and all(load_recording(Path(p)).source.kind == "imported" for p in written)
+    summary = captured.err.strip().splitlines()[-1]
+    assert summary == ("imported 4 of 8 files; refused 4: 2 doubles battles are not supported yet, 1 not a battle file, "
+                       "1 triples battles are not supported yet"), summary

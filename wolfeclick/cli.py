@@ -187,11 +187,13 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--matrix-csv", type=Path, default=None, help="also write the per-pair matrix as CSV here")
     importer = commands.add_parser("import", help="import foreign battle logs as recordings",
                                    description="Read each FILE (an OpenEnv-WolfeClick record_battle.py log or "
-                                               "replay_battle.json, a Showdown replay .json or protocol .log, or a "
-                                               "recording); the format is recognised from the content. Write one "
-                                               "recording per file to --out and print its path; one line per file "
-                                               "that cannot be read (exit 1).")
-    importer.add_argument("files", nargs="+", type=Path)
+                                               "replay_battle.json, a Showdown server battle log (re-simulated from "
+                                               "its input log), replay .json, saved replay page or protocol .log, or "
+                                               "a recording) or every such file in a FOLDER; the format is "
+                                               "recognised from the content. Write one recording per file to --out "
+                                               "and print its path; one line per file that cannot be read, then the "
+                                               "counts imported and refused by reason (exit 1 if any was refused).")
+    importer.add_argument("files", nargs="+", type=Path, metavar="FILE_OR_FOLDER")
     importer.add_argument("--out", type=Path, default=recordings_dir(), help="directory for the recordings")
 
     export = commands.add_parser("export", help="turn recordings into training rows (sft, grpo, jsonl)",
@@ -634,23 +636,22 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from wolfeclick.battle.store import RecordingError, save_recording
-    from wolfeclick.interop.sniff import read_any
+    from tqdm import tqdm
 
-    bad = 0
-    for path in args.files:
-        try:
-            recording = read_any(path.read_bytes())
-        except OSError as exc:
-            bad += 1
-            print(f"{path}: cannot read: {exc.strerror}", file=sys.stderr)
-            continue
-        except RecordingError as exc:
-            bad += 1
-            print(f"{path}: {exc}", file=sys.stderr)
-            continue
-        print(save_recording(recording, args.out), flush=True)
-    return 1 if bad else 0
+    from wolfeclick.interop.folder import expand, import_files
+
+    total = len(expand(args.files))
+    # the bar is for a person watching a long import; a log file gets the per-file lines and the counts only
+    with tqdm(total=total, unit="file", file=sys.stderr, disable=total < 2 or not sys.stderr.isatty()) as bar:
+        summary = import_files(
+            args.files, args.out, saved=lambda path: bar.write(str(path), file=sys.stdout),
+            refused=lambda path, reason: bar.write(f"{path}: {reason}", file=sys.stderr),
+            fell_back=lambda path, why: bar.write(f"{path}: {why}; imported from its public log only",
+                                                  file=sys.stderr),
+            progress=lambda: bar.update(1))
+    if total > 1:
+        print(summary.line(), file=sys.stderr)
+    return 1 if summary.refused else 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -110,9 +110,22 @@ class ReplayingPolicy:
                         illegal_reason=recorded.illegal_reason, info=dict(recorded.policy_info))
 
 
+def opening_of(recording: Recording) -> list[str] | None:
+    """The ``>start``/``>player`` lines a battle with no seed of ours began with (a Showdown server's battle,
+    re-simulated on import: ``wolfeclick.interop.serverlog``), so a replay starts it the same way; None when the
+    seed says how it began."""
+    if recording.seed is not None:
+        return None
+    opening = recording.inputlog[:3]
+    if len(opening) == 3 and opening[0].startswith(">start ") and opening[1].startswith(">player p1 ") \
+            and opening[2].startswith(">player p2 "):
+        return opening
+    return None
+
+
 def replayable(recording: Recording) -> None:
     """Raise BranchError unless ``recording`` holds what a replay needs (decisions and an input log)."""
-    if not recording.inputlog or not recording.turns or recording.seed is None:
+    if not recording.inputlog or not recording.turns or (recording.seed is None and opening_of(recording) is None):
         where = f" ({recording.source.kind}: {recording.source.detail})" if recording.source.kind == "imported" else ""
         raise BranchError(f"{recording.id} has no seed, input log and decisions to replay{where}")
 
@@ -182,7 +195,7 @@ async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy
             await checkpoint(partial.model_copy(update={"source": source}))
 
     async for item in stream_battle(
-        wrappers["p1"], wrappers["p2"], format_id=parent.format, seed=parent.seed,
+        wrappers["p1"], wrappers["p2"], format_id=parent.format, seed=parent.seed or 0, opening=opening_of(parent),
         max_turns=max_turns if max_turns is not None else turn_limit_of(parent),
         battle_id=branch_id(parent, step, specs), pool=pool, process=process, stop=stop,
         checkpoint=marked if checkpoint is not None else None,

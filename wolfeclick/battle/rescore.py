@@ -23,6 +23,7 @@ from wolfeclick.battle.branch import (
     RecordedChoice,
     ReplayingPolicy,
     first_difference,
+    opening_of,
     recorded_choices,
     replayable,
     turn_limit_of,
@@ -133,7 +134,8 @@ async def rescore_one(recording: Recording, policy: Policy, side: str, *, pool: 
                            probe=probe if s == side else None, blocking=s == side and policy.blocking)
         for s in SIDES
     }
-    replay = await play_battle(wrappers["p1"], wrappers["p2"], format_id=recording.format, seed=recording.seed,
+    replay = await play_battle(wrappers["p1"], wrappers["p2"], format_id=recording.format, seed=recording.seed or 0,
+                               opening=opening_of(recording),
                                max_turns=turn_limit_of(recording), battle_id=recording.id, process=pool.pick(),
                                names={s: recording.players[s].name for s in SIDES}, teams=recording.teams)
     failure = next((w.failure for w in wrappers.values() if w.failure), None)

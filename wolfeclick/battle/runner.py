@@ -334,6 +334,7 @@ async def stream_battle(
     checkpoint_every: int = 10,
     names: dict[str, str] | None = None,
     teams: dict[str, TeamInfo] | None = None,
+    opening: list[str] | None = None,
 ) -> AsyncIterator[TurnRecord | Recording]:
     """Play a battle, yielding each finished ``TurnRecord`` and finally the ``Recording``.
 
@@ -343,6 +344,8 @@ async def stream_battle(
     every ``checkpoint_every`` turn records, so even a process that dies mid-battle leaves the turns it played.
     ``names`` overrides the players' names as the simulator shows them (a branch keeps its parent's). ``teams`` are
     the sides' teams in a format that plays given teams (``wolfeclick.battle.teams``); the simulator validates them.
+    ``opening`` replaces the seeded ``>start``/``>player`` lines with a battle's own (a Showdown server's, re-simulated
+    on import: ``wolfeclick.interop.serverlog``); they pass the simulator's door like any line.
     """
     run = BattleRun(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, battle_id=battle_id, names=names,
                     teams=teams)
@@ -356,7 +359,7 @@ async def stream_battle(
     checkpointed = 0
     try:
         packed = {side: team.packed for side, team in run.teams.items()} if run.teams else None
-        run.sent = start_lines(format_id, seed, run.names, packed)
+        run.sent = list(opening) if opening else start_lines(format_id, seed, run.names, packed)
         try:
             reply = await process.call("start", battle=run.key, format=format_id, lines=run.sent)
         except SimulatorError as exc:

@@ -30,7 +30,7 @@ ROOM_ONLY = frozenset({
     "bigerror", "notify", "tempnotify", "tempnotifyoff", "expire", "init", "deinit", "noinit", "popup", "hidelines",
     "unlink", "controlshtml", "fieldhtml", "selectorhtml", "request", "sentchoice", "choice", "askreg", "userstats",
     "queryresponse", "challstr", "updateuser", "updatesearch", "updatechallenges", "customgroups", "formats",
-    "rated", "player-inactive", "split", "spectator", "spectatorleave",
+    "rated", "player-inactive", "split", "spectator", "spectatorleave", ":",
 })
 """Lines a human battle room has that are not battle events (chat, markup, timers, joins): dropped on import, so
 nothing from a chat line or an ``|html|`` block ever reaches a page."""
@@ -59,6 +59,84 @@ def clean_log(lines: list[str]) -> tuple[list[str], int]:
             continue
         kept.append(line)
     return kept, dropped
+
+
+MAX_TURN_DIGITS = 6
+"""Showdown ends every battle by turn 1000; a longer turn number is no battle log."""
+_HP = re.compile(r"^(-?[0-9]+)/(-?[0-9]+)")
+_HP_FIELD = {"switch": 4, "drag": 4, "replace": 4, "-damage": 3, "-heal": 3, "-sethp": 3}
+"""Where a line carries an ``HP/MAX`` field (``|switch|p1a: X|X, L80|245/245``, ``|-damage|p1a: X|120/245``)."""
+
+
+def ascii_number(text: str, digits: int = MAX_TURN_DIGITS) -> int | None:
+    """``text`` as a whole number when it is 1..``digits`` ASCII digits, else None (``'²'.isdigit()`` is true, but
+    ``int('²')`` raises)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= digits else None
+
+
+def turn_number(parts: list[str]) -> int | None:
+    """The battle turn of a split ``|turn|N`` line (None for any other line); a turn that is not a plain number is a
+    one-line ImportFormatError."""
+    if parts[1:2] != ["turn"]:
+        return None
+    value = ascii_number(parts[2]) if len(parts) > 2 else None
+    if value is None:
+        shown = parts[2][:20] if len(parts) > 2 else ""
+        raise ImportFormatError(f"a '|turn|' line has no plain turn number ({shown!r})")
+    return value
+
+
+def check_protocol(log: list[str]) -> None:
+    """Refuse, in one line, battle lines no simulator writes that would break the trackers: a turn number that is
+    not ASCII digits, an HP field like ``5/0`` or ``-5/100``."""
+    for number, line in enumerate(log, start=1):
+        parts = line.split("|")
+        turn_number(parts)
+        field = _HP_FIELD.get(parts[1]) if len(parts) > 1 else None
+        if field is None or len(parts) <= field:
+            continue
+        match = _HP.match(parts[field])
+        if match and (int(match.group(1)) < 0 or int(match.group(2)) <= 0):
+            raise ImportFormatError(f"line {number}: HP {parts[field][:20]!r} is not a valid HP "
+                                    "(current/maximum, the maximum above 0)")
+
+
+_MULTI_FORMAT = re.compile(r"doubles|triples|freeforall|vgc|2v2")
+_MULTI_SLOT = re.compile(r"^p[1-4][b-c]: |^p[34][a-c]?: ")
+
+
+def check_singles(log: list[str], fmt: str | None, what: str) -> None:
+    """Refuse in one line a doubles, triples, multi or free-for-all battle: every importer and view here has one
+    active Pokémon per side, and reading such a log as singles would lose the other slots' actions and state.
+
+    Seen in ``|gametype|``, in the format id, or in a second active slot (``p1b: …``) or third player.
+    """
+    kind = None
+    for line in log:
+        parts = line.split("|")
+        if parts[1:2] == ["gametype"] and len(parts) > 2 and parts[2] != "singles":
+            kind = parts[2][:20] or "unknown"
+            break
+        if len(parts) > 2 and _MULTI_SLOT.match(parts[2]):
+            kind = "doubles" if parts[2][2] in "bc" else "multi"
+            break
+    match = _MULTI_FORMAT.search(fmt or "") if kind is None else None
+    if match:
+        kind = {"vgc": "doubles", "2v2": "doubles"}.get(match.group(0), match.group(0))
+    if kind is not None:
+        raise ImportFormatError(f"{what}: {kind} battles are not supported yet (only singles: one active Pokémon "
+                                "per side)")
+
+
+def generation_format(log: list[str]) -> str | None:
+    """``gen9`` from a log's ``|gen|9`` line: the generation is what the trackers need when no ``|tier|`` names
+    the format (a custom game, a log cut by some tool)."""
+    for line in log:
+        parts = line.split("|")
+        if parts[1:2] == ["gen"] and len(parts) > 2:
+            number = ascii_number(parts[2], 2)
+            return f"gen{number}" if number else None
+    return None
 
 
 def format_id(text: str | None) -> str | None:
@@ -125,9 +203,9 @@ def winner_of(log: list[str], names: dict[str, str]) -> tuple[str | None, bool]:
 def last_turn(log: list[str]) -> int:
     turn = 0
     for line in log:
-        parts = line.split("|")
-        if parts[1:2] == ["turn"] and len(parts) > 2 and parts[2].isdigit():
-            turn = int(parts[2])
+        number = turn_number(line.split("|"))
+        if number is not None:
+            turn = number
     return turn
 
 
@@ -135,9 +213,9 @@ def turn_cuts(log: list[str]) -> dict[int, int]:
     """Battle turn → the log position just after its ``|turn|N`` line (where that turn's decisions are made)."""
     cuts: dict[int, int] = {}
     for position, line in enumerate(log):
-        parts = line.split("|")
-        if parts[1:2] == ["turn"] and len(parts) > 2 and parts[2].isdigit():
-            cuts.setdefault(int(parts[2]), position + 1)
+        number = turn_number(line.split("|"))
+        if number is not None:
+            cuts.setdefault(number, position + 1)
     return cuts
 
 
@@ -152,6 +230,7 @@ class PublicPoint:
 
 def replay_public(log: list[str], format_id_: str, names: dict[str, str], positions: list[int]) -> list[PublicPoint]:
     """Feed ``log`` to one tracker per side and read both sides at each of ``positions`` (non-decreasing)."""
+    check_protocol(log)
     trackers = {side: SideTracker("import", side, names.get(side) or side, format_id_) for side in SIDES}
     seats = [f"|player|{side}|{names.get(side) or side}|" for side in SIDES]
     for tracker in trackers.values():  # tell each view its seat even when the log lost its |player| lines

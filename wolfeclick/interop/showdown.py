@@ -9,22 +9,28 @@ spectator-fed poke-env ``Battle`` views — and it marks every decision so (``po
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.store import MAX_RECORDING_BYTES
 from wolfeclick.game.reward import RewardBudget, outcome_reward, shaped_reward, total
 from wolfeclick.interop.public import (
     SIDES,
     ImportFormatError,
+    check_singles,
     checked_format,
     clean_log,
     format_id,
+    generation_format,
     imported_id,
     imported_versions,
     last_turn,
     now,
     player_names,
     replay_public,
+    turn_number,
     validated,
     winner_of,
 )
@@ -32,6 +38,9 @@ from wolfeclick.interop.public import (
 REPLAY_FORMAT = "showdown replay"
 LOG_FORMAT = "showdown protocol log"
 PUBLIC_NOTE = "public log only: no legal actions or agent state; actions and shaped reward read from public events"
+MIN_POINT_BYTES = 1800
+"""The fewest bytes one decision point takes in a recording (measured: an empty battle's snapshot, decisions and
+rewards are 1,873 bytes a point), so a log whose recording cannot fit is refused before it is built."""
 
 
 def looks_like_replay(raw: Any) -> bool:
@@ -61,8 +70,9 @@ def decision_points(log: list[str]) -> list[tuple[int, int, list[str]]]:
         parts = line.split("|")
         tag = parts[1] if len(parts) > 1 else ""
         side = parts[2][:2] if len(parts) > 2 else ""
-        if tag == "turn" and len(parts) > 2 and parts[2].isdigit():
-            turn = int(parts[2])
+        number = turn_number(parts)
+        if number is not None:
+            turn = number
             points.append((position + 1, turn, list(SIDES)))
             busy, open_block = set(), False
         elif turn == 0:
@@ -99,10 +109,12 @@ def seen_action(segment: list[str], side: str) -> dict[str, str] | None:
 def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
                     names: dict[str, str] | None = None, dropped: int = 0) -> Recording:
     """A recording of a battle known only from its spectator log ``log`` (already cleaned)."""
+    check_singles(log, fmt, detail)
     names = {**(names or {}), **player_names(log)}
     for side in SIDES:
         names.setdefault(side, side)
     points = decision_points(log)
+    check_fits(log, len(points), detail)
     public = replay_public(log, fmt, names, [p for p, _, _ in points] + [len(log)])
     winner, ended = winner_of(log, names)
     forfeited = any(line.startswith("|-message|") and line.endswith(" forfeited.") for line in log)
@@ -142,6 +154,16 @@ def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
     }, detail)
 
 
+def check_fits(log: list[str], points: int, what: str) -> None:
+    """Refuse, before anything is built, a log whose recording would pass the recording limit: the log is kept
+    twice (``log`` and each turn's ``events``) and every decision point takes at least ``MIN_POINT_BYTES``."""
+    estimate = 2 * sum(len(line) + 3 for line in log) + points * MIN_POINT_BYTES
+    if estimate > MAX_RECORDING_BYTES:
+        raise ImportFormatError(f"{what}: {points} decision points and {len(log)} lines would make a recording of "
+                                f"over {estimate / 1e6:.0f} MB; recordings are limited to "
+                                f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
+
+
 def read_showdown_replay(raw: dict[str, Any], data: bytes) -> Recording:
     """A replay-site JSON object → recording."""
     lines, dropped = clean_log(str(raw["log"]).split("\n"))
@@ -149,7 +171,8 @@ def read_showdown_replay(raw: dict[str, Any], data: bytes) -> Recording:
         raise ImportFormatError(f"{REPLAY_FORMAT}: its 'log' holds no battle protocol lines")
     fmt = format_id(raw.get("formatid")) or format_id(str(raw.get("id", "")).split("-")[0]) \
         or format_id(raw.get("format")) or _tier(lines)
-    fmt = checked_format(fmt, REPLAY_FORMAT)
+    check_singles(lines, fmt, REPLAY_FORMAT)
+    fmt = checked_format(fmt or generation_format(lines), REPLAY_FORMAT)
     players = raw.get("players")
     names = {side: str(name) for side, name in zip(SIDES, players)} if isinstance(players, list) else {}
     hint = raw.get("id") if isinstance(raw.get("id"), str) else None
@@ -157,11 +180,14 @@ def read_showdown_replay(raw: dict[str, Any], data: bytes) -> Recording:
                            names=names, dropped=dropped)
 
 
-def read_showdown_log(text: str, data: bytes) -> Recording:
-    """A bare protocol log (``.log``) → recording."""
+def read_showdown_log(text: str, data: bytes, *, detail: str = LOG_FORMAT, prefix: str = "showdownlog") -> Recording:
+    """A bare protocol log (``.log``, or one taken out of a page: ``detail``) → recording. Without a ``|tier|``
+    line the format is the generation alone (``gen9``) from ``|gen|``."""
     lines, dropped = clean_log(text.split("\n"))
-    fmt = checked_format(_tier(lines), LOG_FORMAT)
-    return from_public_log(lines, fmt=fmt, recording_id=imported_id("showdownlog", data), detail=LOG_FORMAT,
+    fmt = _tier(lines)
+    check_singles(lines, fmt, detail)
+    fmt = checked_format(fmt or generation_format(lines), detail)
+    return from_public_log(lines, fmt=fmt, recording_id=imported_id(prefix, data), detail=detail,
                            dropped=dropped)
 
 
@@ -172,3 +198,30 @@ def _tier(lines: list[str]) -> str | None:
         if parts[1:2] == ["tier"] and len(parts) > 2:
             return format_id(parts[2])
     return None
+
+
+PAGE_FORMAT = "showdown replay page"
+_PAGE_LOG = re.compile(r'<script\b[^>]*\bclass="battle-log-data"[^>]*>(.*?)</script>', re.S | re.I)
+_PAGE_ID = re.compile(r'<input\b[^>]*\bname="replayid"[^>]*\bvalue="([^"]{1,120})"', re.I)
+
+
+PAGE_MARK = 'class="battle-log-data"'
+"""Showdown's replay pages (and its client's "Download replay") carry the log in a
+``<script type="text/plain" class="battle-log-data">`` block."""
+
+
+def read_showdown_page(text: str, data: bytes) -> Recording:
+    """A saved replay page → recording, from the protocol log inside it (the page's slashes are escaped ``\\/``;
+    a page some tool HTML-escaped is unescaped)."""
+    match = _PAGE_LOG.search(text)
+    if match is None:
+        raise ImportFormatError(f"{PAGE_FORMAT}: an HTML page without a battle log (no <script "
+                                "class=\"battle-log-data\"> block)")
+    body = match.group(1).replace("\\/", "/")
+    if "<" not in body and re.search(r"&(lt|gt|amp|quot|#[0-9]+);", body):
+        body = html.unescape(body)
+    page_id = _PAGE_ID.search(text)
+    recording = read_showdown_log(body, data, detail=PAGE_FORMAT, prefix="showdown")
+    if page_id:
+        recording = recording.model_copy(update={"id": imported_id("showdown", data, html.unescape(page_id.group(1)))})
+    return recording

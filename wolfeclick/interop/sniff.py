@@ -1,9 +1,10 @@
 """One entry point for every battle file a user may bring: ``read_any`` recognises the format from the content.
 
 Recognised: a schema-v1 recording (validated as is), an OpenEnv-WolfeClick ``record_battle.py`` log, its
-``replay_battle.json``, a Showdown replay-site JSON and a bare Showdown protocol log. The file name is only used in
-messages; the user never picks a format. Anything else is a one-line ``ImportFormatError`` (or ``RecordingError``
-for a recording that fails its schema).
+``replay_battle.json``, a Showdown server battle log (re-simulated from its input log: ``serverlog``), a Showdown
+replay-site JSON, a saved replay page and a bare Showdown protocol log. The file name is only used in messages; the
+user never picks a format. Anything else — and any import whose recording would pass the recording limit — is a
+one-line ``ImportFormatError`` (or ``RecordingError`` for a recording that fails its schema).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from __future__ import annotations
 import orjson
 
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.store import MAX_JSON_DEPTH, _check_size, _depth_ok, parse_recording
-from wolfeclick.interop import openenv, showdown
+from wolfeclick.battle.store import MAX_JSON_DEPTH, MAX_RECORDING_BYTES, _check_size, _depth_ok, parse_recording
+from wolfeclick.interop import openenv, serverlog, showdown
 from wolfeclick.interop.public import ImportFormatError
 
 FORMATS = ("wolfeclick recording", openenv.RECORD_FORMAT, openenv.REPLAY_FORMAT, showdown.REPLAY_FORMAT,
-           showdown.LOG_FORMAT)
+           showdown.LOG_FORMAT, serverlog.SERVER_FORMAT, showdown.PAGE_FORMAT)
 
 __all__ = ["read_any", "sniff", "FORMATS", "ImportFormatError"]
 
@@ -34,15 +35,29 @@ def sniff(data: bytes) -> str:
     return _read(data)[0]
 
 
-def read_any(data: bytes, name: str = "") -> Recording:
-    """The recording held in (or imported from) ``data``; ``name`` only labels error messages."""
+def read_any(data: bytes, name: str = "", host: serverlog.SimHost | None = None) -> Recording:
+    """The recording held in (or imported from) ``data``; ``name`` only labels error messages. ``host`` is the
+    simulator that re-simulates server logs (many files share one; else each server log starts its own)."""
     try:
-        return _read(data)[1]()
+        kind, build = _read(data, host)
+        recording = build()
+        if kind != FORMATS[0]:
+            check_output(recording, kind)
+        return recording
     except ImportFormatError as exc:
         raise ImportFormatError(f"{name}: {exc}" if name else str(exc)) from None
 
 
-def _read(data: bytes):
+def check_output(recording: Recording, kind: str) -> None:
+    """Refuse, before anything is written, an import whose recording would pass the recording limit (which
+    ``validate`` and the app would then refuse to open)."""
+    size = len(recording.to_json().encode("utf-8"))
+    if size > MAX_RECORDING_BYTES:
+        raise ImportFormatError(f"{kind}: the recording would be {size / 1e6:.1f} MB; recordings are limited to "
+                                f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
+
+
+def _read(data: bytes, host: serverlog.SimHost | None = None):
     text = _text(data)
     head = text.lstrip()[:1]
     if head in ("{", "["):
@@ -55,6 +70,8 @@ def _read(data: bytes):
                                     f"{exc.lineno}") from None
         if isinstance(raw, dict) and "schema" in raw:
             return FORMATS[0], lambda: parse_recording(data)
+        if serverlog.looks_like_server_log(raw):
+            return serverlog.SERVER_FORMAT, lambda: serverlog.read_server_log(raw, data, host)
         if openenv.looks_like_replay(raw):
             return openenv.REPLAY_FORMAT, lambda: openenv.read_replay_battle(raw, data)
         if openenv.looks_like_record(raw):
@@ -66,6 +83,8 @@ def _read(data: bytes):
             raise ImportFormatError(f"unrecognised JSON (top-level keys: {keys[:120]}); expected a recording, an "
                                     "OpenEnv-WolfeClick battle log or replay, or a Showdown replay")
         raise ImportFormatError(f"unrecognised JSON (the top level is a {type(raw).__name__}, not an object)")
+    if head == "<" or (showdown.PAGE_MARK in text and not showdown.looks_like_log(text)):
+        return showdown.PAGE_FORMAT, lambda: showdown.read_showdown_page(text, data)
     if showdown.looks_like_log(text):
         return showdown.LOG_FORMAT, lambda: showdown.read_showdown_log(text, data)
-    raise ImportFormatError("not a battle file: neither JSON nor a Showdown protocol log")
+    raise ImportFormatError("not a battle file: neither JSON, a Showdown protocol log nor a saved replay page")
