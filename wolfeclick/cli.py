@@ -617,7 +617,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from wolfeclick.battle.store import write_atomic
 
     query = parse_query(args.format, args.since, args.source, args.min_battles, args.period)
-    recordings = args.recordings if args.recordings is not None else [Path("recordings")]
+    recordings = args.recordings if args.recordings is not None else [recordings_dir()]
     index, scan = rebuild_index(args.results, recordings)
     for path in scan.skipped:
         print(f"warning: skipped {path} (not a readable tournament or recording)", file=sys.stderr)
