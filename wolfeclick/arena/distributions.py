@@ -8,6 +8,7 @@ Accuracy is far beyond what a 95 % interval printed to three decimals needs (abo
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
 __all__ = ["norm_ppf", "norm_cdf", "betainc", "beta_ppf", "t_ppf", "chi2_sf"]
@@ -96,10 +97,12 @@ def beta_ppf(q: float, a: float, b: float) -> float:
     return 0.5 * (lo + hi)
 
 
+@lru_cache(maxsize=4096)
 def t_ppf(q: float, df: float) -> float:
     """Quantile of Student's t with ``df`` degrees of freedom (``t_ppf(0.975, 3)`` ≈ 3.182).
 
-    For t > 0, P(T > t) = I_{df/(df+t²)}(df/2, 1/2) / 2, so the quantile comes from the beta quantile.
+    For t > 0, P(T > t) = I_{df/(df+t²)}(df/2, 1/2) / 2, so the quantile comes from the beta quantile. Cached:
+    every interval of n pairs asks for the same quantile, and the bisection is the slow part.
     """
     if df <= 0:
         raise ValueError("degrees of freedom must be positive")

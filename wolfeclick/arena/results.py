@@ -35,7 +35,7 @@ from wolfeclick.arena.stats import (
     summarize_pairings,
     wilson_interval,
 )
-from wolfeclick.arena.verdicts import REPEATED_LOOKS, Verdict, pairing_verdict, score_to_elo
+from wolfeclick.arena.verdicts import EQUIVALENCE_ELO, REPEATED_LOOKS, Verdict, pairing_verdict, score_to_elo
 from wolfeclick.battle.schema import Recording
 from wolfeclick.errors import InputError
 
@@ -438,7 +438,8 @@ def shift_intervals(ratings: Mapping[str, RatingInterval], anchor: str | None) -
 
 
 def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig | None = None,
-                      *, anchor: str | None = "random", bootstrap_rounds: int = BOOTSTRAP_ROUNDS) -> TournamentSummary:
+                      *, anchor: str | None = "random", bootstrap_rounds: int = BOOTSTRAP_ROUNDS,
+                      margin: float = EQUIVALENCE_ELO) -> TournamentSummary:
     """Summarise rows (in any order; duplicates by index collapse). With ``config``: the SPRT verdict, the
     scheduled count and the SPRT cut-off are applied, exactly as for ``results.jsonl``.
 
@@ -448,7 +449,9 @@ def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfi
     are the mean-centred ones, shifted alike: each says how well a policy is placed relative to the field.
     Pinning the anchor inside every bootstrap round instead would give it a zero-width interval and load every
     other interval with the whole uncertainty of its gap to ``random``, which almost never wins.
-    Each pairing gets its verdict (``verdicts.pairing_verdict``) from the paired interval.
+    Each pairing gets its verdict (``verdicts.pairing_verdict``) from the paired interval, ``margin`` being the
+    equivalence test's δ in Elo. Under separation the intervals are placed against ``ratings.reference_field``
+    (the anchor's connected group), so a newcomer nobody has beaten opens its own interval only.
     """
     ordered = canonical_rows(rows, config)
     games = game_results(ordered)
@@ -459,7 +462,7 @@ def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfi
     pairing_rows = []
     for s in summarize_pairings(games):
         paired = paired_summary(scores.get((s.a, s.b), []), level=LEVEL)
-        pairing_rows.append(PairingRow(s, paired, pairing_verdict(s.a, s.b, paired, level=LEVEL)))
+        pairing_rows.append(PairingRow(s, paired, pairing_verdict(s.a, s.b, paired, level=LEVEL, margin=margin)))
     status = sprt_status(ordered, config) if config is not None else None
     scheduled = len(build_schedule(config)) if config is not None else None
     complete = scheduled is not None and (len(ordered) == scheduled or (status is not None and status[1] is not None))

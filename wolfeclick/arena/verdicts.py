@@ -92,7 +92,6 @@ def equivalent(paired: PairedSummary, margin: float = EQUIVALENCE_ELO, alpha: fl
     return elo_to_score(-margin) < inner.ci_low and inner.ci_high < elo_to_score(margin)
 
 
-@lru_cache(maxsize=None)
 def _t_quantile(level: float, df: int) -> float:
     return t_ppf((1.0 + level) / 2.0, df)
 
