@@ -143,7 +143,8 @@ def separation_power(probs: Sequence[float], pairs: int, level: float = 0.95, up
     Up to `EXACT_PAIRS` pairs: the sum over every possible count vector of its multinomial probability (the
     interval has no spread to speak of below two pairs, so one pair never separates). Beyond: the normal
     approximation for the mean, with the interval's own half-width (Student's t, the virtual pair) at the
-    expected spread.
+    expected spread, widened for the half-width's own spread as the noncentral t's normal approximation is
+    (about 2 points too hopeful just past `EXACT_PAIRS` at p = 0.65, where the pair outcomes are skewed).
     """
     p = np.asarray(probs, dtype=float)
     p = p / p.sum()
@@ -161,11 +162,14 @@ def separation_power(probs: Sequence[float], pairs: int, level: float = 0.95, up
     virtual = sum(w * (score / 2.0 - mu) ** 2 for score, w in VIRTUAL_PAIR)
     weight = sum(w for _, w in VIRTUAL_PAIR)
     var = ((pairs - 1) * sigma2 + virtual) / (pairs + weight - 1.0)
-    half = _t_quantile(level, pairs - 1) * math.sqrt(var / pairs)
+    t = _t_quantile(level, pairs - 1)
+    half = t * math.sqrt(var / pairs)
     if sigma2 == 0.0:
         return 1.0 if (mu - half > 0.5 if upward else mu + half < 0.5) else 0.0
     edge = (mu - 0.5) if upward else (0.5 - mu)
-    return norm_cdf((edge - half) / math.sqrt(sigma2 / pairs))
+    # The half-width is estimated too: its spread widens the normal approximation of the noncentral t.
+    spread = math.sqrt(1.0 + t * t * var / sigma2 / (2.0 * (pairs - 1)))
+    return norm_cdf((edge - half) / math.sqrt(sigma2 / pairs) / spread)
 
 
 def pairs_for_power(probs: Sequence[float], played: int = 0, level: float = 0.95, power: float = POWER,
@@ -218,8 +222,9 @@ def more_pairs_needed(paired: PairedSummary, level: float = 0.95, power: float =
 
 
 def pairing_verdict(a: str, b: str, paired: PairedSummary, level: float = 0.95,
-                    margin: float = EQUIVALENCE_ELO) -> Verdict:
-    """The verdict on A (`a`, whose score `paired` holds) against B; ``margin`` is the equivalence test's δ."""
+                    margin: float = EQUIVALENCE_ELO, estimate: bool = True) -> Verdict:
+    """The verdict on A (`a`, whose score `paired` holds) against B; ``margin`` is the equivalence test's δ.
+    ``estimate=False`` leaves out the further-pairs estimate (the kind is the same; simulations want only it)."""
     if paired.pairs == 0:
         return Verdict("not_separable", "not separable yet — no complete pair played", None, None)
     ahead = a if paired.mean > 0.5 else b if paired.mean < 0.5 else None
@@ -230,6 +235,8 @@ def pairing_verdict(a: str, b: str, paired: PairedSummary, level: float = 0.95,
                                         f"{level:.0%})", None, None)
     if ahead is None:
         return Verdict("not_separable", "not separable yet — no edge either way so far", None, None)
+    if not estimate:
+        return Verdict("not_separable", "not separable yet", None, ahead)
     more = more_pairs_needed(paired, level)
     if more is None:
         return Verdict("not_separable", f"not separable yet — the edge so far would take over {MAX_MORE_PAIRS} "
