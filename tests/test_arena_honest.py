@@ -91,6 +91,7 @@ def test_a_newcomer_in_a_tournament_table_opens_only_itself_and_ranks_last() -> 
     table = format_table(summary)
     assert table.count("open") == 1 + table.count("open", table.index("note:"))
     assert "Fewer than 10 battles" in table and "E." in table
+    assert list(charts_from_rows(rows, summary)["ratings"].data[0].x)[-1] == "E"  # the chart's order too
 
 
 def test_the_anchored_leaderboard_keeps_bounds_through_rating_intervals() -> None:

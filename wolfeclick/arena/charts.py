@@ -128,18 +128,23 @@ def ratings_chart(
     ratings_with_intervals: Mapping[str, tuple[float, float, float]],
     n_battles: int,
     open_sides: Mapping[str, str | None] | None = None,
+    order: Sequence[str] | None = None,
 ) -> go.Figure:
     """Ratings as points with interval bars, strongest first.
 
     Takes {name: (rating, low, high)} and, in ``open_sides``, the side of each interval the data leave open
     (`intervals`). An open end gets no bar: the number the fit has there is the prior's, so an arrow from the
     point says "no bound this way" instead, and the hover text reads "open", as the tables do. The battle count
-    cannot be recovered from ratings, so `n_battles` is required.
+    cannot be recovered from ratings, so `n_battles` is required. ``order`` (the table's) overrides the
+    strongest-first order.
     """
     from wolfeclick.arena.intervals import bounds_text, open_high, open_low
 
     sides = open_sides or {}
     rows = sorted(ratings_with_intervals.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    if order is not None:  # the table's order: a policy with too few battles is not drawn first
+        place = {name: k for k, name in enumerate(order)}
+        rows.sort(key=lambda kv: place.get(kv[0], len(place)))
     names = [_label(name) for name, _ in rows]
     fig = go.Figure(
         go.Scatter(

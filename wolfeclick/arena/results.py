@@ -553,7 +553,7 @@ def charts_from_rows(rows: Iterable[Mapping[str, Any]], summary: TournamentSumma
     return {
         "win_rate": win_rate_chart(games, n),
         "heatmap": win_heatmap(games, players, n),
-        "ratings": ratings_chart(summary.ratings, n, {row.policy: row.rating_open for row in summary.table}),
+        "ratings": ratings_chart(summary.ratings, n, {row.policy: row.rating_open for row in summary.table}, players),
         "length": battle_length_chart(dict(lengths), n),
         "illegal": illegal_actions_chart(dict(illegal), n),
     }

@@ -156,6 +156,11 @@ def separation_power(probs: Sequence[float], pairs: int, level: float = 0.95, up
         hit = (up if upward else down) & ~np.any(grid[:, ~possible] > 0, axis=1)
         log_pmf = log_coef[hit] + grid[hit][:, possible] @ np.log(p[possible])
         return float(np.exp(log_pmf).sum())
+    return _normal_power(p, pairs, level, upward)
+
+
+def _normal_power(p: np.ndarray, pairs: int, level: float, upward: bool) -> float:
+    """`separation_power` by the normal approximation (see there)."""
     xs = np.array(PAIR_OUTCOMES) / 2.0
     mu = float(p @ xs)
     sigma2 = float(p @ (xs - mu) ** 2)
@@ -186,10 +191,14 @@ def pairs_for_power(probs: Sequence[float], played: int = 0, level: float = 0.95
     upward = mu > 0.5
     ceiling = played + limit
     start = max(played + 1, 2)
-    for n in range(start, min(EXACT_PAIRS, ceiling) + 1):
-        got = separation_power(p, n, level, upward)
-        if got >= power:
-            return n, got
+    top = min(EXACT_PAIRS, ceiling)
+    # Summing every outcome is the slow part: skip it when even its last N is far short (the two methods differ
+    # by a few points there), as it is for any edge that needs hundreds of pairs.
+    if start <= top and _normal_power(p, top, level, upward) >= power - 0.1:
+        for n in range(start, top + 1):
+            got = separation_power(p, n, level, upward)
+            if got >= power:
+                return n, got
     low = max(start, EXACT_PAIRS + 1)
     if low > ceiling or separation_power(p, ceiling, level, upward) < power:
         return None
