@@ -38,8 +38,9 @@ def _cells(text: str) -> dict[str, str]:
     """policy → its "rating [low, high]" cell, from a CLI table (the lines before the first blank one). Columns
     are two or more spaces apart; a name may hold single spaces (the hostile sample's does)."""
     head, _, *body = text.split("\n\n")[0].splitlines()
-    column = re.split(r"\s{2,}", head).index("rating [95% CI]")
-    return {cols[0]: cols[column] for cols in (re.split(r"\s{2,}", line) for line in body)}
+    names = re.split(r"\s{2,}", head)
+    rows = [re.split(r"\s{2,}", line) for line in body]
+    return {cols[0]: cols[names.index("rating [95% CI]")] for cols in rows if len(cols) == len(names)}
 
 
 def _data(value):
