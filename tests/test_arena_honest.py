@@ -15,7 +15,7 @@ from wolfeclick.arena import verdicts
 from wolfeclick.arena.charts import ratings_chart
 from wolfeclick.arena.history import BattleEntry
 from wolfeclick.arena.leaderboard import format_leaderboard, leaderboard
-from wolfeclick.arena.ratings import glicko2_run, rating_intervals
+from wolfeclick.arena.ratings import glicko2_run, rating_intervals, separation
 from wolfeclick.arena.results import charts_from_rows, format_table, shift_intervals, summary_from_rows
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.arena.sprt import elo_to_score, sprt
@@ -258,3 +258,13 @@ def test_glicko_order_dependence_is_said_in_words() -> None:
     assert abs(forward["a"].rating - backward["a"].rating) > 5  # the same battles, another order
     board = leaderboard(_entries(_round_robin(FIELD, 2, seed=1)), rounds=50)
     assert "order" in format_leaderboard(board) and "Glicko-2" in format_leaderboard(board)
+
+
+def test_an_open_end_is_judged_by_reachability_not_by_neighbours() -> None:
+    """x beats y, y beats z, w beats z. y lost to x and beat z, so the old rule (does anyone outside its group
+    beat it / lose to it?) called both its ends bounded; yet w and z can sink together below it, or x and w rise
+    together above it, without breaking a result: both ends are open relative to the mean of all four."""
+    games = [GameResult("x", "y", 0, "x"), GameResult("y", "z", 1, "y"), GameResult("w", "z", 2, "w")]
+    assert separation(games).open == {"w": "both", "x": "both", "y": "both", "z": "below"}
+    # Relative to the field {x, y}: x reaches y, so y's upper end is bounded; y never reaches x, so its lower is not.
+    assert separation(games, field=("x", "y")).open["y"] == "below"
