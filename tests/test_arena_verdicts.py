@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wolfeclick.arena.results import format_table, summary_from_rows
@@ -103,6 +103,7 @@ def test_no_detectable_difference_and_more_pairs() -> None:
     assert pairing_verdict("a", "b", paired_summary([])).kind == "not_separable"
 
 
+@settings(deadline=None)  # the first verdict computes t quantiles for the further-pairs estimate (issue 29)
 @given(st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0]), max_size=40))
 def test_an_interval_covering_a_half_is_never_a_win(scores: list[float]) -> None:
     paired = paired_summary(scores)

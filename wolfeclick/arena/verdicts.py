@@ -54,8 +54,8 @@ MAX_MORE_PAIRS = 1000
 """Beyond this many further pairs the estimate is not given: "more than 1000 more pairs"."""
 EQUIVALENCE_ELO = 50.0
 """δ of the equivalence test: "no detectable difference" means the data place the gap within ±δ Elo."""
-EXACT_PAIRS = 40
-"""Up to this many pairs the power is summed over every possible outcome; beyond, the normal approximation."""
+EXACT_PAIRS = 50
+"""Up to this many pairs the power is exact (summed over every possible outcome); beyond, the normal approximation."""
 REPEATED_LOOKS = ("Verdicts are fixed-sample tests (95%): valid read once, at a number of pairs chosen in "
                   "advance. Checking after every pair and stopping at the first \"stronger\" calls a difference "
                   "that is not there far more often (about 1 run in 4 over 100 looks); use --sprt to stop early.")
@@ -97,65 +97,56 @@ def _t_quantile(level: float, df: int) -> float:
 
 
 @lru_cache(maxsize=None)
-def _outcomes(n: int, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every pentanomial count vector of ``n`` pairs: counts (K, 5), log multinomial coefficient, and whether
-    `paired_summary`'s ``level`` interval would leave out ½ upwards / downwards (vectorised, same formula)."""
-    grid = _compositions(n, 5).astype(np.uint8)  # n <= EXACT_PAIRS: small counts, kept small in the cache
-    log_coef = _log_multinomial(grid, n)
-    xs = np.array(PAIR_OUTCOMES) / 2.0
-    mean = grid @ xs / n
-    spread = np.maximum(0.0, grid @ (xs * xs) - n * mean * mean)  # sum (x_i - m)^2
+def _separating(n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Which sums separate: over the grid a = Σ k_i (0..4n), b = Σ k_i² (0..16n), k_i = 4 x_i the pair's score
+    in quarter points, whether `paired_summary`'s ``level`` interval on n pairs with those sums leaves out ½
+    upwards / downwards. The interval depends on the pairs only through these two sums, so this is its formula,
+    vectorised (unreachable cells are computed too; they carry no probability)."""
+    a = np.arange(4 * n + 1, dtype=float)[:, None]
+    b = np.arange(16 * n + 1, dtype=float)[None, :]
+    mean = a / (4.0 * n)
+    spread = np.maximum(0.0, b / 16.0 - n * mean * mean)  # sum (x_i - m)^2
     for score, weight in VIRTUAL_PAIR:
         spread = spread + weight * (score / 2.0 - mean) ** 2
-    weight = sum(w for _, w in VIRTUAL_PAIR)
-    var = spread / (n + weight - 1.0)
+    var = spread / (n + sum(w for _, w in VIRTUAL_PAIR) - 1.0)
     half = _t_quantile(level, n - 1) * np.sqrt(var / n)
-    up = np.maximum(0.0, mean - half) > 0.5
-    down = np.minimum(1.0, mean + half) < 0.5
-    return grid, log_coef, up, down
+    return np.maximum(0.0, mean - half) > 0.5, np.minimum(1.0, mean + half) < 0.5
 
 
-def _log_multinomial(grid: np.ndarray, n: int) -> np.ndarray:
-    table = np.array([math.lgamma(k + 1) for k in range(n + 1)])
-    return math.lgamma(n + 1) - table[grid.astype(np.intp)].sum(axis=1)
-
-
-def _compositions(n: int, parts: int) -> np.ndarray:
-    """Every way to write ``n`` as an ordered sum of ``parts`` non-negative whole numbers, one per row."""
-    if parts == 1:
-        return np.array([[n]], dtype=np.int64)
-    tails = _compositions_cached if parts > 2 else _compositions
-    blocks = [np.column_stack([np.full(len(rest), first, dtype=np.int64), rest])
-              for first in range(n + 1) for rest in (tails(n - first, parts - 1),)]
-    return np.concatenate(blocks)
-
-
-@lru_cache(maxsize=None)
-def _compositions_cached(n: int, parts: int) -> np.ndarray:
-    """`_compositions` for the shorter tails (small arrays, reused for every n)."""
-    return _compositions(n, parts)
+def _exact_powers(p: np.ndarray, first: int, last: int, level: float, upward: bool) -> dict[int, float]:
+    """`separation_power` for every n in first..last at once: the distribution of (Σ k, Σ k²) after n pairs,
+    built one pair at a time (each pair adds k and k² with probability p_k), summed over the separating cells."""
+    out: dict[int, float] = {}
+    pmf = np.ones((1, 1))
+    for n in range(1, last + 1):
+        new = np.zeros((4 * n + 1, 16 * n + 1))
+        for k in range(5):
+            if p[k] > 0:
+                new[k: k + pmf.shape[0], k * k: k * k + pmf.shape[1]] += p[k] * pmf
+        pmf = new
+        if n >= max(first, 2):
+            up, down = _separating(n, level)
+            out[n] = float(pmf[up if upward else down].sum())
+    return out
 
 
 def separation_power(probs: Sequence[float], pairs: int, level: float = 0.95, upward: bool = True) -> float:
     """The chance that ``pairs`` pairs drawn from ``probs`` (the five pair outcomes 0, ½, 1, 1½, 2 for A) give a
     paired ``level`` interval that leaves out ½ on the ``upward`` side (A stronger) or the other.
 
-    Up to `EXACT_PAIRS` pairs: the sum over every possible count vector of its multinomial probability (the
-    interval has no spread to speak of below two pairs, so one pair never separates). Beyond: the normal
-    approximation for the mean, with the interval's own half-width (Student's t, the virtual pair) at the
-    expected spread, widened for the half-width's own spread as the noncentral t's normal approximation is
-    (about 2 points too hopeful just past `EXACT_PAIRS` at p = 0.65, where the pair outcomes are skewed).
+    Up to `EXACT_PAIRS` pairs: exact, summed over the distribution of the two sums the interval depends on
+    (`_exact_powers`; the interval has no spread to speak of below two pairs, so one pair never separates).
+    Beyond: the normal approximation for the mean, with the interval's own half-width (Student's t, the virtual
+    pair) at the expected spread, widened for the half-width's own spread as the noncentral t's normal
+    approximation is (it misses the skew of the pair outcomes: about 2 points too hopeful at p = 0.65 and 43
+    pairs, which is why the exact range reaches past that).
     """
     p = np.asarray(probs, dtype=float)
     p = p / p.sum()
     if pairs < 2:
         return 0.0
     if pairs <= EXACT_PAIRS:
-        grid, log_coef, up, down = _outcomes(pairs, level)
-        possible = p > 0
-        hit = (up if upward else down) & ~np.any(grid[:, ~possible] > 0, axis=1)
-        log_pmf = log_coef[hit] + grid[hit][:, possible] @ np.log(p[possible])
-        return float(np.exp(log_pmf).sum())
+        return _exact_powers(p, pairs, pairs, level, upward)[pairs]
     return _normal_power(p, pairs, level, upward)
 
 
@@ -195,8 +186,7 @@ def pairs_for_power(probs: Sequence[float], played: int = 0, level: float = 0.95
     # Summing every outcome is the slow part: skip it when even its last N is far short (the two methods differ
     # by a few points there), as it is for any edge that needs hundreds of pairs.
     if start <= top and _normal_power(p, top, level, upward) >= power - 0.1:
-        for n in range(start, top + 1):
-            got = separation_power(p, n, level, upward)
+        for n, got in _exact_powers(p, start, top, level, upward).items():
             if got >= power:
                 return n, got
     low = max(start, EXACT_PAIRS + 1)
