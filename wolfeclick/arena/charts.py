@@ -127,30 +127,50 @@ def win_heatmap(
 def ratings_chart(
     ratings_with_intervals: Mapping[str, tuple[float, float, float]],
     n_battles: int,
+    open_sides: Mapping[str, str | None] | None = None,
+    order: Sequence[str] | None = None,
 ) -> go.Figure:
     """Ratings as points with interval bars, strongest first.
 
-    Takes `bootstrap_ratings` output ({name: (rating, low, high)}). The battle
-    count cannot be recovered from ratings, so `n_battles` is required.
+    Takes {name: (rating, low, high)} and, in ``open_sides``, the side of each interval the data leave open
+    (`intervals`). An open end gets no bar: the number the fit has there is the prior's, so an arrow from the
+    point says "no bound this way" instead, and the hover text reads "open", as the tables do. The battle count
+    cannot be recovered from ratings, so `n_battles` is required. ``order`` (the table's) overrides the
+    strongest-first order.
     """
+    from wolfeclick.arena.intervals import bounds_text, open_high, open_low
+
+    sides = open_sides or {}
     rows = sorted(ratings_with_intervals.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    if order is not None:  # the table's order: a policy with too few battles is not drawn first
+        place = {name: k for k, name in enumerate(order)}
+        rows.sort(key=lambda kv: place.get(kv[0], len(place)))
+    names = [_label(name) for name, _ in rows]
     fig = go.Figure(
         go.Scatter(
             name="rating",
             mode="markers",
-            x=[_label(name) for name, _ in rows],
+            x=names,
             y=[r for _, (r, _, _) in rows],
             error_y={
                 "type": "data",
                 "symmetric": False,
-                "array": [hi - r for _, (r, _, hi) in rows],
-                "arrayminus": [r - lo for _, (r, lo, _) in rows],
+                "array": [0.0 if open_high(sides.get(name)) else hi - r for name, (r, _, hi) in rows],
+                "arrayminus": [0.0 if open_low(sides.get(name)) else r - lo for name, (r, lo, _) in rows],
             },
-            hovertemplate="%{x}: %{y:.0f}<extra></extra>",
+            customdata=[[bounds_text(lo, hi, sides.get(name))] for name, (_, lo, hi) in rows],
+            hovertemplate="%{x}: %{y:.0f} %{customdata[0]}<extra></extra>",
         )
     )
+    for label, (name, (r, _, _)) in zip(names, rows):
+        for is_open, up in ((open_high(sides.get(name)), True), (open_low(sides.get(name)), False)):
+            if is_open:  # an arrow from the point, 45 px long, pointing the way the data set no bound
+                fig.add_annotation(x=label, y=r, ax=0, ay=-45 if up else 45, showarrow=True, arrowside="start",
+                                   arrowhead=2, arrowwidth=1.5, arrowcolor="grey", text="",
+                                   hovertext=f"{'upper' if up else 'lower'} end open: no bound from the data")
     fig.update_yaxes(title_text="rating (Elo scale)")
-    return _base_layout(fig, f"Ratings with 95% intervals ({_battles(n_battles)})")
+    note = "; arrows: no bound from the data" if any(open_high(v) or open_low(v) for v in sides.values()) else ""
+    return _base_layout(fig, f"Ratings with 95% intervals ({_battles(n_battles)}{note})")
 
 
 def _count_entries(by_policy: Mapping[str, Sequence[int]]) -> int:

@@ -8,9 +8,10 @@ Accuracy is far beyond what a 95 % interval printed to three decimals needs (abo
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
-__all__ = ["norm_ppf", "betainc", "beta_ppf", "t_ppf"]
+__all__ = ["norm_ppf", "norm_cdf", "betainc", "beta_ppf", "t_ppf", "chi2_sf"]
 
 _TINY = 1e-300
 
@@ -18,6 +19,32 @@ _TINY = 1e-300
 def norm_ppf(q: float) -> float:
     """Standard-normal quantile: ``norm_ppf(0.975)`` ≈ 1.96."""
     return NormalDist().inv_cdf(q)
+
+
+def norm_cdf(x: float) -> float:
+    """Standard-normal distribution function."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def chi2_sf(x: float, df: int) -> float:
+    """P(χ²_df > x) for a whole number of degrees of freedom, from the closed forms of the regularised gamma
+    function: for even df, e^(−x/2) Σ_{i<df/2} (x/2)^i / i!; for odd df, 2 (1 − Φ(√x)) plus
+    e^(−x/2) Σ_{i<(df−1)/2} (x/2)^(i+½) / Γ(i + 3/2)."""
+    if df < 1 or int(df) != df:
+        raise ValueError("chi-squared degrees of freedom must be a positive whole number")
+    if x <= 0:
+        return 1.0
+    half = x / 2.0
+    if df % 2 == 0:
+        term, total = 1.0, 1.0
+        for i in range(1, int(df) // 2):
+            term *= half / i
+            total += term
+        return min(1.0, math.exp(-half) * total)
+    total = math.erfc(math.sqrt(half))
+    for i in range((int(df) - 1) // 2):
+        total += math.exp(-half + (i + 0.5) * math.log(half) - math.lgamma(i + 1.5))
+    return min(1.0, total)
 
 
 def _beta_fraction(a: float, b: float, x: float) -> float:
@@ -70,10 +97,12 @@ def beta_ppf(q: float, a: float, b: float) -> float:
     return 0.5 * (lo + hi)
 
 
+@lru_cache(maxsize=4096)
 def t_ppf(q: float, df: float) -> float:
     """Quantile of Student's t with ``df`` degrees of freedom (``t_ppf(0.975, 3)`` ≈ 3.182).
 
-    For t > 0, P(T > t) = I_{df/(df+t²)}(df/2, 1/2) / 2, so the quantile comes from the beta quantile.
+    For t > 0, P(T > t) = I_{df/(df+t²)}(df/2, 1/2) / 2, so the quantile comes from the beta quantile. Cached:
+    every interval of n pairs asks for the same quantile, and the bisection is the slow part.
     """
     if df <= 0:
         raise ValueError("degrees of freedom must be positive")

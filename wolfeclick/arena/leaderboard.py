@@ -22,8 +22,10 @@ from datetime import date
 from typing import Any, Literal
 
 from wolfeclick.arena.history import BattleEntry
-from wolfeclick.arena.ratings import glicko2_run, rating_intervals
-from wolfeclick.arena.results import RATING_BASE, fixed_width, shift_intervals
+from wolfeclick.arena.intervals import open_high, open_low
+from wolfeclick.arena.intervals import rating_text as interval_text
+from wolfeclick.arena.ratings import GLICKO_ORDER_NOTE, glicko2_run, rating_intervals
+from wolfeclick.arena.results import MIN_BATTLES, RATING_BASE, fixed_width, shift_intervals
 from wolfeclick.arena.stats import GameResult, score_for, summarize_pairings, wilson_interval
 from wolfeclick.errors import InputError
 
@@ -44,8 +46,7 @@ __all__ = [
     "SOURCES",
 ]
 
-MIN_BATTLES = 10
-"""Fewer battles than this and a policy is listed apart ("too few battles")."""
+# MIN_BATTLES (from results): fewer battles than this and a policy is listed apart ("too few battles").
 ANCHOR = "random"
 """The policy pinned at 1000 when it has played."""
 
@@ -162,9 +163,9 @@ class Leaderboard:
                 d[key] = round(d[key], 4)
             for key in ("rating", "rating_low", "rating_high", "glicko", "glicko_rd"):
                 d[key] = round(d[key], 2)
-            if row.rating_open in ("below", "both"):
+            if open_low(row.rating_open):
                 d["rating_low"] = None
-            if row.rating_open in ("above", "both"):
+            if open_high(row.rating_open):
                 d["rating_high"] = None
             return d
 
@@ -289,7 +290,8 @@ def leaderboard(entries: Sequence[BattleEntry], *, min_battles: int = MIN_BATTLE
     """The leaderboard of ``entries`` (any order; the result depends only on the set of battles)."""
     entries = sorted(entries, key=lambda e: e.battle)
     games = games_of(entries)
-    intervals = shift_intervals(rating_intervals(games, rounds=rounds, seed=seed, base=RATING_BASE), ANCHOR)
+    intervals = shift_intervals(rating_intervals(games, rounds=rounds, seed=seed, base=RATING_BASE, anchor=ANCHOR),
+                                ANCHOR)
     glicko = _glicko(entries, period)
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for g in games:
@@ -325,10 +327,8 @@ def leaderboard(entries: Sequence[BattleEntry], *, min_battles: int = MIN_BATTLE
 
 
 def rating_text(row: LeaderRow) -> str:
-    """``rating [low, high]``, an end the data leave open written "open"."""
-    low = "open" if row.rating_open in ("below", "both") else f"{row.rating_low:.0f}"
-    high = "open" if row.rating_open in ("above", "both") else f"{row.rating_high:.0f}"
-    return f"{row.rating:.0f} [{low}, {high}]"
+    """``rating [low, high]``, an end the data leave open written "open" (`intervals.rating_text`)."""
+    return interval_text(row.rating, row.rating_low, row.rating_high, row.rating_open)
 
 
 def format_leaderboard(board: Leaderboard) -> str:
@@ -346,4 +346,5 @@ def format_leaderboard(board: Leaderboard) -> str:
     if board.too_few:
         lines += ["", f"too few battles (under {board.min_battles}):"]
         lines += fixed_width(head, [line(r) for r in board.too_few])
+    lines += ["", f"note: {GLICKO_ORDER_NOTE}"]
     return "\n".join(lines)

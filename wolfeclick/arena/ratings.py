@@ -24,11 +24,15 @@ __all__ = [
     "bootstrap_ratings",
     "Separation",
     "separation",
+    "reference_field",
+    "ModelFit",
+    "model_fit",
     "profile_intervals",
     "BOOTSTRAP_PAIRS",
     "PROFILE_LIKELIHOOD",
     "RatingInterval",
     "rating_intervals",
+    "GLICKO_ORDER_NOTE",
     "Glicko2Rating",
     "glicko2_update",
     "glicko2_run",
@@ -293,56 +297,148 @@ class Separation:
 
     The Bradley–Terry maximum-likelihood estimate exists, without a prior, exactly when this graph is strongly
     connected (Zermelo 1929; Hunter 2004, condition A). `groups` are its strongly connected components, listed
-    in player order of their first member; `open` maps each player to the side its rating has no bound on from
-    the data: "above" if nobody outside its group ever took a point off it, "below" if it never took a point
-    off anybody outside its group, "both" if its group played nobody else, None otherwise.
+    in player order of their first member. `field` is the set of players the intervals are placed against
+    (`reference_field`; every player unless told otherwise), and `open` maps each player to the side of its
+    rating relative to the field's mean that the data leave unbounded: "above" unless every field member reaches
+    it along the graph (took points off someone who took points off … it), "below" unless it reaches every field
+    member, "both" when neither holds, None when both do. (Unbounded exactly then: pushing the players that do
+    not reach it down, or those it does not reach up, breaks no game's result.)
     """
 
     groups: tuple[tuple[str, ...], ...]
     open: dict[str, str | None]
+    field: tuple[str, ...] = ()
 
     @property
     def separated(self) -> bool:
         return len(self.groups) > 1
 
 
-def separation(games: Iterable[GameResult]) -> Separation:
-    """The strongly connected components of the win graph of `games`, and which rating bounds they leave open."""
-    ordered = canonical_order(games)
-    players = sorted({p for g in ordered for p in (g.a, g.b)})
+def _win_graph(ordered: Sequence[GameResult], players: Sequence[str]) -> np.ndarray:
+    """The "took points off" adjacency matrix over `players`."""
     m = len(players)
     edges = np.zeros((m, m), dtype=bool)
     if ordered:
         i, j, s = _tally(ordered, players)
         edges[i[s > 0], j[s > 0]] = True
         edges[j[s < 1], i[s < 1]] = True
-    reach = _reach(edges)
+    return edges
+
+
+def _groups(reach: np.ndarray, players: Sequence[str]) -> list[tuple[str, ...]]:
     same = reach & reach.T
     groups: list[tuple[str, ...]] = []
     seen: set[int] = set()
-    for a in range(m):
+    for a in range(len(players)):
         if a not in seen:
-            members = [b for b in range(m) if same[a, b]]
+            members = [b for b in range(len(players)) if same[a, b]]
             seen.update(members)
             groups.append(tuple(players[b] for b in members))
+    return groups
+
+
+def reference_field(games: Iterable[GameResult], anchor: str | None = None) -> tuple[str, ...]:
+    """The players a table's intervals are placed against: the established, connected core of the field.
+
+    The scale a table shows is anchored (``anchor`` = 1000) or, without the anchor, centred on the field. A
+    policy the rest never took a point off (a newcomer that won its one game) has no upper bound from the data;
+    if the field's mean included it, every other rating relative to that mean would lose its lower bound too,
+    though the data bound them all relative to the anchor. So the field is the strongly connected group of the
+    anchor when that group has two or more players; failing that, the group with the most games played inside
+    it, when one has strictly the most and two or more players; failing that (every player apart: 8-0 between
+    two), everyone, as when nothing is separated.
+    """
+    ordered = canonical_order(games)
+    players = sorted({p for g in ordered for p in (g.a, g.b)})
+    groups = _groups(_reach(_win_graph(ordered, players)), players)
+    if len(groups) <= 1:
+        return tuple(players)
+    for group in groups:
+        if anchor in group and len(group) >= 2:
+            return group
+    inside = [sum(1 for g in ordered if g.a in group and g.b in group) for group in groups]
+    best = max(inside)
+    top = [group for group, n in zip(groups, inside) if n == best]
+    if len(top) == 1 and len(top[0]) >= 2:
+        return top[0]
+    return tuple(players)
+
+
+def separation(games: Iterable[GameResult], field: Sequence[str] | None = None) -> Separation:
+    """The strongly connected components of the win graph of `games`, and which sides of each rating relative
+    to `field`'s mean (default: every player) the data leave open."""
+    ordered = canonical_order(games)
+    players = sorted({p for g in ordered for p in (g.a, g.b)})
+    reach = _reach(_win_graph(ordered, players))
+    groups = _groups(reach, players)
+    chosen = tuple(players) if field is None else tuple(p for p in players if p in set(field))
+    inside = np.array([p in set(chosen) for p in players], dtype=bool)
     opened: dict[str, str | None] = {}
-    for a in range(m):
-        outside = ~same[a]
-        inside = same[a]
-        beaten_by_outside = bool(np.any(edges[np.ix_(outside, inside)]))
-        beats_outside = bool(np.any(edges[np.ix_(inside, outside)]))
-        if len(groups) == 1:
-            side = None
-        elif not beaten_by_outside and not beats_outside:
-            side = "both"
-        elif not beaten_by_outside:
-            side = "above"
-        elif not beats_outside:
-            side = "below"
-        else:
-            side = None
-        opened[players[a]] = side
-    return Separation(tuple(groups), opened)
+    for a in range(len(players)):
+        bounded_above = bool(np.all(reach[inside, a]))  # every field member reaches a
+        bounded_below = bool(np.all(reach[a, inside]))  # a reaches every field member
+        opened[players[a]] = (None if bounded_above and bounded_below else "above" if bounded_below
+                              else "below" if bounded_above else "both")
+    return Separation(tuple(groups), opened, chosen)
+
+
+# --------------------------------------------------------------------------
+# Goodness of fit: does one strength per player explain the results?
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelFit:
+    """Pearson's X² of the Bradley–Terry fit over pairings, its degrees of freedom and p-value (None when
+    ``df`` < 1: with no more pairings than strengths to fit, nothing is left to test)."""
+
+    statistic: float
+    df: int
+    p_value: float | None
+
+    @property
+    def fits(self) -> bool:
+        """False when the p-value is below 0.05: some pairings go against any one-strength-per-player order."""
+        return self.p_value is None or self.p_value >= 0.05
+
+    def text(self) -> str:
+        """The table's word on it, e.g. "Bradley–Terry does not fit these results (X² = 60.0 on 1 df, …)"."""
+        if self.p_value is None:
+            return ""
+        p = "p < 0.001" if self.p_value < 0.001 else f"p = {self.p_value:.3f}"
+        if self.fits:
+            return f"Bradley–Terry fits these results (X² = {self.statistic:.1f} on {self.df} df, {p})."
+        return (f"Bradley–Terry does not fit these results (X² = {self.statistic:.1f} on {self.df} df, {p}): "
+                "some pairings go against the ratings' order (a cycle, or strength that depends on the "
+                "opponent), so read each pairing's own verdict, not the order of the ratings.")
+
+
+def model_fit(games: Iterable[GameResult]) -> ModelFit:
+    """Pearson's goodness-of-fit test of Bradley–Terry: over every pairing played, (score − n p)² / (n p (1 − p))
+    with p from the fitted ratings (ties half), on (pairings − players + 1) degrees of freedom.
+
+    A cycle — A beats B, B beats C, C beats A, each 20-0 — fits every player at the same rating and predicts ½
+    everywhere: X² = 60 on 1 df. The χ² reference is rough when pairings have few games; the word is a warning,
+    not a verdict.
+    """
+    from wolfeclick.arena.distributions import chi2_sf
+
+    ordered = canonical_order(games)
+    players = sorted({p for g in ordered for p in (g.a, g.b)})
+    if not players:
+        return ModelFit(0.0, 0, None)
+    i, j, s = _tally(ordered, players)
+    theta = _fit_log_strengths(*_aggregate(i, j, s, len(players)))
+    score = np.zeros((len(players), len(players)))
+    count = np.zeros_like(score)
+    np.add.at(score, (i, j), s)
+    np.add.at(count, (i, j), 1.0)
+    played = count > 0
+    p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
+    expected = count * p
+    statistic = float(np.sum((score[played] - expected[played]) ** 2 / (expected * (1.0 - p))[played]))
+    df = int(played.sum()) - (len(players) - 1)
+    return ModelFit(statistic, df, chi2_sf(statistic, df) if df >= 1 else None)
 
 
 # --------------------------------------------------------------------------
@@ -373,11 +469,12 @@ def _constrained_max(
 
 
 def profile_intervals(
-    games: Iterable[GameResult], level: float = 0.95, base: float = 1000.0
+    games: Iterable[GameResult], level: float = 0.95, base: float = 1000.0, field: Sequence[str] | None = None
 ) -> dict[str, tuple[float, float, float]]:
-    """Bradley–Terry ratings relative to the field (mean `base`) with profile-likelihood intervals.
+    """Bradley–Terry ratings relative to the field (`field`'s mean = `base`; default every player) with
+    profile-likelihood intervals.
 
-    For each player p the interval is every c with 2 (ℓ(θ̂) − max{ℓ(θ) : θ_p − mean(θ) = c}) ≤ χ²₁(level),
+    For each player p the interval is every c with 2 (ℓ(θ̂) − max{ℓ(θ) : θ_p − mean_field(θ) = c}) ≤ χ²₁(level),
     where ℓ is the prior-penalised log-likelihood of the point estimate (the log posterior under its prior:
     `PRIOR_GAMES` virtual half-won games against a fixed field player). Unlike a bootstrap, this does not
     collapse when a player never lost or never won: the data then bound only one side, and the other is set
@@ -393,9 +490,10 @@ def profile_intervals(
     theta = _fit_log_strengths(wins, n)
     best = _objective(theta, wins, n)
     drop = _chi2_1(level) / 2.0
+    members = np.array([field is None or p in set(field) for p in players], dtype=float)
     out: dict[str, tuple[float, float, float]] = {}
     for k, p in enumerate(players):
-        a = -np.full(m, 1.0 / m)
+        a = -members / members.sum()
         a[k] += 1.0
         centre = float(a @ theta)
         low, high = (_profile_end(wins, n, a, theta, best - drop, direction) for direction in (-1.0, 1.0))
@@ -457,14 +555,17 @@ class RatingInterval:
 
 
 def rating_intervals(
-    games: Iterable[GameResult], rounds: int = 1000, seed: int = 0, base: float = 1000.0, level: float = 0.95
+    games: Iterable[GameResult], rounds: int = 1000, seed: int = 0, base: float = 1000.0, level: float = 0.95,
+    anchor: str | None = None,
 ) -> dict[str, RatingInterval]:
     """Ratings relative to the field (mean `base`) with intervals that stay honest under separation.
 
     * Separated data — the win graph is not strongly connected, or at least (1 − level) / 2 of the bootstrap
       resamples are (then the tail percentile is itself a separated refit, capped by the prior: 7-1 would get
       the 8-0 value as its upper end) — get the profile-likelihood interval (`profile_intervals`), with the
-      sides the data leave open marked (`separation`). `interval_method` is `PROFILE_LIKELIHOOD`.
+      sides the data leave open marked (`separation`). `interval_method` is `PROFILE_LIKELIHOOD`. The field
+      is then `reference_field(games, anchor)`: the connected core around the scale's ``anchor``, so that a
+      newcomer the others never beat opens its own interval, not everybody's (its mean is `base`).
     * Otherwise each end is the wider of the percentile bootstrap by pair (`bootstrap_ratings`) and the
       profile likelihood. A bootstrap over a few pairs has few distinct resamples, and none at all when every
       pair went the same way (a 1-1 in every pair bootstraps to a zero-width interval); the profile likelihood
@@ -474,8 +575,9 @@ def rating_intervals(
     ordered = canonical_order(games)
     if not ordered:
         return {}
-    split = separation(ordered)
-    profile = profile_intervals(ordered, level, base)
+    field = reference_field(ordered, anchor)
+    split = separation(ordered, field)
+    profile = profile_intervals(ordered, level, base, field)
     plan = _Resampling(ordered, rounds, seed) if not split.separated else None
     if plan is None or plan.separated_share() >= (1.0 - level) / 2.0:
         return {p: RatingInterval(r, lo, hi, PROFILE_LIKELIHOOD, split.open[p])
@@ -500,6 +602,11 @@ def rating_intervals(
 # --------------------------------------------------------------------------
 
 _GLICKO_SCALE = 173.7178  # Glicko-2 internal scale factor, as in the paper.
+
+GLICKO_ORDER_NOTE = ("Glicko-2 follows the rating periods in the order they were played: the same battles in "
+                     "another order give other Glicko-2 numbers (Bradley–Terry, fitted to all battles at once, "
+                     "does not depend on order).")
+"""What the tables say about Glicko-2's dependence on the order of its rating periods."""
 
 
 @dataclass(frozen=True)
@@ -597,6 +704,10 @@ def glicko2_run(
     tournament does not matter. Players first seen in a tournament start at
     `initial` or the default 1500/350/0.06; known players who sit a
     tournament out only have their deviation grow.
+
+    The order of the periods does matter: Glicko-2 updates one period at a
+    time, so the same tournaments in another order give other ratings
+    (`GLICKO_ORDER_NOTE`); Bradley–Terry, fitted to all games at once, does not.
     """
     ratings: dict[str, Glicko2Rating] = dict(initial or {})
     for games in tournaments:

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from wolfeclick.arena.ratings import RatingInterval, rating_intervals
+from wolfeclick.arena.intervals import rating_text, shown_bounds
+from wolfeclick.arena.ratings import ModelFit, RatingInterval, model_fit, rating_intervals
 from wolfeclick.arena.schedule import ScheduledBattle, TournamentConfig, build_schedule
 from wolfeclick.arena.sprt import SPRT_METHOD, SprtResult, sprt
 from wolfeclick.arena.stats import (
@@ -34,7 +35,7 @@ from wolfeclick.arena.stats import (
     summarize_pairings,
     wilson_interval,
 )
-from wolfeclick.arena.verdicts import Verdict, pairing_verdict, score_to_elo
+from wolfeclick.arena.verdicts import EQUIVALENCE_ELO, REPEATED_LOOKS, Verdict, pairing_verdict, score_to_elo
 from wolfeclick.battle.schema import Recording
 from wolfeclick.errors import InputError
 
@@ -293,6 +294,22 @@ class TournamentSummary:
     sprt: SprtResult | None
     sprt_policies: tuple[str, str] | None
     rating_anchor: str | None = None
+    fit: ModelFit | None = None
+
+    @property
+    def notes(self) -> list[str]:
+        """What the tables need said beside them: policies listed below the rest for too few battles, a
+        Bradley–Terry fit that fails (a cycle), and that the verdicts are fixed-sample tests."""
+        out = []
+        late = [row.policy for row in self.table if not established(row, self.table)]
+        if late:
+            out.append(f"Fewer than {MIN_BATTLES} battles, listed below the rest whatever their rating: "
+                       + ", ".join(late) + ".")
+        if self.fit is not None and not self.fit.fits:
+            out.append(self.fit.text())
+        if self.pairings:
+            out.append(REPEATED_LOOKS)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data, floats rounded (4 places; ratings and Elo 2) so files stay readable and stable.
@@ -312,8 +329,7 @@ class TournamentSummary:
             return {"low": low, "high": high, "level": LEVEL, "interval_method": method, **extra}
 
         def policy(row: PolicyRow) -> dict[str, Any]:
-            low = None if row.rating_open in ("below", "both") else round(row.rating_low, 2)
-            high = None if row.rating_open in ("above", "both") else round(row.rating_high, 2)
+            low, high = shown_bounds(row.rating_low, row.rating_high, row.rating_open, 2)
             return {
                 **asdict(row), "win_rate": r4(row.win_rate), "ci_low": r4(row.ci_low), "ci_high": r4(row.ci_high),
                 "rating": round(row.rating, 2), "rating_low": low, "rating_high": high,
@@ -346,6 +362,10 @@ class TournamentSummary:
                              "the field" if self.rating_anchor else f"Bradley-Terry Elo, mean = {RATING_BASE:g}"),
             "table": [policy(row) for row in self.table],
             "pairings": [pairing(p) for p in self.pairings],
+            "model_fit": None if self.fit is None or self.fit.p_value is None else {
+                "test": "pearson-chi2", "statistic": r4(self.fit.statistic), "df": self.fit.df,
+                "p_value": r4(self.fit.p_value), "fits": self.fit.fits},
+            "notes": self.notes,
             "sprt": None if self.sprt is None else {
                 "a": self.sprt_policies[0] if self.sprt_policies else None,
                 "b": self.sprt_policies[1] if self.sprt_policies else None,
@@ -386,7 +406,20 @@ def _per_policy(games: Sequence[GameResult], rows: Sequence[Mapping[str, Any]],
         r = ratings[policy]
         out.append(PolicyRow(policy, n, wins, losses, ties, (wins + 0.5 * ties) / n, lo, hi, r.rating, r.low, r.high,
                              illegal[policy], r.interval_method, r.open))
-    return sorted(out, key=lambda r: (-round(r.rating, 6), r.policy))
+    return sorted(out, key=lambda r: (not established(r, out), -round(r.rating, 6), r.policy))
+
+
+MIN_BATTLES = 10
+"""A policy with fewer battles than this, while others have at least this many, is ranked below all of them."""
+
+
+def established(row: PolicyRow, table: Sequence[PolicyRow]) -> bool:
+    """Whether ``row`` ranks with the rest: it has `MIN_BATTLES` battles, or nobody in ``table`` has.
+
+    A policy that won the one game it played rates above the field on its prior alone (``1188 [780, open]``); it is
+    listed under the policies with enough battles to be placed, whatever its point rating.
+    """
+    return row.battles >= MIN_BATTLES or all(r.battles < MIN_BATTLES for r in table)
 
 
 def shift_to_anchor(ratings: dict[str, tuple[float, float, float]],
@@ -405,7 +438,8 @@ def shift_intervals(ratings: Mapping[str, RatingInterval], anchor: str | None) -
 
 
 def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig | None = None,
-                      *, anchor: str | None = "random", bootstrap_rounds: int = BOOTSTRAP_ROUNDS) -> TournamentSummary:
+                      *, anchor: str | None = "random", bootstrap_rounds: int = BOOTSTRAP_ROUNDS,
+                      margin: float = EQUIVALENCE_ELO) -> TournamentSummary:
     """Summarise rows (in any order; duplicates by index collapse). With ``config``: the SPRT verdict, the
     scheduled count and the SPRT cut-off are applied, exactly as for ``results.jsonl``.
 
@@ -415,18 +449,20 @@ def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfi
     are the mean-centred ones, shifted alike: each says how well a policy is placed relative to the field.
     Pinning the anchor inside every bootstrap round instead would give it a zero-width interval and load every
     other interval with the whole uncertainty of its gap to ``random``, which almost never wins.
-    Each pairing gets its verdict (``verdicts.pairing_verdict``) from the paired interval.
+    Each pairing gets its verdict (``verdicts.pairing_verdict``) from the paired interval, ``margin`` being the
+    equivalence test's δ in Elo. Under separation the intervals are placed against ``ratings.reference_field``
+    (the anchor's connected group), so a newcomer nobody has beaten opens its own interval only.
     """
     ordered = canonical_rows(rows, config)
     games = game_results(ordered)
     intervals = shift_intervals(rating_intervals(games, rounds=bootstrap_rounds, seed=BOOTSTRAP_SEED,
-                                                 base=RATING_BASE, level=LEVEL), anchor)
+                                                 base=RATING_BASE, level=LEVEL, anchor=anchor), anchor)
     ratings = {name: (r.rating, r.low, r.high) for name, r in intervals.items()}
     scores = pair_scores(games)
     pairing_rows = []
     for s in summarize_pairings(games):
         paired = paired_summary(scores.get((s.a, s.b), []), level=LEVEL)
-        pairing_rows.append(PairingRow(s, paired, pairing_verdict(s.a, s.b, paired, level=LEVEL)))
+        pairing_rows.append(PairingRow(s, paired, pairing_verdict(s.a, s.b, paired, level=LEVEL, margin=margin)))
     status = sprt_status(ordered, config) if config is not None else None
     scheduled = len(build_schedule(config)) if config is not None else None
     complete = scheduled is not None and (len(ordered) == scheduled or (status is not None and status[1] is not None))
@@ -442,14 +478,13 @@ def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfi
         rating_anchor=anchor if anchor is not None and anchor in ratings else None,
         sprt=status[0] if status is not None else None,
         sprt_policies=config.sprt_policies if config is not None else None,
+        fit=model_fit(games),
     )
 
 
 def _rating_cell(row: PolicyRow) -> str:
     """``1547 [1350, open]``: the side the data leave unbounded reads "open", not the prior's number."""
-    low = "open" if row.rating_open in ("below", "both") else f"{row.rating_low:.0f}"
-    high = "open" if row.rating_open in ("above", "both") else f"{row.rating_high:.0f}"
-    return f"{row.rating:.0f} [{low}, {high}]"
+    return rating_text(row.rating, row.rating_low, row.rating_high, row.rating_open)
 
 
 def fixed_width(head: Sequence[str], body: Sequence[Sequence[str]], left: int = 1) -> list[str]:
@@ -482,6 +517,9 @@ def format_table(summary: TournamentSummary) -> str:
               str(p.pairs.pairs), f"{p.pairs.mean:.3f} [{p.pairs.ci_low:.3f}, {p.pairs.ci_high:.3f}]",
               p.verdict.text)
              for p in summary.pairings], left=1)
+    notes = summary.notes
+    if notes:
+        lines += ["", *(f"note: {note}" for note in notes)]
     return "\n".join(lines)
 
 
@@ -515,7 +553,7 @@ def charts_from_rows(rows: Iterable[Mapping[str, Any]], summary: TournamentSumma
     return {
         "win_rate": win_rate_chart(games, n),
         "heatmap": win_heatmap(games, players, n),
-        "ratings": ratings_chart(summary.ratings, n),
+        "ratings": ratings_chart(summary.ratings, n, {row.policy: row.rating_open for row in summary.table}, players),
         "length": battle_length_chart(dict(lengths), n),
         "illegal": illegal_actions_chart(dict(illegal), n),
     }

@@ -60,9 +60,13 @@ class SprtResult:
     """Outcome of the test after `pairs` pairs.
 
     `llr` is compared with `lower` = log(beta / (1 - alpha)) and `upper` =
-    log((1 - beta) / alpha). `decision` is 'H1' (A is at least elo1 stronger),
-    'H0' (A is at most elo0 stronger) or None (keep playing); `message` says
-    the same in words. `pairs` is how many pairs were used: the test stops at
+    log((1 - beta) / alpha). `decision` is 'H1', 'H0' or None (keep playing);
+    `message` says what a decision guarantees, and no more: accepting H1 is
+    evidence the edge is above elo0 (wrongly so at most about alpha of the
+    time when it is elo0 or less), not that it is elo1; accepting H0 is
+    evidence it is below elo1 (wrongly so at most about beta of the time when
+    it is elo1 or more), not that it is at most elo0. Between elo0 and elo1
+    either outcome can happen, in any share of runs. `pairs` is how many pairs were used: the test stops at
     the first pair where the LLR leaves (lower, upper), later pairs are ignored.
     """
 
@@ -146,7 +150,8 @@ def sprt(
     """Run the SPRT over pair scores for A (each 0, 0.5, 1, 1.5 or 2), in order.
 
     Tests H1 "A is elo1 stronger than B" against H0 "A is elo0 stronger"
-    (elo0 < elo1; elo0 = 0, elo1 = 50 is a typical choice). Pairs are taken
+    (elo0 < elo1; elo0 = 0, elo1 = 50 is a typical choice); see `SprtResult`
+    for what a decision does and does not show. Pairs are taken
     in the order given and the test stops at the first crossing, as a live
     SPRT would; with no crossing the LLR over all pairs is reported.
     """
@@ -163,18 +168,20 @@ def sprt(
     stop = int(crossed[0]) if crossed.size else len(path) - 1
     llr = float(path[stop])
     pairs = stop + 1
-    hyp = f"A is at least {elo1:g} Elo stronger than B"
     if llr >= upper:
         decision: Literal["H1", "H0"] | None = "H1"
         message = (
-            f"Stopped after {pairs} pairs: accept H1 — {hyp} "
+            f"Stopped after {pairs} pairs: accept H1 — A is stronger than B by more than {elo0:g} Elo. "
+            f"What that guarantees: were the edge {elo0:g} Elo or less, a test like this would end this way in "
+            f"at most about {alpha:.0%} of runs. It does not show an edge of {elo1:g} Elo "
             f"(LLR {llr:.2f} reached the upper bound {upper:.2f})."
         )
     elif llr <= lower:
         decision = "H0"
         message = (
-            f"Stopped after {pairs} pairs: accept H0 — A is not shown to be "
-            f"{elo1:g} Elo stronger; its edge is at most about {elo0:g} Elo "
+            f"Stopped after {pairs} pairs: accept H0 — A is not {elo1:g} Elo stronger than B: its edge is below {elo1:g}. "
+            f"What that guarantees: were the edge {elo1:g} Elo or more, a test like this would end this way in "
+            f"at most about {beta:.0%} of runs. It does not show the edge is at most {elo0:g} Elo "
             f"(LLR {llr:.2f} reached the lower bound {lower:.2f})."
         )
     else:

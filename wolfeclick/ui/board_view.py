@@ -14,6 +14,7 @@ from urllib.parse import quote, urlencode
 
 from wolfeclick.arena.leaderboard import Leaderboard, LeaderRow, rating_text
 from wolfeclick.arena.policy_history import PolicyPage
+from wolfeclick.arena.ratings import GLICKO_ORDER_NOTE
 
 __all__ = ["TABLE_HEADERS", "MATRIX_HEADERS", "RECORD_HEADERS", "RECENT_HEADERS", "policy_query", "replay_query",
            "rating_text", "table_rows", "too_few_rows", "matrix_rows", "record_rows", "recent_rows", "status_text", "page_html"]
@@ -82,7 +83,7 @@ def status_text(board: Leaderboard, entries: int, skipped: Iterable[str], filter
         text += f" {len(skipped)} unreadable file(s) skipped."
     if unrated:
         text += f" {unrated} recording(s) left out: a side's policy is unknown (imported battles)."
-    return text
+    return text + " " + GLICKO_ORDER_NOTE
 
 
 def _describe(value: Any) -> str:

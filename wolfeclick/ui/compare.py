@@ -9,13 +9,16 @@ battles table is one click from the Replays tab.
 from __future__ import annotations
 
 import asyncio
+import html
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
 
 from wolfeclick.arena import tournament as tournaments
 from wolfeclick.arena.engines import make_engine
+from wolfeclick.arena.intervals import bounds_text
 from wolfeclick.arena.results import charts_from_rows, summary_from_rows
 from wolfeclick.arena.schedule import build_schedule
 from wolfeclick.battle.schema import is_valid_id
@@ -74,7 +77,7 @@ def _table_from_summary(summary: Any) -> list[list[Any]]:
     for row in summary.table:
         rows.append([row.policy, row.battles, row.wins, row.losses, row.ties, _pct(row.win_rate),
                      f"{_pct(row.ci_low)}–{_pct(row.ci_high)}", f"{row.rating:.0f}",
-                     f"{row.rating_low:.0f}–{row.rating_high:.0f}"])
+                     bounds_text(row.rating_low, row.rating_high, row.rating_open)])
     return rows
 
 
@@ -94,6 +97,14 @@ def _verdicts(summary: Any) -> list[list[str]]:
     except AttributeError:
         data = summary if isinstance(summary, dict) else {}
     return verdict_rows(data)
+
+
+def _notes(summary: Any) -> str:
+    """The summary's notes (too few battles, a failed Bradley–Terry fit, fixed-sample verdicts), one per line."""
+    def plain(text: str) -> str:  # policy names are typed or read from files: text, never Markdown or HTML
+        return re.sub(r"([\\`*_{}\[\]()#+!|~>-])", r"\\\1", html.escape(text, quote=False))
+
+    return "".join(f"\n\n*Note:* {plain(note)}" for note in getattr(summary, "notes", []))
 
 
 def _figures(rows: list[dict[str, Any]], summary: Any, config: Any) -> dict[str, Any]:
@@ -193,7 +204,7 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
                 state = "complete" if summary.complete else "stopped early (run it again to resume)"
                 yield CompareUpdate(summary.battles, totals["total"] or summary.battles,
                                     f"Tournament {config.id}: {summary.battles} battles, {state}. "
-                                    f"Results in results/{config.id}/",
+                                    f"Results in results/{config.id}/" + _notes(summary),
                                     _table_from_summary(summary), _figures(rows, summary, config),
                                     finished=True, tournament=config.id, battles=_battle_rows(rows),
                                     verdicts=_verdicts(summary))
@@ -248,6 +259,6 @@ def load_compare(tournament_id: str, out_dir: Path) -> CompareUpdate:
     summary = summary_from_rows(rows, config)
     state = "complete" if summary.complete else "incomplete (run it again to resume)"
     return CompareUpdate(summary.battles, summary.scheduled or summary.battles,
-                         f"Tournament {config.id}: {summary.battles} battles, {state}.",
+                         f"Tournament {config.id}: {summary.battles} battles, {state}." + _notes(summary),
                          _table_from_summary(summary), _figures(rows, summary, config), finished=True,
                          tournament=config.id, battles=_battle_rows(rows), verdicts=_verdicts(summary))

@@ -230,7 +230,7 @@ def compare_label(tournament_id: str, players: Sequence[str], format_id: str, da
     return f"{date} · {' vs '.join(players)} · {format_id} · {done} · {tournament_id}"
 
 
-VERDICT_WORDS = {"stronger": "stronger", "not_separable": "not separable yet", "no_difference": "no real difference"}
+VERDICT_WORDS = {"stronger": "stronger", "not_separable": "not separable yet", "no_difference": "no detectable difference"}
 
 
 def verdict_rows(summary: Mapping[str, Any] | None) -> list[list[str]]:
