@@ -33,11 +33,12 @@ ARG WOLFECLICK_EXTRAS=""
 # included): scripts/check_space_image.sh does, with the bundle mounted for the build only, never copied in.
 ARG PIP_CERT
 ARG npm_config_cafile
-# Dependencies and the simulator first, from a skeleton of the package (its metadata and the sim layer, which holds
-# the npm lock): a change elsewhere in the code reuses both layers. The full package replaces the skeleton below.
+# Dependencies and the simulator first, from a skeleton of the package (its metadata, the simulator installer and
+# the npm lock): a change to the rest of the code reuses both layers. The full package replaces the skeleton below.
 COPY --chown=user pyproject.toml requirements.txt README.md ./
 COPY --chown=user wolfeclick/__init__.py wolfeclick/errors.py wolfeclick/
-COPY --chown=user wolfeclick/sim wolfeclick/sim
+COPY --chown=user wolfeclick/sim/__init__.py wolfeclick/sim/install.py wolfeclick/sim/
+COPY --chown=user wolfeclick/sim/showdown wolfeclick/sim/showdown
 RUN python3 -m venv /home/user/venv \
  && pip install -c requirements.txt ".${WOLFECLICK_EXTRAS:+[$WOLFECLICK_EXTRAS]}" \
  && python3 -c "from wolfeclick.sim.install import ensure_showdown; print(ensure_showdown())" \

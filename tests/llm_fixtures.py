@@ -1,17 +1,5 @@
-"""A tiny Qwen3-architecture checkpoint, built from nothing in well under a second, for the LLM tests.
-
-``build_tiny_checkpoint(root)`` writes:
-
-- ``root/``: a 2-layer Qwen3 model (hidden 64) with random weights and a byte-level BPE tokenizer trained on a few
-  hundred battle-flavoured strings, with a ChatML chat template (rendering like Qwen3-4B-Instruct-2507's for a
-  system + user conversation: no thinking block);
-- ``root/adapters/a``: a LoRA adapter (r=4, all seven linear projections) whose config names ``root`` as its base;
-- ``root/adapters/b``: another LoRA adapter whose ``base_model_name_or_path`` is null (the base must be named).
-
-``lora_B`` is randomised (peft starts it at zero), so each adapter really changes the model's outputs.
-
-The builders live in ``wolfeclick.llm.tiny`` (benchmarks and users use them too); this module adds the pytest
-fixtures, a fake warm Hub cache and golden battles.
+"""Pytest fixtures for the LLM tests: the tiny offline Qwen3 checkpoint of ``wolfeclick.llm.tiny`` (a base, a
+tokenizer with a chat template, two LoRA adapters; see its docstring), a fake warm Hub cache and golden battles.
 """
 
 from __future__ import annotations
