@@ -134,9 +134,18 @@ Return (C), and a status cured silently by Healing Wish. Expected texts from ``s
 0.8.3's state, written in the reference format; it reproduces every expected text of the two files above)."""
 
 
+GIVEN_TEAMS = Path(__file__).parent / "data" / "llm_v1_given_teams.json.gz"
+"""Issue 30 with given teams (gen4ubers, ``tests/data/v1_teams/gen4ubers``): Worry Seed, gen 4's Skill Swap, Mimic,
+Sketch and our own Mew and Porygon2 transforming; same layout, each battle cut eight decision points after its first
+drift."""
+
+
 def fidelity_battles() -> list[dict]:
-    with gzip.open(FIDELITY, "rt") as handle:
-        return json.load(handle)["battles"]
+    battles = []
+    for path in (FIDELITY, GIVEN_TEAMS):
+        with gzip.open(path, "rt") as handle:
+            battles += json.load(handle)["battles"]
+    return battles
 
 
 @pytest.mark.parametrize("battle", fidelity_battles(), ids=lambda b: f"{b['case']}-seed{b['seed']}")

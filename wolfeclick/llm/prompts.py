@@ -158,7 +158,6 @@ class _Seen:
     moves: list[str] = field(default_factory=list)
     item: str | None = None
     ability: str | None = None
-    transform_ability: str | None = None
     transform_speed: int | None = None
 
 
@@ -179,9 +178,8 @@ def _base_speed(species: str | None, gen: int) -> int | None:
 
 @dataclass
 class _Copy:
-    """What poke-env 0.8 made of an opponent's Transforms: the copied ability and base speed, kept for good."""
+    """What poke-env 0.8 made of an opponent's Transforms: the copied base speed, kept for good."""
 
-    ability: str | None = None
     speed: int | None = None
 
 
@@ -232,8 +230,13 @@ class V1History:
         """How many of the battle's parsed events have been read."""
         self.copies: dict[str, _Copy] = {}
         """By opponent species."""
-        self.traced: dict[str, str] = {}
-        """By opponent species: the ability its last ability event named, for Pokémon whose own is Trace."""
+        self.opp_ability: dict[str, str] = {}
+        """By team key: an opponent's ability as 0.8 knew it for good (a species' only ability, a Transform
+        target's, a forme's, or one an event named: Trace, Worry Seed, an immunity …)."""
+        self.opp_temp: dict[str, str] = {}
+        """By team key: an ability 0.8 held until the switch-out ("" for none: Gastro Acid)."""
+        self.opp_details: dict[str, str] = {}
+        self.opp_active: str | None = None
         self.moves: dict[str, moveset.MoveSet] = {}
         """By team key (both sides): the Pokémon's moves as poke-env 0.8 kept them."""
         self.statuses: dict[str, str] = {}
@@ -272,12 +275,19 @@ class V1History:
                 self._waiting = 0
             elif kind in ("switch", "drag") and self._waiting == 1 and len(event) > 2 and not event[2].startswith(ours):
                 self._waiting = 2
+            if kind in ("switch", "drag") and len(event) > 3 and not event[2].startswith(ours):
+                self._opponent_in(battle, event[2], event[3])
             if kind == "-transform" and len(event) > 3:
                 self._transform(battle, event[2], event[3], ours)
             elif kind == "-ability" and len(event) > 3:
                 if not (len(event) > 4 and event[4].startswith("[from] move:")):
                     self._ability(battle, event[2], event[3], ours)
-                # else 0.8 kept an ability given by a move (Skill Swap, Worry Seed …) as temporary
+                elif not event[2].startswith(ours):  # 0.8 held an ability a move gave as temporary
+                    self.opp_temp[_team_key(event[2])] = to_id(event[3])
+            elif kind == "-endability" and len(event) > 2 and not event[2].startswith(ours):
+                self.opp_temp[_team_key(event[2])] = ""
+            elif kind == "-activate" and len(event) > 6 and event[3] == "move: Skill Swap":
+                self._skill_swap(event, ours)
             elif kind == "move" and len(event) > 3:
                 read = moveset.move_event(event)
                 if read is not None:
@@ -334,10 +344,42 @@ class V1History:
         if who.startswith(ours):
             if single:
                 self.own_events.append((_team_key(who), single, self._waiting == 2))
-        elif mon.species in self.copies:
-            copy = self.copies[mon.species]
-            copy.ability = single or copy.ability
-            copy.speed = _base_speed(species, mon.gen) or copy.speed
+        else:
+            if single:
+                self.opp_ability[_team_key(who)] = single
+            if mon.species in self.copies:
+                copy = self.copies[mon.species]
+                copy.speed = _base_speed(species, mon.gen) or copy.speed
+
+    def _opponent_in(self, battle: Any, who: str, details: str) -> None:
+        """0.8 at a switch-in: the one that left loses a temporary ability; new details give the species' only
+        ability, if it has one."""
+        key = _team_key(who)
+        if self.opp_active is not None:
+            self.opp_temp.pop(self.opp_active, None)
+        self.opp_active = key
+        if self.opp_details.get(key) != details:
+            self.opp_details[key] = details
+            single = v1_single_ability(to_id(details.split(",")[0]), battle.gen)
+            if single:
+                self.opp_ability[key] = single
+
+    def _skill_swap(self, event: list[str], ours: str) -> None:
+        """Skill Swap as 0.8 read it when the event names both abilities (from gen 5 on; gen 4 names none)."""
+        target, actor = event[2], _of(event[6])
+        if not target.startswith(ours):
+            key = _team_key(target)
+            if self.opponent_ability(key) is None:
+                self.opp_ability[key] = to_id(event[5])
+            self.opp_temp[key] = to_id(event[4])
+        if not actor.startswith(ours):
+            self.opp_temp[_team_key(actor)] = to_id(event[5])
+
+    def opponent_ability(self, key: str) -> str | None:
+        """An opponent's ability as 0.8 showed it: a temporary one while it lasts, else the one known for good."""
+        if key in self.opp_temp:
+            return self.opp_temp[key] or None
+        return self.opp_ability.get(key)
 
     def _moved(self, battle: Any, ident: str, names: list[str]) -> None:
         moves = self.moves.setdefault(_team_key(ident), {})
@@ -353,8 +395,9 @@ class V1History:
             if single:
                 self.own_events.append((_team_key(source), single, self._waiting == 2))
             return
+        if single:
+            self.opp_ability[_team_key(source)] = single
         copy = self.copies.setdefault(mon.species, _Copy())
-        copy.ability = single or copy.ability
         copy.speed = _base_speed(into.species, mon.gen) or copy.speed
 
     def _ability(self, battle: Any, who: str, named: str, ours: str) -> None:
@@ -364,10 +407,8 @@ class V1History:
         ability = to_id(named)
         if who.startswith(ours):
             self.own_events.append((_team_key(who), ability, self._waiting == 2))
-        elif getattr(mon, "_ability", None) == "trace":
-            self.traced[mon.species] = ability
-        elif mon.species in self.copies:
-            self.copies[mon.species].ability = ability
+        else:
+            self.opp_ability[_team_key(who)] = ability
 
     # --- our side ------------------------------------------------------------------------------------------
     def _own(self, battle: Any, request: dict[str, Any] | None) -> None:
@@ -424,17 +465,10 @@ class V1History:
                     entry.moves.append(move_id)
             if mon.item is not None:
                 entry.item = mon.item
-            ability = mon.ability
             copy = self.copies.get(mon.species)
-            if copy is not None:
-                # poke-env 0.8 gave a transformed Pokémon the target's ability only when the target's species has
-                # exactly one, and kept it (and the base stats) after the switch-out
-                entry.transform_ability = copy.ability
+            if copy is not None:  # 0.8 kept a transformed Pokémon's copied base stats after the switch-out
                 entry.transform_speed = copy.speed
-                ability = copy.ability or getattr(mon, "_ability", None)
-            if getattr(mon, "_ability", None) == "trace" and mon.species in self.traced:
-                # poke-env 0.8 kept a traced ability for good; 0.16 drops it on switch-out or faint
-                ability = self.traced[mon.species]
+            ability = self.opponent_ability(key)
             if ability is not None:
                 entry.ability = ability
             self.seen[mon.species] = entry
