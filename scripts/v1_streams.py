@@ -112,38 +112,20 @@ def scan(battle: dict[str, Any]) -> list[str]:
     return found
 
 
-def v1_user_messages(battle: dict[str, Any], format_id: str) -> list[str]:
-    """The ``wolfeclick-v1`` user message at each decision point of a battle's p1 stream, as a policy would get it."""
-    from wolfeclick.battle.tracker import SideTracker
-    from wolfeclick.llm.prompts import WolfeclickV1
-    from wolfeclick.policies.base import Observation
-
-    tracker = SideTracker(str(battle["seed"]), "p1", NAMES["p1"], format_id)
-    profile, found = WolfeclickV1(), []
-    for chunk in battle["p1"]:
-        for line in chunk.split("\n"):
-            if not line.startswith("|request|"):
-                tracker.feed([line])
-                continue
-            request = json.loads(line[len("|request|"):] or "{}")
-            if not request:
-                continue
-            tracker.feed_request(request)
-            if request.get("wait") or request.get("teamPreview"):
-                continue
-            observation = Observation("p1", tracker.battle.turn, format_id, tracker.battle, request,
-                                      legal_actions(request), "", random.Random(0))
-            found.append(profile.build(observation).messages[1]["content"])
-    return found
-
-
 def compare(data: dict[str, Any], reference: dict[str, list[str]]) -> tuple[int, int, dict[str, list[int]]]:
     """(decision points, identical, {battle: the decision points that differ})."""
+    from tests.test_llm_prompts import v1_messages  # the golden tests' own replay: the texts they check
+
     total = same = 0
     differing: dict[str, list[int]] = {}
     for battle in data["battles"]:
         key = f"{battle['seed']}-{battle['case']}" if "case" in battle else str(battle["seed"])
-        ours, theirs = v1_user_messages(battle, data.get("format", "gen4randombattle")), reference.get(key, [])
+        try:
+            ours = [user for user, _ in v1_messages(battle, data.get("format", "gen4randombattle"))]
+        except AssertionError as exc:  # poke-env 0.16 itself failed on a request (seen after Mimic)
+            print(f"  {key}: poke-env 0.16 failed: {str(exc)[:100]}")
+            ours = []
+        theirs = reference.get(key, [])
         if len(ours) != len(theirs):
             differing[key] = [-1]
         for index, (mine, want) in enumerate(zip(ours, theirs)):

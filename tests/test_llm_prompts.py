@@ -84,9 +84,10 @@ def drift_battles() -> list[dict]:
         return json.load(handle)["battles"]
 
 
-def v1_messages(battle: dict) -> list[tuple[str, list]]:
-    """Replay a battle's p1 stream into a tracker; at each decision point, the v1 user message and candidates."""
-    tracker = SideTracker(str(battle["seed"]), "p1", "Alice", "gen4randombattle")
+def v1_messages(battle: dict, format_id: str = "gen4randombattle") -> list[tuple[str, list]]:
+    """Replay a battle's p1 stream into a tracker; at each decision point, the v1 user message and candidates
+    (also ``scripts/v1_streams.py --compare``'s)."""
+    tracker = SideTracker(str(battle["seed"]), "p1", "Alice", format_id)
     profile = WolfeclickV1()
     found = []
     for chunk in battle["p1"]:
@@ -136,8 +137,8 @@ Return (C), and a status cured silently by Healing Wish. Expected texts from ``s
 
 GIVEN_TEAMS = Path(__file__).parent / "data" / "llm_v1_given_teams.json.gz"
 """Issue 30 with given teams (gen4ubers, ``tests/data/v1_teams/gen4ubers``): Worry Seed, gen 4's Skill Swap, Mimic,
-Sketch and our own Mew and Porygon2 transforming; same layout, each battle cut eight decision points after its first
-drift."""
+Sketch, our own Mew and Porygon2 transforming, and an ability event before a U-turn's wait request; same layout,
+each battle cut eight decision points after its first drift (the U-turn case later, where it happens)."""
 
 
 def fidelity_battles() -> list[dict]:

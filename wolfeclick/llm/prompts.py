@@ -16,7 +16,8 @@ included:
   species id; only the first four moves and five switches are listed.
 
 The answer texts are ``{"action": "move", "choice": "closecombat"}`` (``json.dumps`` of the reference's options).
-Where poke-env 0.8 (the reference's) and 0.16 (ours) track Transform, Trace and our own ability differently,
+Where poke-env 0.8 (the reference's) and 0.16 (ours) track state differently (moves after Transform, Mimic and
+Sketch; abilities after Transform, Trace, Worry Seed and immunities; our own ability; a status Healing Wish cured),
 ``V1History`` replays the battle's parsed events with 0.8's rules (``docs/llm.md``, Fidelity).
 
 ``arena-v1`` (the default for other checkpoints) shows the project's own clearer state markdown (``Observation.state``
@@ -219,9 +220,11 @@ class V1History:
 
     The events are the battle's own record of the lines it parsed (poke-env's ``Battle._replay_data``): read in
     order, they fix what a decision-time look at poke-env 0.16's state cannot — the target of a Transform (taken at
-    the ``-transform`` event, not from whoever is active later), abilities revealed after a Transform or Trace (by
-    ``-ability``, an immunity, damage or healing), our own Pokémon's ability, and every Pokémon's moves as 0.8 kept
-    them (``wolfeclick.llm.v1_moves``: four at most, the copied ones included, Hidden Power by its typed id).
+    the ``-transform`` event, not from whoever is active later), every opponent's ability as 0.8 knew it (species,
+    Transform and forme data, ``-ability``, immunities, damage, healing, items; temporary ones until the switch-out),
+    our own Pokémon's ability (request entries, wait requests inferred), every Pokémon's moves as 0.8 kept them
+    (``wolfeclick.llm.v1_moves``: four at most, the copied ones included, Hidden Power by its typed id), and a status
+    Healing Wish cured without 0.8 noticing.
     """
 
     def __init__(self) -> None:
@@ -250,7 +253,16 @@ class V1History:
         self.own_events: list[tuple[str, str, bool]] = []
         """Abilities events gave our Pokémon since the last decision: (team key, ability, after a wait request)."""
         self._waiting = 0
-        """0, or 1 after an ``upkeep``, 2 once the opponent then sends a Pokémon in: we were sent a wait request."""
+        """0, or 1 after an ``upkeep``, 2 once the opponent then sends a Pokémon in (or sends one in after its
+        U-turn): we were sent a wait request."""
+        self.own_condition: dict[str, str] = {}
+        """By team key: our Pokémon's condition (``300/404 par``) as the events since the last request left it."""
+        self.reread: set[str] = set()
+        """Team keys whose request entry had changed by an inferred wait request (0.8 re-read them there)."""
+        self.at_wait: dict[str, str] = {}
+        """By team key: our Pokémon's condition at the last inferred wait request."""
+        self.changed_after_wait: set[str] = set()
+        """Team keys whose entry changed after that wait request in a way the condition does not show (Transform)."""
 
     def opponent_speed(self, mon: Any) -> int | None:
         """poke-env 0.8 kept a transformed Pokémon's copied base stats after it switched out."""
@@ -273,8 +285,16 @@ class V1History:
                 self._waiting = 1
             elif kind == "turn":
                 self._waiting = 0
-            elif kind in ("switch", "drag") and self._waiting == 1 and len(event) > 2 and not event[2].startswith(ours):
+            elif kind in ("switch", "drag") and len(event) > 2 and not event[2].startswith(ours) \
+                    and (self._waiting == 1 or event[-1] == "[from] U-turn"):
                 self._waiting = 2
+                self.at_wait = {key: self.own_condition.get(key, entry.get("condition")) for key, entry in self.own_entry.items()}
+                self.reread |= {key for key, condition in self.at_wait.items()
+                                if condition != self.own_entry[key].get("condition")}
+                self.changed_after_wait = set()
+            if kind == "-transform" and self._waiting == 2 and len(event) > 2 and event[2].startswith(ours):
+                self.changed_after_wait.add(_team_key(event[2]))
+            self._own_condition(event, ours)
             if kind in ("switch", "drag") and len(event) > 3 and not event[2].startswith(ours):
                 self._opponent_in(battle, event[2], event[3])
             if kind == "-transform" and len(event) > 3:
@@ -299,6 +319,22 @@ class V1History:
             self._status(event)
             for who, ability in ability_reveals(event):
                 self._ability(battle, who, ability, ours)
+
+    def _own_condition(self, event: list[str], ours: str) -> None:
+        kind = event[1] if len(event) > 1 else ""
+        where = {"switch": 4, "drag": 4, "-damage": 3, "-heal": 3, "-sethp": 3}.get(kind)
+        if len(event) < 3 or not event[2].startswith(ours):
+            return
+        key = _team_key(event[2])
+        hp = self.own_condition.get(key, "").split(" ")[0]
+        if where is not None and len(event) > where:
+            self.own_condition[key] = event[where]
+        elif kind == "faint":
+            self.own_condition[key] = "0 fnt"
+        elif kind == "-status" and len(event) > 3 and hp:
+            self.own_condition[key] = f"{hp} {event[3]}"
+        elif kind == "-curestatus" and hp:
+            self.own_condition[key] = hp
 
     def _status(self, event: list[str]) -> None:
         """0.8 set a status from every event that names one and cleared it only on a cure; a Healing Wish or Lunar
@@ -417,15 +453,21 @@ class V1History:
         request sent while the opponent replaces a fainted Pokémon at the end of a turn: an entry that changed was
         re-read then, and only the events after it still count."""
         events, self.own_events = self.own_events, []
+        reread, self.reread = self.reread, set()
+        at_wait, self.at_wait = self.at_wait, {}
+        changed_after_wait, self.changed_after_wait = self.changed_after_wait, set()
         for entry in ((request or {}).get("side") or {}).get("pokemon") or []:
             key = _team_key(str(entry.get("ident", "")))
-            changed = self.own_entry.get(key) != entry
+            changed = self.own_entry.get(key) != entry or key in reread
+            # the wait request's entry is this one unless it changed again since (U-turn: the turn went on)
+            wait_kept = key not in changed_after_wait and at_wait.get(key, entry.get("condition")) == entry.get("condition")
+            self.own_condition[key] = str(entry.get("condition", ""))
             if changed:
                 self.own_entry[key] = entry
                 self.own_ability[key] = to_id(entry.get("ability") or entry.get("baseAbility") or "") or None
                 moveset.from_request(self.moves.setdefault(key, {}), list(entry.get("moves") or []), battle.gen)
             for event_key, ability, after_wait in events:
-                if event_key == key and (after_wait or not changed):
+                if event_key == key and ((after_wait and wait_kept) or not changed):
                     self.own_ability[key] = ability
 
     def own_ability_of(self, battle: Any, mon: Any) -> str | None:
