@@ -7,10 +7,13 @@ tracking. It reproduces the reference formatter's own text on all 671 decision p
 ``tests/data/llm_v1_golden.json.gz`` and ``llm_v1_drift.json.gz``; ``v1_streams.py --compare`` measures the
 project's profile against what it writes.
 
-It needs poke-env 0.8.3, which this project does not install (it runs 0.16): a separate environment, e.g.
+It needs poke-env 0.8.3, which this project does not install (it runs 0.16): a separate environment holding only
+poke-env 0.8.3, which borrows its other dependencies from the project's ``.venv`` (the way the measurements in
+``docs/llm.md`` were made):
 
-    python -m venv /tmp/pe08 && /tmp/pe08/bin/pip install --no-deps poke-env==0.8.3 orjson tabulate requests \\
-        websockets gymnasium numpy
+    python3.11 -m venv /tmp/pe08 && /tmp/pe08/bin/pip install --no-deps poke-env==0.8.3
+    .venv/bin/python -c 'import site; print(site.getsitepackages()[0])' \\
+        > "$(/tmp/pe08/bin/python -c 'import site; print(site.getsitepackages()[0])')/project.pth"
     /tmp/pe08/bin/python scripts/v1_reference.py streams.json reference.json
 
 Output: ``{"SEED": [user message, ...], ...}`` (``SEED-CASE`` for battles that carry a ``case``).
