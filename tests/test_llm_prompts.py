@@ -18,6 +18,7 @@ from tests.llm_fixtures import (  # noqa: F401
     tiny_checkpoint,
 )
 from wolfeclick.battle.tracker import SideTracker
+from wolfeclick.game.actions import PARSER_MODES, parse_action
 from wolfeclick.llm.prompts import V1_SYSTEM_PROMPT, ArenaV1, WolfeclickV1, make_profile
 from wolfeclick.llm.specs import CheckpointError
 
@@ -83,9 +84,10 @@ def drift_battles() -> list[dict]:
         return json.load(handle)["battles"]
 
 
-def v1_messages(battle: dict) -> list[tuple[str, list]]:
-    """Replay a battle's p1 stream into a tracker; at each decision point, the v1 user message and candidates."""
-    tracker = SideTracker(str(battle["seed"]), "p1", "Alice", "gen4randombattle")
+def v1_messages(battle: dict, format_id: str = "gen4randombattle") -> list[tuple[str, list]]:
+    """Replay a battle's p1 stream into a tracker; at each decision point, the v1 user message and candidates
+    (also ``scripts/v1_streams.py --compare``'s)."""
+    tracker = SideTracker(str(battle["seed"]), "p1", "Alice", format_id)
     profile = WolfeclickV1()
     found = []
     for chunk in battle["p1"]:
@@ -124,6 +126,44 @@ def test_v1_after_transform_and_trace_matches_the_reference(battle) -> None:
     assert battle["old_differs_at"], "a drift case must have been a drift"
     for index in battle["old_differs_at"] + list(range(len(found))):
         assert found[index] == battle["expected"][index], f"{battle['case']}: decision {index} differs"
+
+
+FIDELITY = Path(__file__).parent / "data" / "llm_v1_fidelity.json.gz"
+"""Gen4 battles for issue 30, laid out like the drift battles: abilities revealed by immunities and forme changes
+after a Transform or Trace (A), poke-env 0.8's four-move window (B), our own transformed Ditto's Hidden Power and
+Return (C), and a status cured silently by Healing Wish. Expected texts from ``scripts/v1_reference.py`` (poke-env
+0.8.3's state, written in the reference format; it reproduces every expected text of the two files above)."""
+
+
+GIVEN_TEAMS = Path(__file__).parent / "data" / "llm_v1_given_teams.json.gz"
+"""Issue 30 with given teams (gen4ubers, ``tests/data/v1_teams/gen4ubers``): Worry Seed, gen 4's Skill Swap, Mimic,
+Sketch, our own Mew and Porygon2 transforming, and an ability event before a U-turn's wait request; same layout,
+each battle cut eight decision points after its first drift (the U-turn case later, where it happens)."""
+
+
+def fidelity_battles() -> list[dict]:
+    battles = []
+    for path in (FIDELITY, GIVEN_TEAMS):
+        with gzip.open(path, "rt") as handle:
+            battles += json.load(handle)["battles"]
+    return battles
+
+
+@pytest.mark.parametrize("battle", fidelity_battles(), ids=lambda b: f"{b['case']}-seed{b['seed']}")
+def test_v1_reads_abilities_moves_and_statuses_as_poke_env_0_8_did(battle) -> None:
+    """Issue 30: each battle was a drift before; every decision point, text and listed options, matches now, and each
+    listed option is what both parsers read back from its answer (so score and generate mode use the trained ids)."""
+    found = v1_messages(battle)
+    assert len(found) == len(battle["expected"])
+    assert battle["old_differs_at"], "a drift case must have been a drift"
+    for index in battle["old_differs_at"] + list(range(len(found))):
+        user, candidates = found[index]
+        assert user == battle["expected"][index], f"{battle['case']}: decision {index} differs"
+        listed = [(c.action, c.choice) for c in candidates]
+        legal = [c.action for c in candidates]
+        for candidate in candidates:
+            for mode in PARSER_MODES:
+                assert parse_action(candidate.text, legal, mode=mode, listed=listed).action == candidate.action
 
 
 def test_v1_keeps_one_history_per_battle() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 
 from wolfeclick.battle.schema import Recording
@@ -36,6 +37,20 @@ def compare_logs(recorded: list[str], replayed: list[str]) -> ResimResult:
     return ResimResult(True, f"identical: {len(recorded)} protocol lines")
 
 
+_FORCED_STRUGGLE = re.compile(r">(p[1-4]) move struggle")
+
+
+def replayable(inputlog: list[str]) -> list[str]:
+    """The input log as the simulator can read it back.
+
+    When every move is disabled in a way the request does not show (all of them imprisoned), the simulator turns
+    the side's ``move N`` into Struggle and writes ``move struggle`` in its input log, a choice it then refuses on
+    replay (the request names no such move). Any move index gives that same forced Struggle, so ``move 1`` stands
+    for it; a Struggle the request lists (no PP left) is move 1 too.
+    """
+    return [f">{match.group(1)} move 1" if (match := _FORCED_STRUGGLE.fullmatch(line)) else line for line in inputlog]
+
+
 DEFAULT_RESIM_TIMEOUT = 60.0
 """Seconds a re-simulation may take: a 300-turn battle takes well under one; a stuck simulator is killed."""
 
@@ -54,7 +69,7 @@ async def resimulate(recording: Recording, timeout: float = DEFAULT_RESIM_TIMEOU
     process = SimProcess()
     await process.start()
     try:
-        reply = await asyncio.wait_for(process.call("resim", lines=recording.inputlog), timeout)
+        reply = await asyncio.wait_for(process.call("resim", lines=replayable(recording.inputlog)), timeout)
     except asyncio.TimeoutError:
         process.kill()
         return ResimResult(False, f"the simulator did not finish within {timeout:g} s and was stopped")
