@@ -23,7 +23,8 @@ ROOTFS=$WORK/rootfs
 PY=${PY:-.venv/bin/python}
 app_pid=""
 cleanup() {
-  [ -n "$app_pid" ] && kill -- "-$app_pid" 2>/dev/null || true
+  # The image's command is PID 1 of its PID namespace, which ignores SIGTERM: end the whole group with SIGKILL.
+  [ -n "$app_pid" ] && kill -KILL -- "-$app_pid" 2>/dev/null || true
   [ -n "$app_pid" ] && wait "$app_pid" 2>/dev/null || true
   rm -rf "$WORK"
 }
@@ -60,6 +61,9 @@ mapfile -t image_env < <(podman image inspect --format '{{range .Config.Env}}{{p
 uid=$(chroot "$ROOTFS" id -u "$user")
 export UID_GID="$uid:$uid"
 
+if curl -fs -o /dev/null "http://127.0.0.1:$PORT/"; then
+  echo "FAIL: something already serves 127.0.0.1:$PORT (PORT=… picks another)"; exit 1
+fi
 echo "starting the image's command ($command) as $user (uid $uid) in $workdir, on 127.0.0.1:$PORT"
 started_ns=$(date +%s%N)
 setsid unshare --fork --pid --mount sh -c '
