@@ -13,6 +13,7 @@ import orjson
 from pydantic import ValidationError
 
 from wolfeclick.battle.schema import SCHEMA_VERSION, Recording, is_valid_id
+from wolfeclick.digits import ascii_int
 from wolfeclick.errors import StorageError, WolfeClickError
 
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
@@ -25,6 +26,8 @@ class RecordingError(WolfeClickError, ValueError):
 
 
 TEMP_SUFFIX = ".tmp"
+PID_DIGITS = 10
+"""Process ids are below 2**32: a longer run of digits in a temporary's name is not a pid (nothing to check)."""
 
 
 def _temp_name(path: Path) -> Path:
@@ -57,8 +60,9 @@ def remove_stale_temporaries(directory: Path) -> int:
         if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
             continue
         parts = name[: -len(TEMP_SUFFIX)].rsplit(".", 2)
-        if len(parts) != 3 or not parts[1].isdigit() or _alive(int(parts[1])):
-            continue
+        pid = ascii_int(parts[1], PID_DIGITS) if len(parts) == 3 else None
+        if pid is None or _alive(pid):
+            continue  # not one of ours (or a writer still alive): left alone
         try:
             os.unlink(entry.path)
             removed += 1
