@@ -30,6 +30,7 @@ from wolfeclick.digits import ascii_int
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
 from wolfeclick.policies.human import HUMAN_SPEC, Answered, HumanPolicy, HumanSeat, Prompt
+from wolfeclick.sim.protocol import door_names
 from wolfeclick.ui.view import BattleMeta, BattleView
 
 __all__ = [
@@ -426,7 +427,7 @@ async def run_live(
     else:
         parent, replayed = takeover
         format_id, seed = parent.format, parent.seed or 0
-        names = {side: parent.players[side].name for side in ("p1", "p2")}
+        names = door_names({side: parent.players[side].name for side in ("p1", "p2")})  # as the simulator has them
         battle_id = branch_id(parent, replayed, {"p1": p1.spec, "p2": p2.spec})
         stream = stream_branch(parent, replayed, {"p1": p1, "p2": p2}, stop=stop, checkpoint=checkpoint)
     meta = BattleMeta(id=battle_id, format=format_id, seed=seed, names=names,
