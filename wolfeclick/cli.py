@@ -527,16 +527,15 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from wolfeclick.arena.history import read_index, rebuild_index
     from wolfeclick.arena.leaderboard import format_leaderboard, leaderboard, parse_query
+    from wolfeclick.arena.verify import Verifications
     from wolfeclick.battle.store import write_atomic
 
     query = parse_query(args.format, args.since, args.source, args.min_battles, args.period)
     recordings = args.recordings if args.recordings is not None else [Path("recordings")]
-    index, scan = rebuild_index(args.results, recordings)
-    for path in scan.skipped:
-        print(f"warning: skipped {path} (not a readable tournament or recording)", file=sys.stderr)
-    if scan.unrated:
-        print(f"note: {len(scan.unrated)} recording(s) left out: a side's policy is unknown (imported battles)",
-              file=sys.stderr)
+    index, scan = rebuild_index(args.results, recordings, verify=Verifications(args.results))
+    for line in (scan.refused_line(), scan.left_out_line()):
+        if line:
+            print(f"note: {line}", file=sys.stderr)
     entries = read_index(index, format_id=query.format, since=query.since,
                          sources=list(query.sources) if query.sources else None)
     board = leaderboard(entries, min_battles=query.min_battles, period=query.period)

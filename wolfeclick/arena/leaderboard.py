@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from datetime import date
 from typing import Any, Literal
 
-from wolfeclick.arena.history import BattleEntry
+from wolfeclick.arena.history import BattleEntry, unratable
 from wolfeclick.arena.ratings import glicko2_run, rating_intervals
 from wolfeclick.arena.results import RATING_BASE, fixed_width, shift_intervals
 from wolfeclick.arena.stats import GameResult, score_for, summarize_pairings, wilson_interval
@@ -212,13 +212,19 @@ def _unit(entry: BattleEntry) -> tuple[int, str, int]:
     return (1, entry.battle, 0)
 
 
+def _ratable(entries: Sequence[BattleEntry]) -> list[BattleEntry]:
+    return [e for e in sorted(entries, key=lambda e: e.battle) if unratable(e) is None]
+
+
 def games_of(entries: Sequence[BattleEntry]) -> list[GameResult]:
     """Finished battles as `GameResult`s; a pair key (tournament, pair) becomes one shared `pair_index`.
 
     Pair indices are numbered in (tournament, pair number) order, so one tournament's battles get exactly the
     pair numbers of its own summary (and the same bootstrap). A battle without a pair is a unit of its own.
+    Entries that cannot be a game (`history.unratable`: a mirror match, a blank side, a winner who did not play)
+    are left out here too — the scan has already said so — so no history can make the table fail as a whole.
     """
-    finished = [e for e in sorted(entries, key=lambda e: e.battle) if e.reason != "aborted"]
+    finished = [e for e in _ratable(entries) if e.reason != "aborted"]
     index = {unit: k for k, unit in enumerate(sorted({_unit(e) for e in finished}))}
     return [GameResult(e.p1, e.p2, index[_unit(e)], e.winner) for e in finished]
 
@@ -265,7 +271,7 @@ def glicko_history(entries: Sequence[BattleEntry], period: Period = "tournament"
     point of each is the table's Glicko-2 column (the same periods, applied one at a time)."""
     history: dict[str, list[GlickoPoint]] = defaultdict(list)
     ratings: dict = {}
-    for key, time, battles in _periods(sorted(entries, key=lambda e: e.battle), period):
+    for key, time, battles in _periods(_ratable(entries), period):
         games = games_of(battles)
         ratings = glicko2_run([games], initial=ratings)
         played: dict[str, int] = defaultdict(int)
@@ -286,8 +292,9 @@ def _glicko(entries: Sequence[BattleEntry], period: Period) -> dict[str, tuple[f
 
 def leaderboard(entries: Sequence[BattleEntry], *, min_battles: int = MIN_BATTLES, period: Period = "tournament",
                 rounds: int = 1000, seed: int = 0) -> Leaderboard:
-    """The leaderboard of ``entries`` (any order; the result depends only on the set of battles)."""
-    entries = sorted(entries, key=lambda e: e.battle)
+    """The leaderboard of ``entries`` (any order; the result depends only on the set of battles; entries that
+    cannot be rated, `history.unratable`, are left out)."""
+    entries = _ratable(entries)
     games = games_of(entries)
     intervals = shift_intervals(rating_intervals(games, rounds=rounds, seed=seed, base=RATING_BASE), ANCHOR)
     glicko = _glicko(entries, period)

@@ -25,7 +25,9 @@ from wolfeclick.battle.rescore import agreement_lines, decision_notes, load_resc
 from wolfeclick.battle.schema import Recording, is_valid_id
 from wolfeclick.battle.store import (
     MAX_RECORDING_BYTES,
+    UPLOAD_PREFIX,
     RecordingError,
+    as_filed,
     load_recording,
     resolve_in,
     save_recording,
@@ -54,7 +56,7 @@ def recordings_dir() -> Path:
 
 def upload_id(data: bytes) -> str:
     """The content-derived id an uploaded recording is stored under."""
-    return f"upload-{hashlib.sha256(data).hexdigest()[:16]}"
+    return f"{UPLOAD_PREFIX}{hashlib.sha256(data).hexdigest()[:16]}"
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ class Library:
             if cached is None or cached[0] != stamp:
                 info = None
                 try:
-                    info = info_of(load_recording(path), path.stem, mtime)
+                    info = info_of(as_filed(load_recording(path), path), path.stem, mtime)
                 except RecordingError:
                     pass
                 cached = (stamp, info)
@@ -205,9 +207,7 @@ class Library:
             if hit is not None and hit[0] == stamp:
                 self._views.move_to_end(key)
                 return hit[1], hit[2]
-        recording = load_recording(path)
-        if recording.id != key:  # an upload keeps its bytes (and the id inside them); the app knows it by file name
-            recording = recording.model_copy(update={"id": key})
+        recording = as_filed(load_recording(path), path)  # an upload keeps its bytes; the app knows it by its name
         if "p1" not in recording.players or "p2" not in recording.players:
             raise RecordingError("the recording does not name both players")
         view = BattleView.of(recording)
@@ -255,8 +255,8 @@ class Library:
         native = sniff(data) == FORMATS[0]
         recording = read_any(data, name or "")  # a recording, or a foreign battle log imported on the way in
         new_id = upload_id(data)
-        recording = recording.model_copy(update={"id": new_id})
         path = self.path(new_id)
+        recording = as_filed(recording, path)
         if path.exists():
             return recording, False
         write_atomic(path, data if native else recording.to_json(), replace=False)  # a recording byte for byte
