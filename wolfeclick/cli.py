@@ -548,13 +548,13 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from wolfeclick.battle.store import RecordingError, save_recording
+    from wolfeclick.battle.store import RecordingError, read_limited, save_recording
     from wolfeclick.interop.sniff import read_any
 
     bad = 0
     for path in args.files:
         try:
-            recording = read_any(path.read_bytes())
+            recording = read_any(read_limited(path))  # a regular file of bounded size: no FIFO hang, no /dev/zero
         except OSError as exc:
             bad += 1
             print(f"{path}: cannot read: {exc.strerror}", file=sys.stderr)

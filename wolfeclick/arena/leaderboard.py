@@ -18,7 +18,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import date
+from datetime import datetime
 from typing import Any, Literal
 
 from wolfeclick.arena.history import BattleEntry, unratable
@@ -53,6 +53,8 @@ Period = Literal["tournament", "day"]
 SOURCES = ("played", "tournament", "training", "branch", "imported", "ladder")
 """The recordings' source kinds (``SourceInfo.kind``), the ``--source`` / Source filter's choices."""
 _FORMAT_RE = re.compile(r"^[a-z0-9]{1,60}$")
+_SINCE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}(:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?")
+"""An ISO date or time, the whole text (``2025-01-01' OR 1=1 --`` was read as its first ten characters)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,9 @@ def parse_query(format_id: Any = None, since: Any = None, sources: Any = None, m
     day = _text(since) or None
     if day is not None:
         try:
-            date.fromisoformat(day[:10])
+            if not _SINCE_RE.fullmatch(day):
+                raise ValueError(day)
+            datetime.fromisoformat(day.replace("Z", "+00:00"))
         except ValueError:
             raise InputError(f"since takes an ISO date such as 2026-12-01, not {day[:40]!r}") from None
     if isinstance(sources, str):
