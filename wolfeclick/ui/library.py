@@ -3,7 +3,9 @@
 Replay ids arrive from query strings and API calls, so they are checked against the schema's id pattern and
 resolved with ``store.resolve_in`` before any file is touched; an upload's own file name is never used (its id is
 derived from its content), and its bytes are stored exactly as received. A recording's id in the app is its file
-name. Parsed recordings and their prepared views are cached by (id, size, mtime) within a memory budget in bytes
+name, and an upload's source is ``imported`` (``upload``) whatever the file claims (``store.as_filed``): the
+leaderboard counts it only once re-simulated (docs/leaderboard.md). Every file is read through the strict loader
+(a regular file, bounded read), so a FIFO or a device in the folder is left out at once. Parsed recordings and their prepared views are cached by (id, size, mtime) within a memory budget in bytes
 (``cache_bytes``; an entry is charged ``VIEW_BYTES_PER_FILE_BYTE`` × its file size, measured by
 scripts/bench_app.py), so 16 huge uploads cannot pin gigabytes. Whatever is on disk is served: a file that does not
 parse, names fewer than two players, or is a symlink is left out of the list and never breaks it.
