@@ -215,3 +215,14 @@ def test_an_upload_with_its_log_edited_to_match_is_caught_by_the_simulator(tmp_p
     scan = scan_history(None, [library.directory], verify=Verifications(tmp_path / "results"))
     assert scan.entries == [] and "differs" in scan.reasons[scan.unverified[0]]
     assert load_recording(SAMPLE).result.winner != data["result"]["winner"]
+
+
+def test_a_fifo_named_results_jsonl_does_not_hang_the_scan(mixed: tuple[Path, Path], tmp_path: Path) -> None:
+    results, _ = mixed
+    source = next(p for p in results.iterdir() if (p / "tournament.json").is_file())
+    copy = tmp_path / "results" / source.name
+    copy.mkdir(parents=True)
+    shutil.copy(source / "tournament.json", copy / "tournament.json")
+    os.mkfifo(copy / RESULTS_FILE)
+    scan = scan_history(tmp_path / "results")
+    assert scan.skipped == [str(copy)] and "not a regular file" in scan.reasons[str(copy)]
