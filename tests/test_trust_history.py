@@ -226,3 +226,23 @@ def test_a_fifo_named_results_jsonl_does_not_hang_the_scan(mixed: tuple[Path, Pa
     os.mkfifo(copy / RESULTS_FILE)
     scan = scan_history(tmp_path / "results")
     assert scan.skipped == [str(copy)] and "not a regular file" in scan.reasons[str(copy)]
+
+
+def test_a_scan_cache_reads_unchanged_files_once_and_changed_ones_again(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from wolfeclick.arena import history
+
+    folder = tmp_path / "recordings"
+    folder.mkdir()
+    shutil.copy(SAMPLE, folder / SAMPLE.name)
+    cache: dict = {}
+    first = scan_history(None, [folder], cache=cache)
+    reads: list[Path] = []
+    real = history.load_recording
+    monkeypatch.setattr(history, "load_recording", lambda path: reads.append(path) or real(path))
+    assert scan_history(None, [folder], cache=cache).entries == first.entries and reads == []
+    (folder / SAMPLE.name).write_text(changed(lambda d: d.__setitem__("seed", 2**64)))
+    again = scan_history(None, [folder], cache=cache)
+    assert reads == [folder / SAMPLE.name] and again.entries == [] and len(again.skipped) == 1
+    (folder / SAMPLE.name).unlink()
+    assert scan_history(None, [folder], cache=cache).skipped == [] and cache == {}

@@ -33,6 +33,7 @@ __all__ = [
     "CHECKPOINT_KEYS",
     "BattleEntry",
     "Scan",
+    "ScanCache",
     "Verifier",
     "scan_history",
     "unratable",
@@ -205,14 +206,15 @@ def _battle_key(recording: Recording) -> str | None:
 
 
 def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path | str] = (), *,
-                 verify: Verifier | None = None) -> Scan:
+                 verify: Verifier | None = None, cache: ScanCache | None = None) -> Scan:
     """Every battle under ``results_dir`` (tournament rows and their ``recordings/``) and ``recording_dirs``.
 
     Reads files only (through the strict loader, ``store.load_recording``); writes nothing. A row whose recording is
     found is merged with it; a recording found twice — by id, or by its input log under another id — counts once;
     an unreadable tournament, row or recording is listed in ``skipped`` and the rest still counts. An imported
     recording (an upload or ``import``: ``source`` is set by the Arena) counts only once ``verify`` says its
-    re-simulation reproduces it; without ``verify`` it is left out as unverified.
+    re-simulation reproduces it; without ``verify`` it is left out as unverified. ``cache`` (``ScanCache``) keeps
+    what each unchanged file gave across scans.
     """
     rows: dict[str, BattleEntry] = {}
     folders: list[Path] = []
@@ -250,41 +252,85 @@ def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path |
     recordings: dict[str, BattleEntry] = {}
     keys: dict[str, str] = {}
     seen: set[Path] = set()
+    looked: set[str] = set()
     for folder in folders:
         if not folder.is_dir() or folder.resolve() in seen:
             continue
         seen.add(folder.resolve())
         for path in sorted(folder.glob("*.json")):
             name = str(path)
-            try:
-                if not is_valid_id(path.stem):
-                    raise RecordingError("its name is not a recording id")
-                recording = as_filed(load_recording(path), path)  # the id is the file's name; uploads are imports
-            except RecordingError as exc:
+            looked.add(name)
+            read = _read_cached(path, verify, cache)
+            if read.entry is None:
                 skipped.append(name)
-                reasons[name] = str(exc)
+                reasons[name] = read.why or "unreadable"
                 continue
-            if recording.id in recordings:
+            entry, why, key = read.entry, read.why, read.key
+            if entry.battle in recordings:
                 continue  # the same recording in two folders (a tournament's own and the library)
-            entry = _from_recording(recording)
-            why = unratable(entry)
-            if why is None and recording.source.kind == "imported":  # checked first: a fake never claims a battle
-                why = _unverified(path, recording, verify)
-                if why is not None:
-                    unverified.append(name)
-            key = _battle_key(recording)
-            if why is None and key is not None and keys.get(key, recording.id) != recording.id:
+            if read.unverified:
+                unverified.append(name)
+            if why is None and key is not None and keys.get(key, entry.battle) != entry.battle:
                 why = f"the same battle as {keys[key]} (the same input log)"
             if why is not None:
                 leave_out(name, why)
                 continue
             if key is not None:
-                keys.setdefault(key, recording.id)
+                keys.setdefault(key, entry.battle)
             recordings[entry.battle] = entry
+    for gone in set(cache or ()) - looked:  # deleted files leave the cache too
+        del cache[gone]  # type: ignore[union-attr]
     entries = dict(recordings)
     for battle, row in rows.items():
         entries[battle] = _merge(row, recordings[battle]) if battle in recordings else row
     return Scan([entries[k] for k in sorted(entries)], sorted(skipped), sorted(unrated), reasons, sorted(unverified))
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What one recording file gave before the scan's cross-file checks: its entry (None: refused, ``why`` says
+    why), why it is left out (unratable, unverified) and the key of its input log."""
+
+    entry: BattleEntry | None
+    why: str | None = None
+    unverified: bool = False
+    key: str | None = None
+
+
+ScanCache = dict
+"""``path → (stat stamp, _Read)``: a caller that scans again and again (the app) keeps one, so an unchanged file is
+read and validated once, not at every rebuild."""
+
+
+def _read_recording(path: Path, verify: Verifier | None) -> _Read:
+    try:
+        if not is_valid_id(path.stem):
+            raise RecordingError("its name is not a recording id")
+        recording = as_filed(load_recording(path), path)  # the id is the file's name; uploads are imports
+    except RecordingError as exc:
+        return _Read(None, str(exc))
+    entry = _from_recording(recording)
+    why, unverified = unratable(entry), False
+    if why is None and recording.source.kind == "imported":  # checked first: a fake never claims a battle
+        why = _unverified(path, recording, verify)
+        unverified = why is not None
+    return _Read(entry, why, unverified, _battle_key(recording))
+
+
+def _read_cached(path: Path, verify: Verifier | None, cache: ScanCache | None) -> _Read:
+    try:
+        info = os.stat(path)
+        stamp: tuple | None = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+    except OSError:
+        stamp = None
+    if cache is not None and stamp is not None:
+        hit = cache.get(str(path))
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+    read = _read_recording(path, verify)
+    if cache is not None and stamp is not None and (verify is not None or not read.unverified):
+        cache[str(path)] = (stamp, read)
+    return read
 
 
 def _unverified(path: Path, recording: Recording, verify: Verifier | None) -> str | None:
@@ -344,8 +390,9 @@ def read_index(path: Path | str, *, format_id: str | None = None, since: str | N
 
 
 def rebuild_index(results_dir: Path | str, recording_dirs: Sequence[Path | str] = (),
-                  path: Path | str | None = None, *, verify: Verifier | None = None) -> tuple[Path, Scan]:
+                  path: Path | str | None = None, *, verify: Verifier | None = None,
+                  cache: ScanCache | None = None) -> tuple[Path, Scan]:
     """Scan the files and rewrite the index (default ``<results_dir>/history.sqlite``); returns it and the scan."""
-    scan = scan_history(results_dir, recording_dirs, verify=verify)
+    scan = scan_history(results_dir, recording_dirs, verify=verify, cache=cache)
     target = Path(path) if path is not None else Path(results_dir) / INDEX_FILE
     return write_index(scan.entries, target), scan

@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wolfeclick.arena.history import INDEX_FILE, BattleEntry, read_index, rebuild_index
+from wolfeclick.arena.history import INDEX_FILE, BattleEntry, ScanCache, read_index, rebuild_index
 from wolfeclick.arena.leaderboard import BoardQuery, Leaderboard, leaderboard
 from wolfeclick.arena.verify import Verifications
 from wolfeclick.battle.store import write_atomic
@@ -52,6 +52,8 @@ class Standings:
         self._unrated: list[str] = []
         self._rebuilt: float | None = None
         self._lines: list[str] = []
+        self._files: ScanCache = {}
+        """What each unchanged recording gave the last rebuild: a refresh reads only new or changed files."""
         self.verifications = Verifications(self.results)
         """Imported recordings count only once re-simulated (``arena.verify``); verdicts are cached."""
 
@@ -62,7 +64,7 @@ class Standings:
     def rebuild(self) -> list[str]:
         """Rescan the files and rewrite the index; returns the files that could not be read."""
         with self._lock:
-            _, scan = rebuild_index(self.results, [self.recordings], verify=self.verifications)
+            _, scan = rebuild_index(self.results, [self.recordings], verify=self.verifications, cache=self._files)
             self._skipped = list(scan.skipped)
             self._unrated = list(scan.unrated)
             self._lines = [line for line in (scan.refused_line(), scan.left_out_line()) if line]
