@@ -19,6 +19,7 @@ from wolfeclick.arena.ratings import bradley_terry
 from wolfeclick.arena.results import game_results
 from wolfeclick.arena.schedule import TournamentConfig
 from wolfeclick.arena.tournament import load_results, run_tournament, tournament_dir
+from wolfeclick.arena.verify import Verifications
 from wolfeclick.cli import main
 from wolfeclick.ui import board_view
 from wolfeclick.ui.tabs.leaderboard import LeaderboardUI
@@ -92,9 +93,10 @@ def test_three_tournaments_filtered_equal_one_fit_over_their_rows(client, played
     assert api["battles"] == 12 and api["anchor"] == "random"
     assert {r["policy"]: r["rating"] for r in api["rows"]} == pytest.approx(
         {k: round(v, 2) for k, v in bradley_terry(game_results(rows)).items()}, abs=0.006)
-    scan = scan_history(played.results, [played.recordings])
+    scan = scan_history(played.results, [played.recordings], verify=Verifications(played.results))  # as the app
     assert api == {**cli_json(played, tmp_path, "--min-battles", "1", "--format", FORMAT, "--source", "tournament"),
-                   "entries": 12, "skipped": len(scan.skipped), "unrated": len(scan.unrated)}
+                   "entries": 12, "skipped": len(scan.skipped), "unrated": len(scan.unrated),
+                   "notes": [line for line in (scan.refused_line(), scan.left_out_line()) if line]}
     # too few battles: listed apart, not ranked (each played 8 here)
     apart = client.predict(FORMAT, "", "tournament", 9, "tournament", api_name="/leaderboard")
     assert not apart["rows"] and {r["policy"] for r in apart["too_few"]} == {"random", "maxdamage", "heuristic"}

@@ -343,14 +343,15 @@ def cmd_record(args: argparse.Namespace) -> int:
     deal = asyncio.run(prepare_deal(_team_sources(args), args.format))  # an illegal team: one line, nothing played
     jobs = [BattleJob(p1, p2, args.format, args.seed + i, args.max_turns,
                       teams=deal.infos(args.seed + i) if deal else None) for i in range(args.n)]
-    failures = saved = stopped_in_flight = unsaved = 0
+    failures = saved = stopped_in_flight = 0
     storage: StorageError | None = None
     interrupted = False
+    lost: list = []  # recordings a failed save left in memory: tried again at the end, finished battles first
 
     async def go() -> None:
         # Ctrl-C or a failed save sets `stop`: the battles in flight end at their next decision point and are saved
         # `aborted` with their turns (where the disk still takes them); battles not started are skipped.
-        nonlocal failures, saved, stopped_in_flight, unsaved, storage, interrupted
+        nonlocal failures, saved, stopped_in_flight, storage, interrupted
         stop = asyncio.Event()
         with CtrlC(stop) as ctrl_c, tqdm(total=len(jobs), unit="battle", file=sys.stderr,
                                          disable=len(jobs) < 2 or not sys.stderr.isatty()) as bar:
@@ -358,26 +359,46 @@ def cmd_record(args: argparse.Namespace) -> int:
             async with contextlib.aclosing(stream):  # cleanup runs here, while the simulators still answer
                 async for _, recording in stream:
                     was_stopped = stop.is_set()
+                    if storage is not None:
+                        lost.append((recording, was_stopped))  # the disk already refused one: finished ones first
+                        continue
                     try:
                         path = await asyncio.to_thread(save_recording, recording, args.out)  # fsync off the loop
                     except StorageError as exc:
-                        storage, unsaved = storage or exc, unsaved + 1
+                        storage = exc
+                        lost.append((recording, was_stopped))
                         stop.set()
                         continue
                     saved += 1
-                    print(path, flush=True)
-                    if recording.result.reason == "aborted":
-                        failures += 1
-                        if was_stopped:
-                            stopped_in_flight += 1
-                        else:
-                            tqdm.write(f"warning: {recording.id} aborted: {recording.result.error}", file=sys.stderr)
+                    report(path, recording, was_stopped)
                     bar.update(1)
             interrupted = ctrl_c.pressed
 
+    def report(path: Path, recording, was_stopped: bool) -> None:  # type: ignore[no-untyped-def]
+        nonlocal failures, stopped_in_flight
+        print(path, flush=True)
+        if recording.result.reason == "aborted":
+            failures += 1
+            if was_stopped:
+                stopped_in_flight += 1
+            else:
+                tqdm.write(f"warning: {recording.id} aborted: {recording.result.error}", file=sys.stderr)
+
     asyncio.run(go())
-    if storage is not None:  # one line, exit 1 (StorageError.exit_code)
-        raise StorageError(f"{storage} ({unsaved} battles not saved, {len(jobs) - saved - unsaved} not played)")
+    if storage is not None:  # the finished battles are tried again first, then the stopped ones; one line, exit 1
+        lost.sort(key=lambda item: (item[0].result.reason == "aborted", -len(item[0].turns)))
+        unsaved = []
+        for recording, was_stopped in lost:
+            try:
+                report(save_recording(recording, args.out), recording, was_stopped)
+                saved += 1
+            except StorageError:
+                unsaved.append(recording)
+        if unsaved:
+            finished = [r.id for r in unsaved if r.result.reason != "aborted"]
+            names = f": finished {', '.join(finished[:5])}{' …' if len(finished) > 5 else ''}" if finished else ""
+            raise StorageError(f"{storage} ({len(unsaved)} battles not saved{names}; "
+                               f"{len(jobs) - saved - len(unsaved)} not played)")
     if interrupted:
         print(f"interrupted: {saved} battles saved ({stopped_in_flight} of them stopped in flight, kept as aborted), "
               f"{len(jobs) - saved} not played", file=sys.stderr)
@@ -614,16 +635,15 @@ def cmd_analyse(args: argparse.Namespace) -> int:
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from wolfeclick.arena.history import read_index, rebuild_index
     from wolfeclick.arena.leaderboard import format_leaderboard, leaderboard, parse_query
+    from wolfeclick.arena.verify import Verifications
     from wolfeclick.battle.store import write_atomic
 
     query = parse_query(args.format, args.since, args.source, args.min_battles, args.period)
     recordings = args.recordings if args.recordings is not None else [recordings_dir()]
-    index, scan = rebuild_index(args.results, recordings)
-    for path in scan.skipped:
-        print(f"warning: skipped {path} (not a readable tournament or recording)", file=sys.stderr)
-    if scan.unrated:
-        print(f"note: {len(scan.unrated)} recording(s) left out: a side's policy is unknown (imported battles)",
-              file=sys.stderr)
+    index, scan = rebuild_index(args.results, recordings, verify=Verifications(args.results))
+    for line in (scan.refused_line(), scan.left_out_line()):
+        if line:
+            print(f"note: {line}", file=sys.stderr)
     entries = read_index(index, format_id=query.format, since=query.since,
                          sources=list(query.sources) if query.sources else None)
     board = leaderboard(entries, min_battles=query.min_battles, period=query.period)

@@ -13,23 +13,30 @@ same index and the same leaderboard.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from wolfeclick.arena.tournament import RECORDINGS_DIR, find_tournaments, load_results
+from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS, Recording, is_valid_id
+from wolfeclick.battle.store import RecordingError, as_filed, load_recording
+from wolfeclick.errors import one_line
 
 __all__ = [
     "INDEX_FILE",
     "CHECKPOINT_KEYS",
     "BattleEntry",
     "Scan",
+    "ScanCache",
+    "Verifier",
     "scan_history",
+    "unratable",
     "write_index",
     "read_index",
     "rebuild_index",
@@ -76,15 +83,59 @@ class BattleEntry:
 @dataclass(frozen=True)
 class Scan:
     """What a scan found: the entries (id order), the files it could not read (path order), and the readable
-    recordings left out because a side's policy is unknown (an imported battle between people: nothing to rate)."""
+    recordings or rows left out because they cannot be rated (path or battle order): a side's policy unknown (an
+    imported battle between people), a mirror match, the same battle again under another id, an upload whose
+    re-simulation did not reproduce it. ``reasons`` says why for each skipped or unrated one; ``unverified`` are
+    the left-out imports (`docs/leaderboard.md`)."""
 
     entries: list[BattleEntry]
     skipped: list[str]
     unrated: list[str] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)
+    unverified: list[str] = field(default_factory=list)
+
+    def refused_line(self) -> str | None:
+        """One line counting and naming the files that could not be read, or None."""
+        return _one_line(f"{len(self.skipped)} file(s) skipped (not a readable tournament or recording)",
+                         self.skipped, self.reasons)
+
+    def left_out_line(self) -> str | None:
+        """One line counting and naming what was read but left out of the ratings, or None."""
+        return _one_line(f"{len(self.unrated)} recording(s) left out", self.unrated, self.reasons)
+
+
+_NAMED = 5
+"""How many refused files one line names (the count covers them all)."""
+
+
+def _one_line(head: str, names: list[str], reasons: dict[str, str]) -> str | None:
+    if not names:
+        return None
+    shown = "; ".join(f"{Path(n).name}: {reasons.get(n, 'unreadable')}" for n in names[:_NAMED])
+    more = f"; and {len(names) - _NAMED} more" if len(names) > _NAMED else ""
+    return f"{head}: {shown}{more}".replace("\n", " ")
 
 
 class _Unrated(Exception):
-    """A readable recording with a side whose policy nobody recorded."""
+    """A readable recording (or row) that cannot be rated; the message says why."""
+
+
+Verifier = Callable[[Path, Recording], "str | None"]
+"""Re-simulates an imported recording: None when it reproduces its log and result, else one line on why not."""
+
+UNKNOWN_POLICY = "a side's policy is unknown (imported battles)"
+
+
+def unratable(entry: BattleEntry) -> str | None:
+    """Why ``entry`` cannot be one game of the ratings (a mirror match, a blank side, a winner who did not play),
+    or None. The leaderboard leaves such entries out and says so, whatever wrote them."""
+    if not entry.p1 or not entry.p2:
+        return UNKNOWN_POLICY
+    if entry.p1 == entry.p2:
+        return f"a mirror match ({entry.p1[:60]} vs itself): nothing to rate"
+    if entry.winner is not None and entry.winner not in (entry.p1, entry.p2):
+        return f"its winner {entry.winner[:60]!r} is neither player"
+    return None
 
 
 def _checkpoint(meta: Any) -> str:
@@ -92,38 +143,52 @@ def _checkpoint(meta: Any) -> str:
     return json.dumps({k: meta[k] for k in CHECKPOINT_KEYS if meta.get(k) is not None}, sort_keys=True)
 
 
-def _from_recording(data: dict[str, Any]) -> BattleEntry:
-    """An entry from a recording's JSON (only the header and per-turn flags are read)."""
-    players, result = data["players"], data["result"]
-    specs = {side: players[side]["policy"] for side in ("p1", "p2")}
-    if not all(specs.values()):
-        raise _Unrated(data["id"])
-    turns = data.get("turns") or []
+def _from_recording(recording: Recording) -> BattleEntry:
+    """An entry from a validated recording (only the header and per-turn flags are read)."""
+    players, result = recording.players, recording.result
+    specs = {side: players[side].policy for side in ("p1", "p2")}
     counts = {side: [0, 0] for side in ("p1", "p2")}
-    for turn in turns:
-        for side, decision in (turn.get("decisions") or {}).items():
-            if side in counts:
-                counts[side][0] += 1
-                counts[side][1] += bool(decision.get("illegal"))
-    source = data.get("source") or {}
+    for turn in recording.turns:
+        for side, decision in turn.decisions.items():
+            counts[side][0] += 1
+            counts[side][1] += bool(decision.illegal)
     return BattleEntry(
-        battle=data["id"], source=source.get("kind", "played"), detail=source.get("detail"),
-        format=data["format"], simulator=(data.get("versions") or {}).get("pokemon_showdown"),
-        created=data.get("created"), seed=None if data["seed"] is None else int(data["seed"]), pair=None, p1=specs["p1"], p2=specs["p2"],
-        p1_checkpoint=_checkpoint(players["p1"].get("metadata")), p2_checkpoint=_checkpoint(players["p2"].get("metadata")),
-        winner=specs[result["winner"]] if result.get("winner") else None, reason=result["reason"],
-        turns=int(result["turns"]), decisions_p1=counts["p1"][0], decisions_p2=counts["p2"][0],
-        illegal_p1=counts["p1"][1], illegal_p2=counts["p2"][1],
+        battle=recording.id, source=recording.source.kind, detail=recording.source.detail,
+        format=recording.format, simulator=recording.versions.pokemon_showdown, created=recording.created,
+        seed=recording.seed, pair=None, p1=specs["p1"], p2=specs["p2"],
+        p1_checkpoint=_checkpoint(players["p1"].metadata), p2_checkpoint=_checkpoint(players["p2"].metadata),
+        winner=specs[result.winner] if result.winner else None, reason=result.reason, turns=result.turns,
+        decisions_p1=counts["p1"][0], decisions_p2=counts["p2"][0], illegal_p1=counts["p1"][1],
+        illegal_p2=counts["p2"][1],
     )
 
 
+_ROW_TYPES = {"recording": str, "tournament": str, "p1": str, "p2": str, "reason": str, "seed": int, "pair": int,
+              "turns": int}
+
+
 def _from_row(row: dict[str, Any], format_id: str) -> BattleEntry:
+    """An entry from a tournament's result row, every field type checked (a hand-edited row is refused, not
+    passed on to SQLite or the ratings)."""
+    for key, kind in _ROW_TYPES.items():
+        value = row.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool) or (kind is int and not 0 <= value <= MAX_SEED):
+            raise ValueError(f"field {key!r} is not a {'whole number' if kind is int else 'text'}")
+    counts = {key: row.get(key) for key in ("decisions", "illegal")}
+    for key, value in counts.items():
+        if not (isinstance(value, dict) and all(isinstance(value.get(s), int) and not isinstance(value.get(s), bool)
+                                                 and 0 <= value.get(s) <= MAX_TURNS for s in ("p1", "p2"))):
+            raise ValueError(f"field {key!r} is not a count per side")
+    if row.get("winner") is not None and not isinstance(row["winner"], str):
+        raise ValueError("field 'winner' is not a policy name")
+    if not is_valid_id(row["recording"]):
+        raise ValueError("field 'recording' is not a recording id")
     return BattleEntry(
         battle=row["recording"], source="tournament", detail=row["tournament"], format=format_id, simulator=None,
-        created=None, seed=int(row["seed"]), pair=f"{row['tournament']}:{row['pair']}", p1=row["p1"], p2=row["p2"],
-        p1_checkpoint="{}", p2_checkpoint="{}", winner=row["winner"], reason=row["reason"], turns=int(row["turns"]),
-        decisions_p1=int(row["decisions"]["p1"]), decisions_p2=int(row["decisions"]["p2"]),
-        illegal_p1=int(row["illegal"]["p1"]), illegal_p2=int(row["illegal"]["p2"]),
+        created=None, seed=row["seed"], pair=f"{row['tournament']}:{row['pair']}", p1=row["p1"], p2=row["p2"],
+        p1_checkpoint="{}", p2_checkpoint="{}", winner=row.get("winner"), reason=row["reason"], turns=row["turns"],
+        decisions_p1=row["decisions"]["p1"], decisions_p2=row["decisions"]["p2"],
+        illegal_p1=row["illegal"]["p1"], illegal_p2=row["illegal"]["p2"],
     )
 
 
@@ -133,46 +198,149 @@ def _merge(row: BattleEntry, recording: BattleEntry) -> BattleEntry:
                    p1_checkpoint=recording.p1_checkpoint, p2_checkpoint=recording.p2_checkpoint)
 
 
-def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path | str] = ()) -> Scan:
+def _battle_key(recording: Recording) -> str | None:
+    """What makes two recordings one battle whatever their ids: the simulator's whole input (seed and choices)."""
+    if not recording.inputlog:
+        return None
+    return hashlib.sha256("\n".join(recording.inputlog).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path | str] = (), *,
+                 verify: Verifier | None = None, cache: ScanCache | None = None) -> Scan:
     """Every battle under ``results_dir`` (tournament rows and their ``recordings/``) and ``recording_dirs``.
 
-    Reads files only; writes nothing. A row whose recording is found is merged with it; a recording found
-    twice counts once; an unreadable tournament or recording is listed in ``skipped`` and the rest still counts.
+    Reads files only (through the strict loader, ``store.load_recording``); writes nothing. A row whose recording is
+    found is merged with it; a recording found twice — by id, or by its input log under another id — counts once;
+    an unreadable tournament, row or recording is listed in ``skipped`` and the rest still counts. An imported
+    recording (an upload or ``import``: ``source`` is set by the Arena) counts only once ``verify`` says its
+    re-simulation reproduces it; without ``verify`` it is left out as unverified. ``cache`` (``ScanCache``) keeps
+    what each unchanged file gave across scans.
     """
     rows: dict[str, BattleEntry] = {}
     folders: list[Path] = []
     skipped: list[str] = []
     unrated: list[str] = []
+    unverified: list[str] = []
+    reasons: dict[str, str] = {}
+
+    def leave_out(name: str, why: str) -> None:
+        unrated.append(name)
+        reasons[name] = why
+
     for directory in find_tournaments(results_dir) if results_dir is not None else []:
         try:
             config, found = load_results(directory)
-        except (ValueError, OSError):
+        except (ValueError, OSError) as exc:
             skipped.append(str(directory))
+            reasons[str(directory)] = one_line(exc)
             continue
-        for row in found:
-            rows[row["recording"]] = _from_row(row, config.format)
+        for number, row in enumerate(found):
+            name = f"{directory}/results.jsonl#{number + 1}"
+            try:
+                entry = _from_row(row, config.format)
+            except (ValueError, KeyError, TypeError) as exc:
+                skipped.append(name)
+                reasons[name] = f"row {number + 1}: {one_line(exc)}"
+                continue
+            why = unratable(entry)
+            if why is not None:
+                leave_out(name, why)
+                continue
+            rows[entry.battle] = entry
         folders.append(directory / RECORDINGS_DIR)
     folders += [Path(d) for d in recording_dirs]
     recordings: dict[str, BattleEntry] = {}
+    keys: dict[str, str] = {}
     seen: set[Path] = set()
+    looked: set[str] = set()
     for folder in folders:
         if not folder.is_dir() or folder.resolve() in seen:
             continue
         seen.add(folder.resolve())
         for path in sorted(folder.glob("*.json")):
-            try:
-                entry = _from_recording(json.loads(path.read_text(encoding="utf-8")))
-            except _Unrated:
-                unrated.append(str(path))
+            name = str(path)
+            looked.add(name)
+            read = _read_cached(path, verify, cache)
+            if read.entry is None:
+                skipped.append(name)
+                reasons[name] = read.why or "unreadable"
                 continue
-            except (ValueError, KeyError, TypeError, AttributeError, OSError):
-                skipped.append(str(path))
+            entry, why, key = read.entry, read.why, read.key
+            if entry.battle in recordings:
+                continue  # the same recording in two folders (a tournament's own and the library)
+            if read.unverified:
+                unverified.append(name)
+            if why is None and key is not None and keys.get(key, entry.battle) != entry.battle:
+                why = f"the same battle as {keys[key]} (the same input log)"
+            if why is not None:
+                leave_out(name, why)
                 continue
-            recordings.setdefault(entry.battle, entry)
+            if key is not None:
+                keys.setdefault(key, entry.battle)
+            recordings[entry.battle] = entry
+    for gone in set(cache or ()) - looked:  # deleted files leave the cache too
+        del cache[gone]  # type: ignore[union-attr]
     entries = dict(recordings)
     for battle, row in rows.items():
         entries[battle] = _merge(row, recordings[battle]) if battle in recordings else row
-    return Scan([entries[k] for k in sorted(entries)], sorted(skipped), sorted(unrated))
+    return Scan([entries[k] for k in sorted(entries)], sorted(skipped), sorted(unrated), reasons, sorted(unverified))
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What one recording file gave before the scan's cross-file checks: its entry (None: refused, ``why`` says
+    why), why it is left out (unratable, unverified) and the key of its input log."""
+
+    entry: BattleEntry | None
+    why: str | None = None
+    unverified: bool = False
+    key: str | None = None
+
+
+ScanCache = dict
+"""``path → (stat stamp, _Read)``: a caller that scans again and again (the app) keeps one, so an unchanged file is
+read and validated once, not at every rebuild."""
+
+
+def _read_recording(path: Path, verify: Verifier | None) -> _Read:
+    try:
+        if not is_valid_id(path.stem):
+            raise RecordingError("its name is not a recording id")
+        recording = as_filed(load_recording(path), path)  # the id is the file's name; uploads are imports
+    except RecordingError as exc:
+        return _Read(None, str(exc))
+    entry = _from_recording(recording)
+    why, unverified = unratable(entry), False
+    if why is None and recording.source.kind == "imported":  # checked first: a fake never claims a battle
+        why = _unverified(path, recording, verify)
+        unverified = why is not None
+    return _Read(entry, why, unverified, _battle_key(recording))
+
+
+def _read_cached(path: Path, verify: Verifier | None, cache: ScanCache | None) -> _Read:
+    try:
+        info = os.stat(path)
+        stamp: tuple | None = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+    except OSError:
+        stamp = None
+    if cache is not None and stamp is not None:
+        hit = cache.get(str(path))
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+    read = _read_recording(path, verify)
+    if cache is not None and stamp is not None and (verify is not None or not read.unverified):
+        cache[str(path)] = (stamp, read)
+    return read
+
+
+def _unverified(path: Path, recording: Recording, verify: Verifier | None) -> str | None:
+    """Why an imported recording does not count (yet), or None once its re-simulation reproduced it."""
+    if not recording.inputlog:
+        return "unverified: an import with no input log to re-simulate"
+    if verify is None:
+        return "unverified: not re-simulated yet"
+    why = verify(path, recording)
+    return None if why is None else f"unverified: {why}"
 
 
 _COLUMNS = [f.name for f in fields(BattleEntry)]
@@ -222,8 +390,9 @@ def read_index(path: Path | str, *, format_id: str | None = None, since: str | N
 
 
 def rebuild_index(results_dir: Path | str, recording_dirs: Sequence[Path | str] = (),
-                  path: Path | str | None = None) -> tuple[Path, Scan]:
+                  path: Path | str | None = None, *, verify: Verifier | None = None,
+                  cache: ScanCache | None = None) -> tuple[Path, Scan]:
     """Scan the files and rewrite the index (default ``<results_dir>/history.sqlite``); returns it and the scan."""
-    scan = scan_history(results_dir, recording_dirs)
+    scan = scan_history(results_dir, recording_dirs, verify=verify, cache=cache)
     target = Path(path) if path is not None else Path(results_dir) / INDEX_FILE
     return write_index(scan.entries, target), scan

@@ -18,10 +18,10 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import date
+from datetime import datetime
 from typing import Any, Literal
 
-from wolfeclick.arena.history import BattleEntry
+from wolfeclick.arena.history import BattleEntry, unratable
 from wolfeclick.arena.intervals import open_high, open_low
 from wolfeclick.arena.intervals import rating_text as interval_text
 from wolfeclick.arena.ratings import GLICKO_ORDER_NOTE, glicko2_run, rating_intervals
@@ -54,6 +54,8 @@ Period = Literal["tournament", "day"]
 SOURCES = ("played", "tournament", "training", "branch", "imported", "ladder")
 """The recordings' source kinds (``SourceInfo.kind``), the ``--source`` / Source filter's choices."""
 _FORMAT_RE = re.compile(r"^[a-z0-9]{1,60}$")
+_SINCE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}(:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?)?(Z|[+-][0-9]{2}:[0-9]{2})?)?")
+"""An ISO date or time, the whole text (``2025-01-01' OR 1=1 --`` was read as its first ten characters)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,9 @@ def parse_query(format_id: Any = None, since: Any = None, sources: Any = None, m
     day = _text(since) or None
     if day is not None:
         try:
-            date.fromisoformat(day[:10])
+            if not _SINCE_RE.fullmatch(day):
+                raise ValueError(day)
+            datetime.fromisoformat(day.replace("Z", "+00:00"))
         except ValueError:
             raise InputError(f"since takes an ISO date such as 2026-12-01, not {day[:40]!r}") from None
     if isinstance(sources, str):
@@ -213,13 +217,19 @@ def _unit(entry: BattleEntry) -> tuple[int, str, int]:
     return (1, entry.battle, 0)
 
 
+def _ratable(entries: Sequence[BattleEntry]) -> list[BattleEntry]:
+    return [e for e in sorted(entries, key=lambda e: e.battle) if unratable(e) is None]
+
+
 def games_of(entries: Sequence[BattleEntry]) -> list[GameResult]:
     """Finished battles as `GameResult`s; a pair key (tournament, pair) becomes one shared `pair_index`.
 
     Pair indices are numbered in (tournament, pair number) order, so one tournament's battles get exactly the
     pair numbers of its own summary (and the same bootstrap). A battle without a pair is a unit of its own.
+    Entries that cannot be a game (`history.unratable`: a mirror match, a blank side, a winner who did not play)
+    are left out here too — the scan has already said so — so no history can make the table fail as a whole.
     """
-    finished = [e for e in sorted(entries, key=lambda e: e.battle) if e.reason != "aborted"]
+    finished = [e for e in _ratable(entries) if e.reason != "aborted"]
     index = {unit: k for k, unit in enumerate(sorted({_unit(e) for e in finished}))}
     return [GameResult(e.p1, e.p2, index[_unit(e)], e.winner) for e in finished]
 
@@ -266,7 +276,7 @@ def glicko_history(entries: Sequence[BattleEntry], period: Period = "tournament"
     point of each is the table's Glicko-2 column (the same periods, applied one at a time)."""
     history: dict[str, list[GlickoPoint]] = defaultdict(list)
     ratings: dict = {}
-    for key, time, battles in _periods(sorted(entries, key=lambda e: e.battle), period):
+    for key, time, battles in _periods(_ratable(entries), period):
         games = games_of(battles)
         ratings = glicko2_run([games], initial=ratings)
         played: dict[str, int] = defaultdict(int)
@@ -287,8 +297,9 @@ def _glicko(entries: Sequence[BattleEntry], period: Period) -> dict[str, tuple[f
 
 def leaderboard(entries: Sequence[BattleEntry], *, min_battles: int = MIN_BATTLES, period: Period = "tournament",
                 rounds: int = 1000, seed: int = 0) -> Leaderboard:
-    """The leaderboard of ``entries`` (any order; the result depends only on the set of battles)."""
-    entries = sorted(entries, key=lambda e: e.battle)
+    """The leaderboard of ``entries`` (any order; the result depends only on the set of battles; entries that
+    cannot be rated, `history.unratable`, are left out)."""
+    entries = _ratable(entries)
     games = games_of(entries)
     intervals = shift_intervals(rating_intervals(games, rounds=rounds, seed=seed, base=RATING_BASE, anchor=ANCHOR),
                                 ANCHOR)

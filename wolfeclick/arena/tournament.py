@@ -42,7 +42,7 @@ from wolfeclick.arena.results import (
 )
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.battle.schema import SourceInfo
-from wolfeclick.battle.store import AnyRecording, save_recording, storage_error, write_atomic
+from wolfeclick.battle.store import AnyRecording, read_limited, save_recording, storage_error, write_atomic
 from wolfeclick.errors import InputError
 from wolfeclick.policies.base import Policy
 
@@ -82,6 +82,10 @@ def tournament_dir(out_dir: Path | str, config: TournamentConfig) -> Path:
 
 def _config_text(config: TournamentConfig) -> str:
     return json.dumps({"id": config.id, **config.to_dict()}, indent=2, sort_keys=True) + "\n"
+
+
+MAX_ROWS_BYTES = 256 * 1024 * 1024
+"""A results file beyond this is refused unread (10,000 rows are about 3 MB)."""
 
 
 def load_config(directory: Path | str) -> TournamentConfig:
@@ -125,8 +129,8 @@ def load_results(directory: Path | str) -> tuple[TournamentConfig, list[dict[str
     config = load_config(directory)
     for name in (RESULTS_FILE, PROGRESS_FILE):
         path = directory / name
-        if path.exists():
-            rows, _ = parse_rows(path.read_text(encoding="utf-8"))
+        if path.exists():  # a regular file of bounded size: a FIFO named results.jsonl cannot hang a history scan
+            rows, _ = parse_rows(read_limited(path, MAX_ROWS_BYTES).decode("utf-8"))
             check_rows(rows, config)
             return config, canonical_rows(rows, config)
     return config, []

@@ -11,6 +11,7 @@ refused in one line.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable
@@ -190,29 +191,39 @@ async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy
     specs = {side: wrappers[side].spec for side in SIDES}
     source = SourceInfo(kind="branch", parent=parent.id, branch_step=step)
 
-    async def marked(partial: Recording) -> None:
-        if checkpoint is not None and len(partial.turns) > step:
-            await checkpoint(partial.model_copy(update={"source": source}))
+    def diverged(index: int) -> BranchError:
+        return BranchError(f"{parent.id}: replaying its choices diverged at decision {index}; it cannot be branched")
 
-    async for item in stream_battle(
+    async def marked(partial: Recording) -> None:
+        if checkpoint is None or len(partial.turns) <= step:
+            return
+        differs = first_difference(parent.turns, partial.turns, step)
+        if differs is not None:  # never leave a partial of a replay that does not reproduce its parent
+            raise diverged(differs)
+        await checkpoint(partial.model_copy(update={"source": source}))
+
+    battle = stream_battle(
         wrappers["p1"], wrappers["p2"], format_id=parent.format, seed=parent.seed or 0, opening=opening_of(parent),
         max_turns=max_turns if max_turns is not None else turn_limit_of(parent),
         battle_id=branch_id(parent, step, specs), pool=pool, process=process, stop=stop,
         checkpoint=marked if checkpoint is not None else None,
         names={side: parent.players[side].name for side in SIDES}, teams=parent.teams,
-    ):
-        if not isinstance(item, Recording):
-            yield item
-            continue
-        failure = next((w.failure for w in wrappers.values() if w.failure), None)
-        if failure:
-            raise BranchError(f"{parent.id}: {failure}")
-        if stop is None or not stop.is_set() or len(item.turns) >= step:
-            differs = first_difference(parent.turns, item.turns, step)
-            if differs is not None:
-                raise BranchError(f"{parent.id}: replaying its choices diverged at decision {differs}; "
-                                  "it cannot be branched")
-        yield item.model_copy(update={"source": source})
+    )
+    async with contextlib.aclosing(battle):
+        async for item in battle:
+            if not isinstance(item, Recording):
+                if item.index < step and first_difference([parent.turns[item.index]], [item], 1) is not None:
+                    raise diverged(item.index)  # at once: before any partial past the branch point is saved
+                yield item
+                continue
+            failure = next((w.failure for w in wrappers.values() if w.failure), None)
+            if failure:
+                raise BranchError(f"{parent.id}: {failure}")
+            if stop is None or not stop.is_set() or len(item.turns) >= step:
+                differs = first_difference(parent.turns, item.turns, step)
+                if differs is not None:
+                    raise diverged(differs)
+            yield item.model_copy(update={"source": source})
 
 
 async def branch(parent: Recording, step: int, policies: dict[str, Policy | None], *, pool: SimPool | None = None,

@@ -30,7 +30,7 @@ from wolfeclick.battle.branch import (
 )
 from wolfeclick.battle.runner import play_battle, slug
 from wolfeclick.battle.schema import ActionRecord, Recording, Side
-from wolfeclick.battle.store import write_atomic
+from wolfeclick.battle.store import read_limited, write_atomic
 from wolfeclick.policies.base import Observation, Policy
 from wolfeclick.sim.process import SimPool
 from wolfeclick.sim.protocol import SIDES
@@ -201,10 +201,10 @@ def load_rescores(recordings_dir: Path, recording_id: str) -> tuple[list[Rescore
     broken = 0
     for path in sorted(folder.glob("*.json")):
         try:
-            if path.is_symlink() or path.stat().st_size > 20 * 1024 * 1024:
+            if path.is_symlink():
                 raise ValueError(path.name)
-            rescore = Rescore.model_validate_json(path.read_bytes())
-        except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
+            rescore = Rescore.model_validate_json(read_limited(path))  # a regular file of bounded size, never a FIFO
+        except (OSError, ValueError):  # pydantic's ValidationError and RecordingError are ValueErrors
             broken += 1
             continue
         if rescore.recording == recording_id:

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from wolfeclick.battle.schema import Recording
+from wolfeclick.digits import ascii_int
 from wolfeclick.sim.process import SimProcess, SimulatorError
 from wolfeclick.sim.protocol import is_timestamp, parse_chunk, split_update
 
@@ -78,3 +79,47 @@ async def resimulate(recording: Recording, timeout: float = DEFAULT_RESIM_TIMEOU
     finally:
         await process.close()
     return compare_logs(recording.log, spectator_log(reply["out"]))
+
+
+def result_of_log(log: list[str]) -> tuple[str | None, int, bool]:
+    """(winning side or None, last turn number, whether the battle ended) as a spectator log says them."""
+    names: dict[str, str] = {}
+    winner, turn, ended = None, 0, False
+    for line in log:
+        parts = line.split("|")
+        if len(parts) < 3:
+            if line == "|tie":
+                ended = True
+            continue
+        if parts[1] == "player" and len(parts) > 3 and parts[2] in ("p1", "p2"):
+            names.setdefault(parts[3], parts[2])
+        elif parts[1] == "turn":
+            turn = ascii_int(parts[2], 7) or turn
+        elif parts[1] == "win":
+            winner, ended = names.get(parts[2]), True
+        elif parts[1] == "tie":
+            ended = True
+    return winner, turn, ended
+
+
+def result_matches(recording: Recording) -> str | None:
+    """Why the recorded result is not the one its own log tells (winner, ending, turns), or None when it is."""
+    winner, turn, ended = result_of_log(recording.log)
+    result = recording.result
+    if result.winner != winner:
+        return f"its result names {result.winner or 'no winner'}, its log {winner or 'no winner'}"
+    if ended != (result.reason in ("win", "tie", "forfeit")):
+        return f"its result says {result.reason}, but its log {'ends' if ended else 'does not end'} the battle"
+    if result.turns not in (turn, turn + 1):
+        return f"its result says {result.turns} turns, its log {turn}"
+    return None
+
+
+async def reproduces(recording: Recording, timeout: float = DEFAULT_RESIM_TIMEOUT) -> ResimResult:
+    """Whether a recording's input log, re-simulated, gives its log again and its log gives its result: what an
+    upload must show before its result counts (`docs/leaderboard.md`)."""
+    done = await resimulate(recording, timeout)
+    if not done.ok:
+        return done
+    why = result_matches(recording)
+    return ResimResult(False, why) if why else ResimResult(True, f"{done.message}; the result matches")

@@ -36,6 +36,7 @@ from wolfeclick.battle.schema import (
     is_valid_id,
 )
 from wolfeclick.battle.tracker import SideTracker, generation, split_lines
+from wolfeclick.digits import ascii_int
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.game.actions import LegalAction, legal_actions
 from wolfeclick.game.reward import RewardBudget, outcome_reward, reward_view, shaped_reward, total
@@ -43,7 +44,15 @@ from wolfeclick.game.snapshot import side_snapshot
 from wolfeclick.game.state import format_state
 from wolfeclick.policies.base import Decision, Observation, Policy
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
-from wolfeclick.sim.protocol import SIDES, derive_int, is_timestamp, parse_chunk, split_update, start_lines
+from wolfeclick.sim.protocol import (
+    SIDES,
+    derive_int,
+    door_names,
+    is_timestamp,
+    parse_chunk,
+    split_update,
+    start_lines,
+)
 
 DEFAULT_FORMAT = "gen4randombattle"
 DEFAULT_MAX_TURNS = 300
@@ -89,13 +98,7 @@ def recording_id(format_id: str, seed: int, p1: str, p2: str) -> str:
 
 def player_names(p1: str, p2: str) -> dict[str, str]:
     """Display names for the simulator: the spec, cleaned of protocol separators, distinct per side."""
-    names = {}
-    for side, spec in (("p1", p1), ("p2", p2)):
-        base = re.sub(r"[^A-Za-z0-9 :._@/+-]", "", spec)[:24] or side
-        names[side] = base
-    if names["p1"].lower() == names["p2"].lower():
-        names = {side: f"{name} ({side})" for side, name in names.items()}
-    return names
+    return door_names({side: re.sub(r"[^A-Za-z0-9 :._@/+-]", "", spec)[:24] for side, spec in (("p1", p1), ("p2", p2))})
 
 
 @dataclass
@@ -134,7 +137,8 @@ class BattleRun:
         self.id = battle_id or recording_id(format_id, seed, p1.spec, p2.spec)
         self.key = f"{self.id}#{next(_RUN_NUMBERS)}"
         """The simulator's name for this run: unique even when the same battle is played twice at once."""
-        self.names = dict(names) if names else player_names(p1.spec, p2.spec)
+        self.names = door_names(names) if names else player_names(p1.spec, p2.spec)
+        """As the ``>player`` lines carry them: a parent's or caller's names pass the door's rules (``door_names``)."""
         self.trackers = {side: SideTracker(self.key, side, self.names[side], format_id) for side in SIDES}
         self.rngs = {side: random.Random(derive_int(seed, f"policy:{side}")) for side in SIDES}
         self.log: list[str] = []
@@ -203,7 +207,8 @@ class BattleRun:
             self.events_since_decision[side].extend(public)
         for line in public:
             if line.startswith("|turn|"):
-                self.turn = int(line.split("|")[2])
+                number = ascii_int(line.split("|")[2], 7)  # a server's odd turn text changes nothing
+                self.turn = self.turn if number is None else number
             elif line.startswith("|win|"):
                 parts = line.split("|")
                 self.winner = next((s for s in SIDES if self.names[s] == parts[2]), None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -12,7 +13,8 @@ from typing import Iterator
 import orjson
 from pydantic import ValidationError
 
-from wolfeclick.battle.schema import SCHEMA_VERSION, Recording, is_valid_id
+from wolfeclick.battle.schema import SCHEMA_VERSION, Recording, SourceInfo, is_valid_id
+from wolfeclick.digits import ascii_int
 from wolfeclick.errors import StorageError, WolfeClickError
 
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
@@ -25,6 +27,8 @@ class RecordingError(WolfeClickError, ValueError):
 
 
 TEMP_SUFFIX = ".tmp"
+PID_DIGITS = 10
+"""Process ids are below 2**32: a longer run of digits in a temporary's name is not a pid (nothing to check)."""
 
 
 def _temp_name(path: Path) -> Path:
@@ -57,8 +61,9 @@ def remove_stale_temporaries(directory: Path) -> int:
         if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
             continue
         parts = name[: -len(TEMP_SUFFIX)].rsplit(".", 2)
-        if len(parts) != 3 or not parts[1].isdigit() or _alive(int(parts[1])):
-            continue
+        pid = ascii_int(parts[1], PID_DIGITS) if len(parts) == 3 else None
+        if pid is None or _alive(pid):
+            continue  # not one of ours (or a writer still alive): left alone
         try:
             os.unlink(entry.path)
             removed += 1
@@ -270,10 +275,11 @@ def _first_error(exc: ValidationError) -> str:
     return f"field '{where}': {message}{more}"
 
 
-def _check_size(size: int) -> None:
-    if size > MAX_RECORDING_BYTES:
-        raise RecordingError(f"file is {size / 1e6:.1f} MB; recordings are limited to "
-                             f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
+def _check_size(size: int, limit: int = MAX_RECORDING_BYTES) -> None:
+    if size > limit:
+        what = f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit} bytes"
+        raise RecordingError(f"file is {'more than ' if size == limit + 1 else ''}{size / 1e6:.1f} MB; "
+                             f"recordings are limited to {what}")
 
 
 def parse_recording(data: bytes | str) -> Recording:
@@ -302,17 +308,67 @@ def parse_recording(data: bytes | str) -> Recording:
         raise RecordingError(_first_error(exc)) from None
 
 
-def load_recording(path: Path) -> Recording:
-    """Read and validate a recording file."""
+def read_limited(path: Path | str, limit: int = MAX_RECORDING_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; RecordingError (one line) for anything else.
+
+    Opened without blocking and checked on the open descriptor, so a FIFO named ``*.json`` cannot hang a reader and
+    a symlink to ``/dev/zero`` cannot fill memory; the read itself stops at ``limit + 1`` bytes, whatever
+    ``st_size`` claimed (a file that grows while it is read)."""
     path = Path(path)
     try:
-        if path.is_dir():
-            raise RecordingError(f"{path.name} is a folder, not a recording file")
-        _check_size(path.stat().st_size)
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except IsADirectoryError:
+        raise RecordingError(f"{path.name} is a folder, not a recording file") from None
     except OSError as exc:
         raise RecordingError(f"cannot read {path.name}: {exc.strerror or exc.__class__.__name__}") from None
-    return parse_recording(data)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise RecordingError(f"{path.name} is a folder, not a recording file")
+        if not stat.S_ISREG(info.st_mode):
+            raise RecordingError(f"{path.name} is not a regular file (a pipe, a device or a socket)")
+        _check_size(info.st_size, limit)
+        chunks, total = [], 0
+        while total <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        _check_size(total, limit)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise RecordingError(f"cannot read {path.name}: {exc.strerror or exc.__class__.__name__}") from None
+    finally:
+        os.close(fd)
+
+
+def load_recording(path: Path) -> Recording:
+    """Read and validate a recording file: the one strict loader every reader of recordings goes through
+    (a regular file, at most ``MAX_RECORDING_BYTES``, nested at most ``MAX_JSON_DEPTH`` deep, the schema's types)."""
+    return parse_recording(read_limited(path))
+
+
+UPLOAD_PREFIX = "upload-"
+"""The Arena names every uploaded file ``upload-<sha256[:16]>.json``; no other writer uses the prefix."""
+UPLOADED = SourceInfo(kind="imported", detail="upload")
+
+
+def as_filed(recording: Recording, path: Path) -> Recording:
+    """``recording`` as the Arena files it: its id is its file's name, and an upload's source is ``imported``
+    (``upload``) whatever the file claims — an uploaded file is stored byte for byte, so what it says about where
+    it came from is the uploader's word, never the Arena's (an import keeps its importer's detail, e.g. the format
+    it was read from: a label, not a claim)."""
+    update: dict = {}
+    stem = Path(path).stem
+    if recording.id != stem:
+        update["id"] = stem
+    if stem.startswith(UPLOAD_PREFIX):
+        own = recording.source
+        source = SourceInfo(kind="imported", detail=own.detail or "upload") if own.kind == "imported" else UPLOADED
+        if source != own:
+            update["source"] = source
+    return recording.model_copy(update=update) if update else recording
 
 
 def resolve_in(directory: Path, recording_id: str) -> Path:

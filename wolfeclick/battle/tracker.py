@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from poke_env.battle import Battle
@@ -24,14 +25,10 @@ _quiet.setLevel(logging.CRITICAL)
 
 def generation(format_id: str) -> int:
     """``gen4randombattle`` → 4 (poke-env needs the generation for its data)."""
-    digits = ""
-    for char in format_id[3:]:
-        if not char.isdigit():
-            break
-        digits += char
-    if not format_id.startswith("gen") or not digits:
-        raise InputError(f"format {format_id!r} does not name a generation (expected e.g. gen9randombattle)")
-    return int(digits)
+    match = re.match(r"gen([0-9]{1,3})(?![0-9])", format_id)
+    if match is None:
+        raise InputError(f"format {format_id[:60]!r} does not name a generation (expected e.g. gen9randombattle)")
+    return int(match.group(1))
 
 
 def split_lines(lines: list[str], cache: dict[str, list[str]] | None = None) -> list[list[str]]:

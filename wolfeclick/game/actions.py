@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
+from wolfeclick.digits import ascii_int
+
 MAX_MOVES = 4
 MAX_SWITCHES = 5
 
@@ -253,7 +255,7 @@ def find_by_command(command: str, legal: list[LegalAction]) -> LegalAction | Non
     for action in legal:
         if action.kind != kind:
             continue
-        if target.isdigit() and int(target) == action.slot:
+        if ascii_int(target, 2) == action.slot:
             return action
         if to_id(target) in (action.id, to_id(action.name)):
             return action

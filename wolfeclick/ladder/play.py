@@ -20,6 +20,7 @@ import asyncio
 import json
 import re
 import secrets
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
@@ -89,6 +90,17 @@ class LadderOptions:
                               f"{self.server!r}")
         if self.mode == "challenge" and not self.opponent:
             raise InputError("challenging needs the opponent's user name")
+        if self.password is not None and not _private_login(self.login_server):
+            raise InputError(f"--login-server {self.login_server[:80]!r} is not https: the password would cross the "
+                             "network in clear (plain http is allowed only on this machine: localhost, 127.0.0.1)")
+
+
+def _private_login(url: str) -> bool:
+    """Whether a password may be sent to ``url``: over https, or plain http to this machine only."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "https":
+        return True
+    return parts.scheme == "http" and (parts.hostname or "") in ("localhost", "127.0.0.1", "::1")
 
 
 def guest_name() -> str:

@@ -83,7 +83,7 @@ class BaselinePolicy:
         """Team preview through poke-env's own ``teampreview`` (a seeded random order for all three baselines):
         the recorded action is the lead, the command the whole order."""
         order = str(self._seeded(observation, self._player.teampreview))
-        digits = [int(c) for c in order.replace("/team", "", 1) if c.isdigit()]
+        digits = [int(c) for c in order.replace("/team", "", 1) if c in "0123456789"]
         action = next((a for a in observation.legal_actions if digits and a.slot == digits[0]), None)
         if action is None or action.command() in observation.rejected:
             allowed = [a for a in observation.legal_actions if a.command() not in observation.rejected]

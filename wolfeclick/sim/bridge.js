@@ -32,25 +32,42 @@ function openStream() {
 }
 
 // The door: BattleStream obeys `>eval` (runs JavaScript), `>requestexport`, `>chat` and more. Only the lines a
-// battle needs get through, one line each; anything else refuses the whole request before a line is fed. The same
-// rules are `check_input_line` in protocol.py (kept in step; both are tested against the same cases).
+// battle needs get through, one line each, and every field decoded from a `>start`/`>player` line is checked too;
+// anything else refuses the whole request before a line is fed. The same rules are `check_input_line` in
+// protocol.py (kept in step; both are tested against the same cases). Lengths count code points on both sides
+// (the `u` flag and `[...text]`), never UTF-16 units. To admit another command, add its rule to ADMISSIONS (a line
+// pattern) or OPTION_RULES (a `>command {json}` with a rule per field), and the same in protocol.py.
 const MAX_INPUT_LINE = 4096;
-const BREAKS = /[\x00-\x1f\x7f\u2028\u2029\x85]/;
-const SIDE_CHOICE = /^>(p1|p2) [^ \x00-\x1f\x7f\u2028\u2029\x85][^\x00-\x1f\x7f\u2028\u2029\x85]{0,299}$/;
-const ENDING = /^(>(forcewin|forcelose) (p1|p2)|>forcetie)$/;
-const JSON_COMMAND = /^>(start|player p1|player p2) (\{.*\})$/;
-const OPTION_KEYS = {start: ['formatid', 'seed', 'rated'], player: ['name', 'seed', 'team']};
+const MAX_CHOICE = 300;
+const MAX_NAME = 100;
+const MAX_RATED = 100;
+const BREAK_CHARS = '\\x00-\\x1f\\x7f\\x85\\u2028\\u2029\\ud800-\\udfff';
+const BREAKS = new RegExp(`[${BREAK_CHARS}]`, 'u');
+const SIDE_CHOICE = new RegExp(`^>(p1|p2) [^ ${BREAK_CHARS}][^${BREAK_CHARS}]{0,${MAX_CHOICE - 1}}$`, 'u');
+const ENDING = /^(>(forcewin|forcelose) (p1|p2)|>forcetie)$/u;
+const ADMISSIONS = [SIDE_CHOICE, ENDING];
+const JSON_COMMAND = /^>(start|player p1|player p2) (\{.*\})$/u;
+const NAME = new RegExp(`^[^ |${BREAK_CHARS}][^|${BREAK_CHARS}]{0,${MAX_NAME - 1}}$`, 'u');
+const RATED = new RegExp(`^[^|${BREAK_CHARS}]{0,${MAX_RATED}}$`, 'u');
+const TEAM = new RegExp(`^[^${BREAK_CHARS}]{1,${MAX_INPUT_LINE}}$`, 'u');
+const FORMAT_ID = /^[a-z0-9]{1,60}$/u;
+const SEED_TEXT = /^([0-9]{1,5}(,[0-9]{1,5}){3}|sodium,[0-9a-f]{1,64}|gen5,[0-9a-f]{16})$/u;
 const ALLOWED_INPUT = '>start {json}, >player p1|p2 {json}, >p1/>p2 choices, >forcewin/>forcelose p1|p2, >forcetie';
+
+// Code points, as Python's len() counts them (a text of no more UTF-16 units than the limit is within it anyway).
+function codePoints(text) {
+  return text.length <= MAX_INPUT_LINE ? text.length : [...text].length;
+}
 
 // The offending text, cut short and escaped so that the error stays one line for every reader.
 function cut(text) {
-  const quoted = JSON.stringify(text.length <= 60 ? text : text.slice(0, 60) + '…');
+  const points = [...text];
+  const quoted = JSON.stringify(points.length <= 60 ? text : points.slice(0, 60).join('') + '…');
   return quoted.replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
-function plainValue(value) {
-  if (Array.isArray(value)) return value.every((item) => Number.isInteger(item));
-  return ['string', 'number', 'boolean'].includes(typeof value) && (typeof value !== 'number' || Number.isInteger(value));
+function textRule(pattern, what) {
+  return (value) => (typeof value === 'string' && pattern.test(value) ? null : what);
 }
 
 // The analysis' fresh luck after a replayed prefix: `>reseed a,b,c,d`, four plain 16-bit words (Showdown's Gen 5
@@ -62,11 +79,42 @@ function isReseed(line) {
   return !!match && match.slice(1).every((word) => Number(word) <= 0xffff);
 }
 
+function whole(value, low, high) {
+  return typeof value === 'number' && Number.isInteger(value) && value >= low && value <= high;
+}
+
+function seedRule(value) {
+  if (Array.isArray(value) && value.length === 4 && value.every((v) => whole(v, 0, 0xffff))) return null;
+  if (typeof value === 'string' && SEED_TEXT.test(value)) return null;
+  return "a seed is four integers 0-65535 (or Showdown's seed text)";
+}
+
+function ratedRule(value) {
+  if (typeof value === 'boolean' || (typeof value === 'string' && RATED.test(value))) return null;
+  return `rated is true, false or a text of at most ${MAX_RATED} characters without '|' or line breaks`;
+}
+
+// Each `>command {json}`: the fields it may carry and the rule for each (null when the value is fine).
+const OPTION_RULES = {
+  start: {
+    formatid: textRule(FORMAT_ID, 'a format id is 1-60 lower-case letters and digits'),
+    seed: seedRule,
+    rated: ratedRule,
+  },
+  player: {
+    name: textRule(NAME, `a name is 1-${MAX_NAME} characters without '|' or line breaks, not starting with a space`),
+    seed: seedRule,
+    team: textRule(TEAM, 'a team is packed text without line breaks'),
+  },
+};
+
 function checkLine(line) {
   if (typeof line !== 'string') throw new Error(`not a text line: ${cut(String(line))}`);
-  if (line.length > MAX_INPUT_LINE) throw new Error(`line of ${line.length} characters is longer than ${MAX_INPUT_LINE}`);
+  if (SIDE_CHOICE.test(line)) return;
+  const length = codePoints(line);
+  if (length > MAX_INPUT_LINE) throw new Error(`line of ${length} characters is longer than ${MAX_INPUT_LINE}`);
   if (BREAKS.test(line)) throw new Error(`line break or control character inside ${cut(line)}`);
-  if (SIDE_CHOICE.test(line) || ENDING.test(line)) return;
+  if (ADMISSIONS.some((admitted) => admitted.test(line))) return;
   if (isReseed(line)) return; // the analysis' fresh luck, in one exact form
   const match = JSON_COMMAND.exec(line);
   if (!match) throw new Error(`command not allowed: ${cut(line)}`);
@@ -76,10 +124,16 @@ function checkLine(line) {
   } catch (err) {
     throw new Error(`options are not JSON: ${cut(line)}`);
   }
-  const allowed = OPTION_KEYS[match[1].split(' ')[0]];
-  const ok = options && typeof options === 'object' && !Array.isArray(options) &&
-    Object.keys(options).every((key) => allowed.includes(key) && plainValue(options[key]));
-  if (!ok) throw new Error(`options not allowed (only ${allowed.slice().sort().join(', ')}): ${cut(line)}`);
+  const rules = OPTION_RULES[match[1].split(' ')[0]];
+  const names = Object.keys(rules).sort().join(', ');
+  if (!options || typeof options !== 'object' || Array.isArray(options) ||
+      !Object.keys(options).every((key) => Object.prototype.hasOwnProperty.call(rules, key))) {
+    throw new Error(`options not allowed (only ${names}): ${cut(line)}`);
+  }
+  for (const [key, value] of Object.entries(options)) {
+    const wrong = rules[key](value);
+    if (wrong !== null) throw new Error(`option ${key} refused (${wrong}): ${cut(line)}`);
+  }
 }
 
 function checkLines(lines) {
@@ -92,6 +146,12 @@ function checkLines(lines) {
     }
   });
   return lines;
+}
+
+// The format a `>start` line names, checked as `format` is: a battle plays the format it was admitted for.
+function startFormat(lines) {
+  const line = lines.find((l) => l.startsWith('>start '));
+  return line ? JSON.parse(line.slice('>start '.length)).formatid : undefined;
 }
 
 // Showdown would quietly play an unknown format id as a custom game; refuse it, and any format that is not singles.
@@ -148,6 +208,10 @@ function handle(req) {
       if (battles.has(req.battle)) throw new Error(`battle ${req.battle} already exists`);
       const info = checkFormat(req.format);
       checkLines(req.lines);
+      const named = startFormat(req.lines);
+      if (named !== undefined && checkFormat(named).id !== info.id) {
+        throw new Error(`the >start line names '${named}', not the format '${info.id}' the battle was started for`);
+      }
       checkTeams(info, req.lines);
       const host = openStream();
       battles.set(req.battle, host);
@@ -189,6 +253,8 @@ function handle(req) {
       return {out: [], ended: false};
     case 'resim': {
       checkLines(req.lines);
+      const named = startFormat(req.lines);
+      if (named !== undefined) checkFormat(named);
       const host = openStream();
       const out = host.feed(req.lines);
       return {out};

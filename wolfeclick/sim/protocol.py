@@ -113,14 +113,29 @@ def start_lines(format_id: str, seed: int, names: dict[str, str], teams: dict[st
 # Showdown's BattleStream obeys more than battles need: ``>eval`` runs JavaScript, ``>requestexport`` leaks seeds,
 # ``>chat`` writes into the log. Every line that reaches a simulator (start, write, resim) must be one of these;
 # ``bridge.js`` applies the same rules on its side. Kept in step with ``checkLine`` there and with PROTOCOL.md.
+# Lengths are counted in code points on both sides (JavaScript's ``[...text].length``), so one text is judged the
+# same by ``validate`` and by the simulator. To admit another command, add its rule to ``_ADMISSIONS`` (a line
+# pattern) or ``_OPTION_RULES`` (a ``>command {json}`` with a rule per field), and the same in bridge.js.
 
 MAX_INPUT_LINE = 4096
 """A ``>player`` line with a long name is about 100 characters; nothing a battle needs comes near this."""
-_SIDE_CHOICE = re.compile(r">(p1|p2) [^ \x00-\x1f\x7f\u2028\u2029\x85][^\x00-\x1f\x7f\u2028\u2029\x85]{0,299}")
+MAX_CHOICE = 300
+MAX_NAME = 100
+"""Code points in a player's name on a ``>player`` line (the recording's own limit is 200; names are cut to this)."""
+MAX_RATED = 100
+_BREAK_CHARS = "\x00-\x1f\x7f\x85\u2028\u2029\ud800-\udfff"
+"""Control characters, Unicode line separators and lone surrogates: never inside a line or a decoded field."""
+_BREAKS = re.compile(f"[{_BREAK_CHARS}]")
+_SIDE_CHOICE = re.compile(f">(p1|p2) [^ {_BREAK_CHARS}][^{_BREAK_CHARS}]{{0,{MAX_CHOICE - 1}}}")
 _ENDING = re.compile(r">(forcewin|forcelose) (p1|p2)|>forcetie")
+_ADMISSIONS = (_SIDE_CHOICE, _ENDING)
+"""Lines admitted as they are (no JSON inside): a side's choice and the runner's endings."""
 _JSON_COMMAND = re.compile(r">(start|player p1|player p2) (\{.*\})")
-_BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
-_OPTION_KEYS = {"start": frozenset({"formatid", "seed", "rated"}), "player": frozenset({"name", "seed", "team"})}
+_NAME = re.compile(f"[^ |{_BREAK_CHARS}][^|{_BREAK_CHARS}]{{0,{MAX_NAME - 1}}}")
+_RATED = re.compile(f"[^|{_BREAK_CHARS}]{{0,{MAX_RATED}}}")
+_TEAM = re.compile(f"[^{_BREAK_CHARS}]{{1,{MAX_INPUT_LINE}}}")
+_FORMAT_ID = re.compile(r"[a-z0-9]{1,60}")
+_SEED_TEXT = re.compile(r"[0-9]{1,5}(,[0-9]{1,5}){3}|sodium,[0-9a-f]{1,64}|gen5,[0-9a-f]{16}")
 ALLOWED_INPUT = ">start {json}, >player p1|p2 {json}, >p1/>p2 choices, >forcewin/>forcelose p1|p2, >forcetie"
 
 
@@ -132,10 +147,49 @@ def _cut(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
-def _plain_value(value: Any) -> bool:
-    if isinstance(value, list):
-        return all(isinstance(item, int) and not isinstance(item, bool) for item in value)
-    return isinstance(value, (str, int, bool))
+def _whole(value: Any, low: int, high: int) -> bool:
+    """A JSON integer in range; an integral float (``1.0``) too, since JavaScript cannot tell them apart."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return (not isinstance(value, float) or value.is_integer()) and low <= value <= high
+
+
+def _text_rule(pattern: re.Pattern[str], what: str) -> Any:
+    def check(value: Any) -> str | None:
+        if isinstance(value, str) and pattern.fullmatch(value):
+            return None
+        return what
+    return check
+
+
+def _seed(value: Any) -> str | None:
+    if isinstance(value, list) and len(value) == 4 and all(_whole(v, 0, 0xFFFF) for v in value):
+        return None
+    if isinstance(value, str) and _SEED_TEXT.fullmatch(value):
+        return None
+    return "a seed is four integers 0-65535 (or Showdown's seed text)"
+
+
+def _rated(value: Any) -> str | None:
+    if isinstance(value, bool) or (isinstance(value, str) and _RATED.fullmatch(value)):
+        return None
+    return f"rated is true, false or a text of at most {MAX_RATED} characters without '|' or line breaks"
+
+
+_OPTION_RULES: dict[str, dict[str, Any]] = {
+    "start": {
+        "formatid": _text_rule(_FORMAT_ID, "a format id is 1-60 lower-case letters and digits"),
+        "seed": _seed,
+        "rated": _rated,
+    },
+    "player": {
+        "name": _text_rule(_NAME, f"a name is 1-{MAX_NAME} characters without '|' or line breaks, not starting "
+                                  "with a space"),
+        "seed": _seed,
+        "team": _text_rule(_TEAM, "a team is packed text without line breaks"),
+    },
+}
+"""Each ``>command {json}``: the fields it may carry and the rule for each (None when the value is fine)."""
 
 
 def check_input_line(line: Any) -> None:
@@ -148,7 +202,7 @@ def check_input_line(line: Any) -> None:
         raise UnsafeInput(f"line of {len(line)} characters is longer than {MAX_INPUT_LINE}")
     if _BREAKS.search(line):
         raise UnsafeInput(f"line break or control character inside {_cut(line)}")
-    if _ENDING.fullmatch(line):
+    if any(admitted.fullmatch(line) for admitted in _ADMISSIONS):
         return
     if is_reseed_line(line):  # the analysis' fresh luck, in one exact form
         return
@@ -157,11 +211,15 @@ def check_input_line(line: Any) -> None:
         raise UnsafeInput(f"command not allowed: {_cut(line)}")
     try:
         options = json.loads(match.group(2), parse_constant=_refuse_constant)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise UnsafeInput(f"options are not JSON: {_cut(line)}") from None
-    allowed = _OPTION_KEYS[match.group(1).split(" ")[0]]
-    if not isinstance(options, dict) or not set(options) <= allowed or not all(map(_plain_value, options.values())):
-        raise UnsafeInput(f"options not allowed (only {', '.join(sorted(allowed))}): {_cut(line)}")
+    rules = _OPTION_RULES[match.group(1).split(" ")[0]]
+    if not isinstance(options, dict) or not set(options) <= set(rules):
+        raise UnsafeInput(f"options not allowed (only {', '.join(sorted(rules))}): {_cut(line)}")
+    for key, value in options.items():
+        wrong = rules[key](value)
+        if wrong is not None:
+            raise UnsafeInput(f"option {key} refused ({wrong}): {_cut(line)}")
 
 
 # --- the analysis' reseed ------------------------------------------------------------------------------------------
@@ -194,3 +252,20 @@ def check_input_lines(lines: Any) -> None:
             check_input_line(line)
         except UnsafeInput as exc:
             raise UnsafeInput(f"input entry {index} refused: {exc} (allowed: {ALLOWED_INPUT})") from None
+
+
+def door_name(text: str, fallback: str) -> str:
+    """``text`` as the door admits a name: line breaks, control characters and ``|`` dropped, leading spaces
+    stripped, cut to ``MAX_NAME`` code points; ``fallback`` when nothing is left. Names the door already admits
+    are returned unchanged (so recordings made here replay byte for byte)."""
+    kept = _BREAKS.sub("", str(text)).replace("|", "").lstrip(" ")[:MAX_NAME]
+    return kept if _NAME.fullmatch(kept) else fallback
+
+
+def door_names(names: dict[str, str]) -> dict[str, str]:
+    """Both sides' names made safe for ``>player`` lines (``door_name``) and distinct, as the runner needs them
+    to tell the winner: equal names (ignoring case) become ``NAME (p1)`` and ``NAME (p2)``."""
+    safe = {side: door_name(names.get(side, ""), side) for side in SIDES}
+    if safe["p1"].lower() == safe["p2"].lower():
+        safe = {side: door_name(f"{name[:MAX_NAME - 5]} ({side})", side) for side, name in safe.items()}
+    return safe

@@ -73,11 +73,16 @@ def recent_rows(page: PolicyPage, has_replay: Callable[[str], bool]) -> list[lis
             for b in page.recent]
 
 
-def status_text(board: Leaderboard, entries: int, skipped: Iterable[str], filters: str, unrated: int = 0) -> str:
-    """The tab's one status line: what the table rests on."""
+def status_text(board: Leaderboard, entries: int, skipped: Iterable[str], filters: str, unrated: int = 0,
+                notes: Iterable[str] = ()) -> str:
+    """The tab's one status line: what the table rests on; ``notes`` (the scan's own lines, naming the files it
+    refused and the recordings it left out, and why) replace the bare counts when given."""
     anchor = f"{board.anchor} = 1000" if board.anchor else "mean = 1000 (random has not played)"
     text = (f"{board.battles} finished battles of {entries} in the history{filters}; Bradley–Terry, {anchor}; "
             f"{len(board.rows)} ranked, {len(board.too_few)} with fewer than {board.min_battles} battles apart.")
+    notes = [str(n) for n in notes]
+    if notes:
+        return text + " " + " ".join(note.rstrip(".") + "." for note in notes)
     skipped = list(skipped)
     if skipped:
         text += f" {len(skipped)} unreadable file(s) skipped."

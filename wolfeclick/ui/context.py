@@ -19,6 +19,7 @@ from wolfeclick.paths import results_dir
 from wolfeclick.ui.library import Library, recordings_dir
 from wolfeclick.ui.live import HardwareProbe, PolicyCache, SeatRegistry
 from wolfeclick.ui.standings import Standings
+from wolfeclick.ui.uploads import UploadGate
 
 __all__ = ["AppContext", "Settings", "StopRegistry", "results_dir"]
 
@@ -90,6 +91,8 @@ class AppContext:
     hardware: HardwareProbe = field(default_factory=HardwareProbe)
     settings: Settings = field(default_factory=Settings)
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("wolfeclick.ui"))
+    uploads: UploadGate = field(default_factory=UploadGate)
+    """Uploads are checked in a worker process, one in flight per session (``ui.uploads``)."""
     standings: Standings | None = None
     """The battle history of ``results`` and the library, rated together (made from them when not given)."""
 

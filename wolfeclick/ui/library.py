@@ -3,15 +3,21 @@
 Replay ids arrive from query strings and API calls, so they are checked against the schema's id pattern and
 resolved with ``store.resolve_in`` before any file is touched; an upload's own file name is never used (its id is
 derived from its content), and its bytes are stored exactly as received. A recording's id in the app is its file
-name. Parsed recordings and their prepared views are cached by (id, size, mtime) within a memory budget in bytes
-(``cache_bytes``; an entry is charged ``VIEW_BYTES_PER_FILE_BYTE`` × its file size, measured by
-scripts/bench_app.py), so 16 huge uploads cannot pin gigabytes. Whatever is on disk is served: a file that does not
+name, and an upload's source is ``imported`` (``upload``) whatever the file claims (``store.as_filed``): the
+leaderboard counts it only once re-simulated (docs/leaderboard.md). Every file is read through the strict loader
+(a regular file, bounded read), so a FIFO or a device in the folder is left out at once. Parsed recordings and
+their prepared views are cached by (id, size, mtime) within a memory budget in bytes (``cache_bytes``; an entry
+is charged ``VIEW_BYTES_PER_FILE_BYTE`` × its file size, measured by scripts/bench_app.py), so 16 huge uploads
+cannot pin gigabytes, and files over ``HEAVY_BYTES`` are parsed one at a time (the memory beyond the budget is one
+file's parse). The app checks uploads in a worker process (``ui.uploads``) and stores them with
+``store_checked``, parsing nothing on the serving path. Whatever is on disk is served: a file that does not
 parse, names fewer than two players, or is a symlink is left out of the list and never breaks it.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import shutil
 import tempfile
@@ -24,7 +30,9 @@ from wolfeclick.battle.rescore import agreement_lines, decision_notes, load_resc
 from wolfeclick.battle.schema import Recording, is_valid_id
 from wolfeclick.battle.store import (
     MAX_RECORDING_BYTES,
+    UPLOAD_PREFIX,
     RecordingError,
+    as_filed,
     load_recording,
     resolve_in,
     save_recording,
@@ -42,13 +50,15 @@ LIST_LIMIT = 5000
 """The list reads the newest this many recordings (the page shows them searchable, 25 a page)."""
 VIEW_BYTES_PER_FILE_BYTE = 6
 """Memory a parsed recording and its view take per byte of JSON file (measured: docs/benchmarks.md)."""
+HEAVY_BYTES = 4 * 1024 * 1024
+"""Files above this are parsed one at a time (a 20 MB recording's parse peaks near 6 × its size in memory)."""
 DEFAULT_CACHE_BYTES = 384 * 1024 * 1024
 """The view cache's budget: opened replays beyond it are dropped, least recently used first."""
 
 
 def upload_id(data: bytes) -> str:
     """The content-derived id an uploaded recording is stored under."""
-    return f"upload-{hashlib.sha256(data).hexdigest()[:16]}"
+    return f"{UPLOAD_PREFIX}{hashlib.sha256(data).hexdigest()[:16]}"
 
 
 @dataclass(frozen=True)
@@ -121,6 +131,8 @@ class Library:
         self._views: OrderedDict[str, tuple[tuple[int, int], Recording, BattleView]] = OrderedDict()
         self._infos: dict[str, tuple[tuple[int, int], ReplayInfo | None]] = {}
         self.cache_bytes = cache_bytes
+        self._heavy = threading.Semaphore(1)
+        """One heavy file parsed at a time in this process: the memory beyond the cache is one file's parse."""
 
     def cached_bytes(self) -> int:
         """What the open views are charged against ``cache_bytes``."""
@@ -172,7 +184,7 @@ class Library:
             if cached is None or cached[0] != stamp:
                 info = None
                 try:
-                    info = info_of(load_recording(path), path.stem, mtime)
+                    info = info_of(as_filed(load_recording(path), path), path.stem, mtime)
                 except RecordingError:
                     pass
                 cached = (stamp, info)
@@ -199,12 +211,11 @@ class Library:
             if hit is not None and hit[0] == stamp:
                 self._views.move_to_end(key)
                 return hit[1], hit[2]
-        recording = load_recording(path)
-        if recording.id != key:  # an upload keeps its bytes (and the id inside them); the app knows it by file name
-            recording = recording.model_copy(update={"id": key})
-        if "p1" not in recording.players or "p2" not in recording.players:
-            raise RecordingError("the recording does not name both players")
-        view = BattleView.of(recording)
+        with self._heavy if stamp[0] > HEAVY_BYTES else contextlib.nullcontext():
+            recording = as_filed(load_recording(path), path)  # an upload keeps its bytes; known by its file name
+            if "p1" not in recording.players or "p2" not in recording.players:
+                raise RecordingError("the recording does not name both players")
+            view = BattleView.of(recording)
         with self._lock:
             self._views[key] = (stamp, recording, view)
             self._views.move_to_end(key)
@@ -248,13 +259,29 @@ class Library:
                                  f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
         native = sniff(data) == FORMATS[0]
         recording = read_any(data, name or "")  # a recording, or a foreign battle log imported on the way in
+        new_id, created = self.store_checked(data, None if native else recording.to_json().encode("utf-8"))
+        return as_filed(recording, self.path(new_id)), created
+
+    def store_checked(self, data: bytes, stored: bytes | None, info: dict | None = None) -> tuple[str, bool]:
+        """Store an upload already checked (``uploads.check_upload``: ``stored`` None keeps ``data`` byte for
+        byte, else the imported recording's bytes) without parsing it here; ``info`` (its list row, from the
+        check) fills the list's cache so listing it parses nothing either. (Its id, newly stored.)"""
         new_id = upload_id(data)
-        recording = recording.model_copy(update={"id": new_id})
         path = self.path(new_id)
         if path.exists():
-            return recording, False
-        write_atomic(path, data if native else recording.to_json(), replace=False)  # a recording byte for byte
-        return recording, True
+            return new_id, False
+        try:
+            write_atomic(path, data if stored is None else stored, replace=False)
+        except FileExistsError:  # the same bytes, uploaded twice at once
+            return new_id, False
+        if info is not None:
+            try:
+                stat = path.lstat()
+                self._infos[new_id] = ((stat.st_size, stat.st_mtime_ns),
+                                       ReplayInfo(**{**info, "mtime": stat.st_mtime}))
+            except (OSError, TypeError):
+                pass  # listed the slow way
+        return new_id, True
 
     def export_html(self, replay_id: str) -> Path:
         """Write the Showdown replay file of a replay to the exports folder and return its path."""

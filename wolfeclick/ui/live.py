@@ -26,9 +26,11 @@ from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS, player_n
 from wolfeclick.battle.schema import Recording, TurnRecord
 from wolfeclick.battle.specs import SPEC_HELP, PolicySpecError, is_baseline, make_policy
 from wolfeclick.battle.store import RecordingSaver
+from wolfeclick.digits import ascii_int
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
 from wolfeclick.policies.human import HUMAN_SPEC, Answered, HumanPolicy, HumanSeat, Prompt
+from wolfeclick.sim.protocol import door_names
 from wolfeclick.ui.view import BattleMeta, BattleView
 
 __all__ = [
@@ -65,8 +67,10 @@ def parse_seed(text: str | int | float | None) -> int:
     if text is None or (isinstance(text, str) and not text.strip()):
         return random.SystemRandom().randrange(MAX_SEED)
     try:
-        value = int(str(text).strip()) if not isinstance(text, (int, float)) else int(text)
-    except ValueError:
+        value = int(text) if isinstance(text, (int, float)) else ascii_int(str(text).strip(), 19)
+        if value is None:
+            raise ValueError
+    except (ValueError, OverflowError):
         raise LiveError(f"seed must be a whole number (or blank for a random one), not {str(text)[:40]!r}") from None
     if not 0 <= value <= MAX_SEED:
         raise LiveError(f"seed must be between 0 and {MAX_SEED}")
@@ -423,7 +427,7 @@ async def run_live(
     else:
         parent, replayed = takeover
         format_id, seed = parent.format, parent.seed or 0
-        names = {side: parent.players[side].name for side in ("p1", "p2")}
+        names = door_names({side: parent.players[side].name for side in ("p1", "p2")})  # as the simulator has them
         battle_id = branch_id(parent, replayed, {"p1": p1.spec, "p2": p2.spec})
         stream = stream_branch(parent, replayed, {"p1": p1, "p2": p2}, stop=stop, checkpoint=checkpoint)
     meta = BattleMeta(id=battle_id, format=format_id, seed=seed, names=names,

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from wolfeclick.digits import ascii_int
+
 __all__ = ["Sentence", "Narrator", "Message", "MESSAGES", "narrate", "pokemon_name", "effect_name"]
 
 STATUS_WORDS = {
@@ -282,7 +284,8 @@ def _cure_team(n: Narrator, m: Message) -> Sentence:
 def _boost(n: Narrator, m: Message) -> Sentence:
     args = m.args
     stat = STAT_NAMES.get(args[1], args[1])
-    amount = int(args[2]) if len(args) > 2 and args[2].lstrip("-").isdigit() else 1
+    amount = (ascii_int(args[2], 3, signed=True) if len(args) > 2 else None)
+    amount = 1 if amount is None else amount
     rising = m.kind == "-boost"
     if amount == 0:
         return Sentence("boost", f"{n.who(args[0])}'s {stat} won't go any {'higher' if rising else 'lower'}.", m.side)

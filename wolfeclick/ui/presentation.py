@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlencode
 
+from wolfeclick.digits import ascii_int
 from wolfeclick.errors import WolfeClickError
 
 __all__ = [
@@ -112,8 +113,8 @@ def parse_step(value: Any) -> int:
         number = value
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
-    elif isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 9:
-        number = int(value.strip())
+    elif isinstance(value, str) and ascii_int(value.strip(), 9) is not None:
+        number = ascii_int(value.strip(), 9)
     elif value is None:
         number = 0
     else:
@@ -125,10 +126,8 @@ def parse_step(value: Any) -> int:
 
 def int_param(value: Any, limit: int = 10**6) -> int | None:
     """A share link's ``turn``/``step``: digits only (at most 7), else None (the link then falls back)."""
-    text = str(value or "").strip()
-    if not text or len(text) > 7 or not text.isdigit():
-        return None
-    return min(int(text), limit)
+    number = ascii_int(str(value or "").strip(), 7)
+    return None if number is None else min(number, limit)
 
 
 def jump_to_turn(turns: Sequence[int], value: Any) -> tuple[int, str]:

@@ -17,8 +17,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wolfeclick.arena.history import INDEX_FILE, BattleEntry, read_index, rebuild_index
+from wolfeclick.arena.history import INDEX_FILE, BattleEntry, ScanCache, read_index, rebuild_index
 from wolfeclick.arena.leaderboard import BoardQuery, Leaderboard, leaderboard
+from wolfeclick.arena.verify import Verifications
 from wolfeclick.battle.store import write_atomic
 
 __all__ = ["Standings", "Computed", "EXPORT_NAMES"]
@@ -36,6 +37,8 @@ class Computed:
     skipped: list[str]
     formats: list[str]
     unrated: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """The scan's one-line reports: files it could not read, recordings it left out (each counted and named)."""
 
 
 class Standings:
@@ -48,6 +51,11 @@ class Standings:
         self._skipped: list[str] = []
         self._unrated: list[str] = []
         self._rebuilt: float | None = None
+        self._lines: list[str] = []
+        self._files: ScanCache = {}
+        """What each unchanged recording gave the last rebuild: a refresh reads only new or changed files."""
+        self.verifications = Verifications(self.results)
+        """Imported recordings count only once re-simulated (``arena.verify``); verdicts are cached."""
 
     @property
     def index(self) -> Path:
@@ -56,9 +64,10 @@ class Standings:
     def rebuild(self) -> list[str]:
         """Rescan the files and rewrite the index; returns the files that could not be read."""
         with self._lock:
-            _, scan = rebuild_index(self.results, [self.recordings])
+            _, scan = rebuild_index(self.results, [self.recordings], verify=self.verifications, cache=self._files)
             self._skipped = list(scan.skipped)
             self._unrated = list(scan.unrated)
+            self._lines = [line for line in (scan.refused_line(), scan.left_out_line()) if line]
             self._rebuilt = time.monotonic()
             return self._skipped
 
@@ -74,7 +83,7 @@ class Standings:
                              sources=list(query.sources) if query.sources else None)
         formats = sorted({e.format for e in read_index(self.index)})
         board = leaderboard(entries, min_battles=query.min_battles, period=query.period)
-        return Computed(board, entries, list(self._skipped), formats, list(self._unrated))
+        return Computed(board, entries, list(self._skipped), formats, list(self._unrated), list(self._lines))
 
     @staticmethod
     def export(board: Leaderboard, folder: Path) -> list[Path]:

@@ -127,7 +127,7 @@ async def _table_for(ctx: AppContext, ui: LeaderboardUI, filters: tuple, policy:
     chosen = policy if isinstance(policy, str) and policy in names else (names[0] if names else None)
     out: dict[Any, Any] = {
         ui.status: view.status_text(board, len(computed.entries), computed.skipped, _filters_text(query),
-                                      len(computed.unrated)),
+                                      len(computed.unrated), computed.notes),
         ui.table: view.table_rows(board), ui.too_few: view.too_few_rows(board), ui.matrix: view.matrix_rows(board),
         ui.files: files, ui.format: gr.Dropdown(choices=["all", *computed.formats]),
         ui.policy: gr.Dropdown(choices=names, value=chosen), ui.loaded: True,
@@ -191,7 +191,7 @@ def leaderboard_json(ctx: AppContext, format_id: str = "all", since: str = "", s
     except Exception as exc:  # noqa: BLE001
         return {"error": failure(ctx, exc, "leaderboard api").removeprefix("⚠ ")}
     return {**computed.board.to_dict(), "entries": len(computed.entries), "skipped": len(computed.skipped),
-            "unrated": len(computed.unrated)}
+            "unrated": len(computed.unrated), "notes": computed.notes}
 
 
 def policy_json(ctx: AppContext, policy: str, format_id: str = "all", since: str = "", sources: str = "",

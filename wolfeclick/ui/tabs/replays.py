@@ -20,9 +20,10 @@ from wolfeclick.ui.analysis_view import stored_card
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.library import LIST_HEADERS
+from wolfeclick.ui.library import HEAVY_BYTES, LIST_HEADERS
 from wolfeclick.ui.presentation import int_param, page_of, search_rows
 from wolfeclick.ui.tabs.common import failure, message_html
+from wolfeclick.ui.uploads import UploadBusy
 from wolfeclick.ui.viewer import battle_payload, to_json
 
 __all__ = ["ReplaysUI", "build", "open_replay", "upload", "list_page", "on_load", "DROPDOWN_LIMIT"]
@@ -216,8 +217,9 @@ async def select(ctx: AppContext, ui: ReplaysUI, replay_id: str | None) -> dict:
     return await open_replay(ctx, ui, replay_id)
 
 
-async def upload(ctx: AppContext, ui: ReplaysUI, file: Any) -> dict:
-    """Validate and store an upload (byte for byte), then open it. A bad upload changes nothing but the message."""
+async def upload(ctx: AppContext, ui: ReplaysUI, file: Any, request: gr.Request = None) -> dict:
+    """Validate and store an upload (byte for byte), then open it. A bad upload changes nothing but the message.
+    The check runs in the upload worker process (``ui.uploads``), one upload per session at a time."""
     if not file:
         return {ui.message: message_html("Choose a recording file to upload.")}
     path = file if isinstance(file, str) else getattr(file, "name", None) or getattr(file, "path", None)
@@ -227,7 +229,11 @@ async def upload(ctx: AppContext, ui: ReplaysUI, file: Any) -> dict:
                 return handle.read(MAX_RECORDING_BYTES + 1)
 
         data = await asyncio.to_thread(read)
-        recording, created = await asyncio.to_thread(ctx.library.upload, data)
+        session = str(getattr(request, "session_hash", None) or id(request))
+        checked = await ctx.uploads.check(session, data)
+        replay_id, created = await asyncio.to_thread(ctx.library.store_checked, data, checked.stored, checked.info)
+    except UploadBusy as exc:
+        return {ui.message: message_html(f"⚠ {exc}.")}
     except RecordingError as exc:
         return {ui.message: message_html(f"⚠ Not a valid recording: {exc}. Nothing was saved.")}
     except OSError:
@@ -235,8 +241,12 @@ async def upload(ctx: AppContext, ui: ReplaysUI, file: Any) -> dict:
     except Exception as exc:  # noqa: BLE001
         return {ui.message: message_html(failure(ctx, exc, "upload"))}
     note = "Uploaded" if created else "Already here"
-    update = await open_replay(ctx, ui, recording.id, message=f"✓ {note} as {recording.id}.")
-    update[ui.select] = gr.Dropdown(choices=choices(ctx), value=recording.id)
+    if len(data) > HEAVY_BYTES:  # opening parses it here: left to whoever opens it, one heavy file at a time
+        return {ui.message: message_html(f"✓ {note} as {replay_id} ({len(data) / 1e6:.1f} MB). A file this large "
+                                         "takes a few seconds to open: choose it in the list when you want it."),
+                ui.select: gr.Dropdown(choices=choices(ctx))}
+    update = await open_replay(ctx, ui, replay_id, message=f"✓ {note} as {replay_id}.")
+    update[ui.select] = gr.Dropdown(choices=choices(ctx), value=replay_id)
     return update
 
 

@@ -1,0 +1,237 @@
+"""Heavy uploads against another session's stepping (issue 28, item 5), on the real app at 127.0.0.1.
+
+Starts ``app.py`` on a free local port with a fresh library holding one small recording, then:
+
+1. baseline: client B steps that replay (``/replay_turn``) ``--steps`` times, alone;
+2. load: client A uploads ``--uploads`` heavy recordings (each about ``--mb`` MB: a real battle's turns repeated,
+   every one valid and distinct) one after another through ``/replay_upload`` (checked in the upload worker,
+   stored, opened), while B keeps stepping until A is done.
+
+It reports B's step latency (median, p95, worst) alone and under load, each upload's time, and the serving
+process's RSS (sampled every 0.1 s from /proc) against the view budget. Bounded: a few uploads, a few minutes at
+most; the server binds 127.0.0.1 only and is stopped at the end. ``--write`` puts the results in
+docs/benchmarks.md (section "## Uploads under load").
+
+    .venv/bin/python scripts/bench_upload_load.py --uploads 3 --mb 19 --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchdoc import write_section  # noqa: E402
+
+SAMPLE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
+HEADING = "## Uploads under load"
+
+
+def heavy_recording(mb: float, tag: int) -> bytes:
+    """A valid recording of about ``mb`` MB: the sample's decisions repeated (indices renumbered), distinct per tag."""
+    from wolfeclick.battle.store import parse_recording
+
+    data = json.loads(SAMPLE.read_text())
+    turns = data["turns"]
+    one = len(json.dumps(turns[0], separators=(",", ":")))
+    wanted = int(mb * 1e6 / max(one, 1))
+    data["turns"] = []
+    for index in range(wanted):
+        turn = copy.deepcopy(turns[index % len(turns)])
+        turn["index"] = index
+        data["turns"].append(turn)
+    data["id"] = f"heavy-{tag}"
+    text = json.dumps(data, separators=(",", ":")).encode()
+    while len(text) > 19.9 * 1024 * 1024:  # stay under the 20 MB limit
+        data["turns"].pop()
+        text = json.dumps(data, separators=(",", ":")).encode()
+    parse_recording(text)
+    return text
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def worker_pid() -> int | None:
+    """The upload worker (``python -m wolfeclick.ui.uploads``), wherever it runs."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isascii() and entry.name.isdigit():
+            try:
+                if b"wolfeclick.ui.uploads" in (entry / "cmdline").read_bytes():
+                    return int(entry.name)
+            except OSError:
+                continue
+    return None
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--uploads", type=int, default=3)
+    parser.add_argument("--mb", type=float, default=19.0)
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    if not 1 <= args.uploads <= 8 or not 0.1 <= args.mb <= 19.9:
+        parser.error("--uploads 1..8 and --mb 0.1..19.9")
+
+    from gradio_client import Client, handle_file
+
+    root = Path(tempfile.mkdtemp(prefix="wolfeclick-upload-bench-"))
+    library, files = root / "recordings", root / "uploads"
+    library.mkdir()
+    files.mkdir()
+    shutil.copy(SAMPLE, library / SAMPLE.name)
+    heavy = []
+    for n in range(args.uploads):
+        path = files / f"heavy-{n}.json"
+        path.write_bytes(heavy_recording(args.mb, n))
+        heavy.append(path)
+    heavy_size = sum(p.stat().st_size for p in heavy) / len(heavy) / 1e6
+    port = free_port()
+    env = {**os.environ, "WOLFECLICK_RECORDINGS": str(library), "WOLFECLICK_RESULTS": str(root / "results"),
+           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+    log = open(root / "server.log", "wb")
+    server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        import httpx
+
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if server.poll() is not None:
+                raise SystemExit(f"app.py exited: {(root / 'server.log').read_text()[-2000:]}")
+            try:
+                if httpx.get(url + "config", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        else:
+            raise SystemExit("app.py did not start within 120 s")
+        stepper, uploader = Client(url, verbose=False), Client(url, verbose=False)
+        steps = stepper.predict(SAMPLE.stem, 0, "p1", api_name="/replay_turn")["steps"]
+
+        def step_once(k: int) -> float:
+            started = time.perf_counter()
+            out = stepper.predict(SAMPLE.stem, k % steps, "p1", api_name="/replay_turn")
+            assert "error" not in out, out
+            return time.perf_counter() - started
+
+        for k in range(5):
+            step_once(k)  # warm
+        alone = [step_once(k) for k in range(args.steps)]
+        rss: list[float] = []
+        worker_rss: list[float] = []
+        done = threading.Event()
+        load_start = os.getloadavg()[0]
+
+        def sample() -> None:
+            checker = None
+            while not done.is_set():
+                rss.append(rss_mb(server.pid))
+                checker = checker or worker_pid()
+                if checker is not None:
+                    worker_rss.append(rss_mb(checker))
+                time.sleep(0.1)
+
+        upload_s: list[float] = []
+        errors: list[str] = []
+
+        def upload_all() -> None:
+            try:
+                for path in heavy:
+                    started = time.perf_counter()
+                    out = uploader.predict(handle_file(str(path)), api_name="/replay_upload")
+                    upload_s.append(time.perf_counter() - started)
+                    if "Uploaded" not in json.dumps(out, ensure_ascii=False):
+                        errors.append(str(out)[:200])
+            finally:
+                done.set()
+
+        idle_rss = rss_mb(server.pid)
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        worker = threading.Thread(target=upload_all, daemon=True)
+        worker.start()
+        loaded: list[float] = []
+        k = 0
+        while not done.is_set() or not loaded:
+            loaded.append(step_once(k))
+            k += 1
+        worker.join()
+        sampler.join()
+        after_rss = rss_mb(server.pid)
+        load_end = os.getloadavg()[0]
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGINT)
+            try:
+                server.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+    def row(name: str, values: list[float]) -> str:
+        return (f"| {name} | {len(values)} | {statistics.median(values) * 1000:.0f} | "
+                f"{percentile(values, 0.95) * 1000:.0f} | {max(values) * 1000:.0f} |")
+
+    text = "\n".join([
+        HEADING, "",
+        f"`scripts/bench_upload_load.py --uploads {args.uploads} --mb {args.mb:g}`: the app on 127.0.0.1; client A "
+        f"uploads {args.uploads} recordings of {heavy_size:.1f} MB one after another (checked in the upload worker "
+        "process and stored; a file over 4 MB is not opened for its uploader), client B steps a 33-decision replay "
+        f"with `/replay_turn` meanwhile. Load average {load_start:.1f} at the start of the load phase and "
+        f"{load_end:.1f} at its end (a shared 2-core machine: the absolute times carry other work).", "",
+        "| client B's steps | n | median ms | p95 ms | worst ms |", "| --- | --- | --- | --- | --- |",
+        row("alone", alone), row("while A uploads", loaded), "",
+        f"Uploads took {', '.join(f'{s:.1f}' for s in upload_s)} s"
+        + (f" ({len(errors)} failed: {errors[0]})" if errors else "") + ". "
+        f"Serving process RSS: {idle_rss:.0f} MB before, peak {max(rss or [0]):.0f} MB during, {after_rss:.0f} MB "
+        "after, against the 384 MB view budget (`Library.cache_bytes`) plus a margin of one heavy file's parse "
+        "(`HEAVY_BYTES` files are parsed one at a time; about 6 × 20 MB = 120 MB). The check itself runs in the "
+        f"worker process: peak {max(worker_rss or [0]):.0f} MB there, a separate process whose memory the serving "
+        "process's RSS above does not include.",
+    ])
+    print(text)
+    if args.write:
+        write_section(HEADING, text)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
