@@ -189,7 +189,7 @@ def test_checkpoint_on_ray_batches_decisions_from_several_workers(ray_instance, 
         while time.monotonic() < deadline and not killed:
             if engine.servers:
                 stats = ray.get(engine.servers[0].stats.remote())
-                if stats["requests"] >= 6:
+                if stats["requests"] >= 1:  # at once: the tournament must still have decisions to ask after the kill
                     killed.append(stats["pid"])
                     ray.kill(engine.servers[0], no_restart=False)
             time.sleep(0.1)
