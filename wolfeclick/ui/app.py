@@ -9,6 +9,7 @@ Each tab is a module under ``wolfeclick/ui/tabs`` with ``build(ctx)`` and module
 
 from __future__ import annotations
 
+import inspect
 import os
 import threading
 from pathlib import Path
@@ -122,6 +123,11 @@ def launch(demo: gr.Blocks | None = None, **overrides: Any) -> gr.Blocks:
     if port:
         options.setdefault("server_port", int(port))
     options.update(overrides)
+    if "_frontend" in inspect.signature(gr.Blocks.launch).parameters:
+        # Gradio's launch() asks its own URL once (3 s timeout, no retry after a timeout or a proxy's refusal) and
+        # refuses to start when that fails: on a busy machine, 4 of 6 starts. The app binds its own address and
+        # needs no such check.
+        options.setdefault("_frontend", False)
     blocking = not options.get("prevent_thread_lock", False)
     options["prevent_thread_lock"] = True
     demo.launch(**options)
