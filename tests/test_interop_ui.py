@@ -16,7 +16,8 @@ from wolfeclick.battle.store import load_recording
 from wolfeclick.interop.sniff import read_any
 
 DATA = Path(__file__).resolve().parent / "data" / "interop"
-FIXTURES = ["record_battle.json", "replay_battle.json", "showdown_replay.json", "showdown_hostile.log"]
+FIXTURES = ["record_battle.json", "replay_battle.json", "showdown_replay.json", "showdown_hostile.log",
+            "showdown_replay.html", "showdown_server.json", "showdown_tierless.log"]
 UPLOAD_OUTPUTS = ("data", "select", "message", "json_file", "export_file")
 VIEW = "document.querySelector('#wc-replays-viewer')"
 
@@ -92,3 +93,10 @@ def test_showdown_log_with_html_and_chat_imports_inert(client, server):  # noqa:
         assert "gl hf" not in view and "__pwned" not in view  # chat and |html| lines were dropped on import
         dom = browser.dom()
         assert not re.search(r"<script>window\.__pwned", dom) and "broadcast-blue" not in dom
+
+
+def test_the_upload_box_offers_every_file_kind_the_importers_read() -> None:
+    from wolfeclick.ui.tabs.replays import UPLOAD_TYPES
+
+    assert {".json", ".log", ".html", ".htm"} <= set(UPLOAD_TYPES)  # a saved replay page could not be picked
+

@@ -312,14 +312,18 @@ async def on_load(ctx: AppContext, ui: ReplaysUI, tabs: gr.Tabs, request: gr.Req
     return update
 
 
+UPLOAD_TYPES = [".json", ".log", ".txt", ".html", ".htm"]
+"""What the upload box offers: recordings, server battle logs and replay JSON, protocol logs, saved replay pages."""
+
+
 def build(ctx: AppContext) -> ReplaysUI:
     """The tab's layout and events (inside a ``gr.Tab``)."""
     with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
         with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
             with gr.Accordion("Recording", open=True, elem_classes=["wc-controls"]):
                 select_box = gr.Dropdown(choices=[], label="Recording", allow_custom_value=True)
-                upload_box = gr.File(label="Upload a recording or a battle log (.json, .log)",
-                                     file_types=[".json", ".log", ".txt"], type="filepath",
+                upload_box = gr.File(label="Upload a recording or a battle log (.json, .log, a saved replay .html)",
+                                     file_types=UPLOAD_TYPES, type="filepath",
                                      height=110)
                 message = gr.HTML("", js_on_load=None)
                 with gr.Row():
