@@ -27,7 +27,7 @@ from wolfeclick.battle.schema import TurnRecord
 from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.tracker import generation
 from wolfeclick.env.episode import AGENT_SPEC, STEP_TIMEOUT_S, EnvError, Episode, EpisodeEnd
-from wolfeclick.env.service import SimService, default_service
+from wolfeclick.env.service import SimService, check_not_forked, default_service
 from wolfeclick.game.actions import parse_action
 from wolfeclick.llm.prompts import Candidate, Prompt, make_profile
 from wolfeclick.policies.base import Decision, Observation, Policy, fallback_decision
@@ -64,6 +64,7 @@ class ShowdownEnv(gym.Env):
                  recordings: str | os.PathLike[str] | None | bool = None, service: SimService | None = None,
                  render_mode: str | None = None, step_timeout_s: float = STEP_TIMEOUT_S,
                  agent_spec: str = AGENT_SPEC, **llm_options: Any) -> None:
+        check_not_forked()
         if agent_side not in ("p1", "p2"):
             raise EnvError(f"agent_side must be 'p1' or 'p2', not {agent_side!r}")
         generation(format)  # an unknown format fails here, in one line

@@ -79,6 +79,7 @@ class Episode:
         self.side = agent_side
         self.end: EpisodeEnd | None = None
         p1, p2 = (self.seat, opponent) if agent_side == "p1" else (opponent, self.seat)
+        service.track(self)
         self.future = service.submit(self._play(service, p1, p2, format_id, seed, max_turns, recordings,
                                                 source_detail))
 
