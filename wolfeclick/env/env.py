@@ -29,6 +29,7 @@ from wolfeclick.battle.tracker import generation
 from wolfeclick.env.episode import AGENT_SPEC, STEP_TIMEOUT_S, EnvError, Episode, EpisodeEnd
 from wolfeclick.env.service import SimService, check_not_forked, default_service
 from wolfeclick.game.actions import parse_action
+from wolfeclick.game.reward import COMPONENTS
 from wolfeclick.llm.prompts import Candidate, Prompt, make_profile
 from wolfeclick.policies.base import Decision, Observation, Policy, fallback_decision
 
@@ -36,6 +37,8 @@ DEFAULT_PROMPT = "wolfeclick-v1"
 MAX_OBSERVATION_CHARS = 100_000
 MAX_ACTION_CHARS = 4_096
 SEED_LIMIT = 2**31 - 1
+EMPTY_RESULT: dict[str, Any] = {"winner": "", "reason": "", "turns": 0, "error": ""}
+"""``info["result"]`` before the battle ends (after it: the recording's result, ``""`` for a missing winner)."""
 
 
 class AnyText(gym.spaces.Text):
@@ -211,8 +214,12 @@ class ShowdownEnv(gym.Env):
 
     def _info(self, records: list[TurnRecord], *, terminal: bool = False,
               decision: Decision | None = None) -> dict[str, Any]:
+        """The same keys with the same types on every ``reset`` and ``step`` (Gymnasium's vector envs stack them):
+        ``""`` where there is no text yet, zeros for components that did not fire, a ``result`` with empty fields
+        until the battle ends."""
         side = self.agent_side
-        shaped, outcome, components, settled = 0.0, 0.0, {}, []
+        shaped, outcome, settled = 0.0, 0.0, []
+        components = dict.fromkeys(COMPONENTS, 0.0)
         for record in records:
             mine = record.decisions.get(side)
             if mine is None:
@@ -223,26 +230,26 @@ class ShowdownEnv(gym.Env):
             for name, value in mine.reward.components.items():
                 components[name] = round(components.get(name, 0.0) + value, 6)
         observation = self._observation
-        info: dict[str, Any] = {
+        end = self._episode.end if terminal and self._episode is not None else None
+        result = dict(EMPTY_RESULT)
+        if end is not None:
+            result.update({key: value if value is not None else EMPTY_RESULT[key]
+                           for key, value in end.recording.result.model_dump().items() if key in EMPTY_RESULT})
+        return {
             "legal_actions": self.legal_actions,
             "turn": observation.turn if observation is not None else (
                 self._episode.end.recording.result.turns if self._episode and self._episode.end else 0),
-            "reward": {"shaped": round(shaped, 6), "outcome": outcome, "components": components},
+            "reward": {"shaped": round(shaped, 6) + 0.0, "outcome": float(outcome), "components": components},
             "settled_decisions": settled,
-            "battle_seed": self.battle_seed,
-            "recording_path": None,
-            "result": None,
+            "battle_seed": int(self.battle_seed or 0),
+            "illegal": bool(decision.illegal) if decision is not None else False,
+            "illegal_reason": (decision.illegal_reason or "") if decision is not None else "",
+            "action": (self._answer_text(decision) or "") if decision is not None else "",
+            "done": end is not None,
+            "recording_path": str(end.path) if end is not None and end.path is not None else "",
+            "recording_id": end.recording.id if end is not None else "",
+            "result": result,
         }
-        if decision is not None:
-            info["illegal"] = decision.illegal
-            info["illegal_reason"] = decision.illegal_reason
-            info["action"] = self._answer_text(decision)
-        if terminal and self._episode is not None and self._episode.end is not None:
-            end = self._episode.end
-            info["recording_path"] = str(end.path) if end.path is not None else None
-            info["recording_id"] = end.recording.id
-            info["result"] = end.recording.result.model_dump()
-        return info
 
     def _answer_text(self, decision: Decision) -> str | None:
         """The answer string of the action played (as listed in ``legal_actions`` when it was chosen)."""

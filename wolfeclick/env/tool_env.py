@@ -102,7 +102,7 @@ class ShowdownToolEnv:
         self.reward += float(reward)
         if terminated or truncated:
             self.done = True
-            self.recording_path = info.get("recording_path")
+            self.recording_path = info.get("recording_path") or None
             self.result = info.get("result")
             return text
         return f"{text}\n\n{TOOL_HINT}"
