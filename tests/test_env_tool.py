@@ -158,3 +158,34 @@ def run_grpo(tiny_tool_checkpoint, tmp_path) -> None:  # noqa: F811
         played += sum(1 for t in recording.turns if "p1" in t.decisions)
     assert played >= 1, "the primed model's tool calls were played as moves"
     assert os.path.exists(environments[0].recording_path)
+
+
+def test_recordings_keep_the_text_the_model_read_its_tool_calls_and_refused_ones(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, format=FORMAT)
+    shown = [env.reset(seed=8)]
+    assert "pure JSON" not in shown[0] and "calling one tool" in shown[0]  # one instruction: call a tool
+    with pytest.raises(ValueError):
+        env.move("splash")
+    kind, choice = first_option(env)
+    shown.append(env.move(choice) if kind == "move" else env.switch(choice))
+    with pytest.raises(ValueError):
+        env.switch("nobody")
+    finish(env)
+    recording = load_recording(env.recording_path)
+    [first] = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions]
+    assert first.policy_info["observation"] == shown[0] and first.seen() == shown[0]
+    assert json.loads(first.raw_output) == {"name": kind, "arguments": {"name" if kind == "move" else "pokemon": choice}}
+    assert [c["call"] for c in first.policy_info["refused_calls"]] == ['{"name": "move", "arguments": {"name": "splash"}}']
+    left = recording.players["p1"].metadata["open_decision"]  # the forfeit kept what it read and the refused call
+    assert left["observation"] == shown[1] and "nobody" in left["refused_calls"][0]["call"]
+
+
+def test_a_rollout_of_only_refused_calls_still_records_them(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, format=FORMAT)
+    text = env.reset(seed=9)
+    with pytest.raises(ValueError):
+        env.move("splash")
+    reward_func([env])
+    recording = load_recording(env.recording_path)
+    left = recording.players["p1"].metadata["open_decision"]
+    assert left["observation"] == text and "splash" in left["refused_calls"][0]["error"]

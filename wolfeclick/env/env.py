@@ -130,13 +130,21 @@ class ShowdownEnv(gym.Env):
         self._set_observation(observation)
         return self._text, self._info(records)
 
-    def step(self, action: str | int | np.integer) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: str | int | np.integer, *, shown: str | None = None, raw_output: str | None = None,
+             refused: list[dict[str, str]] | None = None) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        """One decision. The recording keeps, in the decision's ``policy_info``, the exact ``observation`` text the
+        agent read (``shown`` when a wrapper showed more than the observation, as the tool env does) and any
+        ``refused_calls`` made before this one; ``raw_output`` is the agent's own text (or its tool call)."""
         episode, observation = self._episode, self._observation
         if episode is None:
             raise EnvError("no battle in progress: call reset() first")
         if observation is None:
             raise EnvError("the battle is over: call reset() to start another")
         decision = self.decide(action)
+        decision.info = {**decision.info, "observation": self._text if shown is None else shown,
+                         **({"refused_calls": list(refused)} if refused else {})}
+        if raw_output is not None:
+            decision.raw_output = raw_output
         self._played_candidates = self._prompt.candidates if self._prompt is not None else []
         self.steps += 1
         episode.answer(decision)
@@ -157,9 +165,11 @@ class ShowdownEnv(gym.Env):
     def render(self) -> str | None:
         return self._text if self.render_mode == "ansi" else None
 
-    def close(self) -> None:
-        """Forfeit a battle still in progress (its recording is saved) and free its simulator slot."""
-        self._end_episode()
+    def close(self, *, shown: str | None = None, refused: list[dict[str, str]] | None = None) -> None:
+        """Forfeit a battle still in progress (its recording is saved, with the decision left open under the
+        agent's ``players.*.metadata["open_decision"]``: what it read, ``shown``, and any ``refused`` calls) and free
+        its simulator slot."""
+        self._end_episode(shown=shown, refused=refused)
         super().close()
 
     # --- actions -----------------------------------------------------------------------------------------------
@@ -258,11 +268,14 @@ class ShowdownEnv(gym.Env):
                 return candidate.text
         return decision.action.json_text() if decision.action is not None else None
 
-    def _end_episode(self) -> None:
+    def _end_episode(self, *, shown: str | None = None, refused: list[dict[str, str]] | None = None) -> None:
         episode, self._episode = self._episode, None
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
+        if episode is not None and episode.end is None and self._observation is not None:
+            episode.open_decision = {"observation": self._text if shown is None else shown,
+                                     **({"refused_calls": list(refused)} if refused else {})}
         self._observation = self._prompt = None
         if episode is not None:
             self.last_end = episode.finish(self.step_timeout_s)

@@ -78,6 +78,8 @@ class Episode:
         self.seat = AgentSeat(agent_spec, self.events)
         self.side = agent_side
         self.end: EpisodeEnd | None = None
+        self.open_decision: dict[str, Any] | None = None
+        """Set before a forfeit: the decision the agent was reading when it left, kept in its player metadata."""
         p1, p2 = (self.seat, opponent) if agent_side == "p1" else (opponent, self.seat)
         service.track(self)
         self.future = service.submit(self._play(service, p1, p2, format_id, seed, max_turns, recordings,
@@ -100,7 +102,12 @@ class Episode:
             if isinstance(item, TurnRecord):
                 self.events.put(("record", item))
                 continue
-            recording = item.model_copy(update={"source": SourceInfo(kind="training", detail=source_detail)})
+            update: dict[str, Any] = {"source": SourceInfo(kind="training", detail=source_detail)}
+            if self.open_decision is not None:
+                player = item.players[self.side]
+                metadata = {**player.metadata, "open_decision": self.open_decision}
+                update["players"] = {**item.players, self.side: player.model_copy(update={"metadata": metadata})}
+            recording = item.model_copy(update=update)
             path = None
             if recordings is not None:
                 path = await asyncio.to_thread(save_recording, recording, recordings)

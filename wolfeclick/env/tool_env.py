@@ -13,6 +13,7 @@ saved recording; the forfeit counts as a loss (−10), which teaches finishing b
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -23,6 +24,14 @@ from wolfeclick.game.reward import outcome_reward
 
 TOOL_HINT = ("Play by calling the tools: move(name) with one of the moves listed above, or switch(pokemon) with one "
              "of the Pokémon listed above. Each call returns the next battle state.")
+JSON_INSTRUCTION = ("You must choose exactly one action and output pure JSON with this schema:\n\n"
+                    '{"action": "move" | "switch", "choice": "Exact Name of Move or Pokemon"}\n\n')
+TOOL_INSTRUCTION = "You must choose exactly one action by calling one tool.\n\n"
+
+
+def tool_text(state_text: str) -> str:
+    """The env's observation as a tool result: one instruction (call a tool), not the profile's "output JSON"."""
+    return f"{state_text.replace(JSON_INSTRUCTION, TOOL_INSTRUCTION, 1)}\n\n{TOOL_HINT}"
 
 
 class ShowdownToolEnv:
@@ -44,6 +53,10 @@ class ShowdownToolEnv:
         self.illegal_calls = 0
         self.recording_path: str | None = None
         self.result: dict[str, Any] | None = None
+        self._shown = ""
+        """The text the model was last handed (reset's prompt part or the last tool result): what it decides on."""
+        self._refused: list[dict[str, str]] = []
+        """Tool calls refused since the last decision played: kept with the next decision (or the forfeit)."""
 
     def reset(self, **kwargs: Any) -> str:
         """Start the battle for a dataset row: ``seed`` (int), ``format`` and ``opponent`` (a policy spec)."""
@@ -56,7 +69,9 @@ class ShowdownToolEnv:
         text, info = self._env.reset(seed=None if seed is None else int(seed), options=options)
         self.reward, self.done, self.illegal_calls = 0.0, False, 0
         self.recording_path = self.result = None
-        return f"{text}\n\n{TOOL_HINT}"
+        self._refused = []
+        self._shown = tool_text(text)
+        return self._shown
 
     def move(self, name: str) -> str:
         """Use one of your active Pokémon's moves this turn.
@@ -83,7 +98,7 @@ class ShowdownToolEnv:
     # --- internals (underscored: TRL makes every public method a tool) -----------------------------------------
     def _finish(self) -> float:
         if not self.done and self._env.observation_data is not None:
-            self._env.close()
+            self._env.close(shown=self._shown, refused=self._refused)
             self.done = True
             end = self._env.last_end
             if end is not None:
@@ -93,19 +108,26 @@ class ShowdownToolEnv:
     def _play(self, kind: str, name: str) -> str:
         if self.done or self._env.observation_data is None:
             raise ValueError("The battle is over; no more moves can be played.")
+        call = tool_call(kind, name)
         index = self._find(kind, str(name))
         if index is None:
             self.illegal_calls += 1
             options = ", ".join(f"{a.kind}({c!r})" for a, c in self._options())
-            raise ValueError(f"{kind}({name!r}) is not a legal action now. Legal: {options or 'none'}.")
-        text, reward, terminated, truncated, info = self._env.step(index)
+            error = f"{kind}({name!r}) is not a legal action now. Legal: {options or 'none'}."
+            self._refused.append({"call": call, "error": error})
+            raise ValueError(error)
+        refused, self._refused = self._refused, []
+        text, reward, terminated, truncated, info = self._env.step(index, shown=self._shown, raw_output=call,
+                                                                    refused=refused)
         self.reward += float(reward)
         if terminated or truncated:
             self.done = True
             self.recording_path = info.get("recording_path") or None
             self.result = info.get("result")
+            self._shown = text
             return text
-        return f"{text}\n\n{TOOL_HINT}"
+        self._shown = tool_text(text)
+        return self._shown
 
     def _options(self) -> list[tuple[Any, str]]:
         return [(c.action, c.choice) for c in self._env.candidates]
@@ -124,6 +146,12 @@ class ShowdownToolEnv:
         self.reward = round(shaped + outcome_reward(end.recording.result.winner, side), 6)
         self.recording_path = str(end.path) if end.path is not None else None
         self.result = end.recording.result.model_dump()
+
+
+def tool_call(kind: str, argument: Any) -> str:
+    """A tool call as the recording keeps it: ``{"name": "move", "arguments": {"name": "surf"}}``."""
+    key = "name" if kind == "move" else "pokemon"
+    return json.dumps({"name": kind, "arguments": {key: argument}}, ensure_ascii=False, default=str)
 
 
 def finish(env: ShowdownToolEnv) -> float:
