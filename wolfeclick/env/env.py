@@ -208,6 +208,11 @@ class ShowdownEnv(gym.Env):
         return list(self._prompt.candidates) if self._prompt is not None else []
 
     @property
+    def episode_end(self) -> EpisodeEnd | None:
+        """The current episode's recording (and where it was saved) once it has ended by itself, else None."""
+        return self._episode.end if self._episode is not None else None
+
+    @property
     def observation_data(self) -> Observation | None:
         """The runner's observation of the current decision (the side's poke-env ``Battle`` included)."""
         return self._observation
