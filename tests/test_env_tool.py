@@ -189,3 +189,33 @@ def test_a_rollout_of_only_refused_calls_still_records_them(tmp_path):
     recording = load_recording(env.recording_path)
     left = recording.players["p1"].metadata["open_decision"]
     assert left["observation"] == text and "splash" in left["refused_calls"][0]["error"]
+
+
+def play_first_options(env: ShowdownToolEnv, limit: int = 400) -> int:
+    calls = 0
+    while not env.done and calls < limit:
+        kind, choice = first_option(env)
+        env.move(choice) if kind == "move" else env.switch(choice)
+        calls += 1
+    return calls
+
+
+def test_a_rows_max_turns_is_honoured(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, format=FORMAT)
+    env.reset(seed=10, max_turns=2)
+    calls = play_first_options(env)
+    assert env.done and env.result["reason"] == "turn_limit" and calls <= 4  # the class default is 100 turns
+
+
+def test_a_horizon_stops_the_rollout_with_the_shaped_reward_of_its_decisions(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, format=FORMAT)
+    env.reset(seed=13, opponent="heuristic", horizon=3)
+    assert play_first_options(env) == 3 and env.done and env.cut
+    [reward] = reward_func([env])
+    recording = load_recording(env.recording_path)
+    mine = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions]
+    assert len(mine) == 3 and recording.result.reason == "forfeit"
+    assert reward == pytest.approx(sum(d.reward.total for d in mine), abs=1e-3)  # no −10 for the cut
+    parts = env.reward_components
+    assert parts["outcome"] == 0.0 and parts["shaped"] == pytest.approx(reward, abs=1e-3)
+    assert sum(v for k, v in parts.items() if k not in ("shaped", "outcome")) == pytest.approx(parts["shaped"], abs=1e-3)

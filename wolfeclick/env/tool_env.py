@@ -1,14 +1,18 @@
 """``ShowdownToolEnv`` for TRL's ``GRPOTrainer(environment_factory=ShowdownToolEnv)``: a battle played by tool calls.
 
 TRL makes one instance per rollout with no arguments, calls ``reset(**row)`` with the dataset row's columns
-(``seed``, ``format``, ``opponent``), appends the returned text to the prompt, and exposes every other public method
-as a tool whose schema comes from its docstring. Each tool call plays one decision and returns the next state text.
-A call that names no legal action (or comes after the battle ended) raises ``ValueError``; TRL shows the message to
-the model, and nothing is played. ``reward_func`` reads each env's ``reward`` once the rollout is over.
+(``seed``, ``format``, ``opponent``, ``max_turns``, ``horizon``), appends the returned text to the prompt, and
+exposes every other public method as a tool whose schema comes from its docstring. Each tool call plays one decision
+and returns the next state text. A call that names no legal action (or comes after the battle ended) raises
+``ValueError``; TRL shows the message to the model, and nothing is played. ``reward_func`` reads each env's
+``reward`` once the rollout is over.
 
 ``reward`` is the agent's shaped reward so far plus the outcome (±10) once the battle has ended. A rollout that stops
 before the battle does (out of tokens or tool calls) forfeits when the reward is read, so every rollout is a whole,
-saved recording; the forfeit counts as a loss (−10), which teaches finishing battles within the budget.
+saved recording; the forfeit counts as a loss (−10), which teaches finishing battles within the budget. A rollout
+with a ``horizon`` stops after that many decisions instead (the battle is forfeited and saved, and its reward is the
+shaped reward over those decisions, no outcome): episodes that fit a token budget. ``reward_components`` holds the
+reward's parts for reward functions that weigh them differently.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 from wolfeclick.battle.runner import DEFAULT_FORMAT
 from wolfeclick.env.env import ShowdownEnv
 from wolfeclick.game.actions import to_id
-from wolfeclick.game.reward import outcome_reward
+from wolfeclick.game.reward import COMPONENTS, outcome_reward
 
 TOOL_HINT = ("Play by calling the tools: move(name) with one of the moves listed above, or switch(pokemon) with one "
              "of the Pokémon listed above. Each call returns the next battle state.")
@@ -41,13 +45,24 @@ class ShowdownToolEnv:
     default_format = DEFAULT_FORMAT
     prompt = "wolfeclick-v1"
     max_turns = 100
+    horizon: int | None = None
+    """Stop a rollout after this many decisions (None: play the battle out); a dataset column can set it per row."""
 
     def __init__(self, *, opponent: str | None = None, format: str | None = None, recordings: Any = None,
-                 max_turns: int | None = None) -> None:
+                 max_turns: int | None = None, horizon: int | None = None) -> None:
         self._opponent = opponent or os.environ.get("WOLFECLICK_ENV_OPPONENT") or self.default_opponent
         self._format = format or self.default_format
+        self._max_turns = max_turns or self.max_turns
+        self._horizon_default = horizon if horizon is not None else self.horizon
+        self._horizon = self._horizon_default
         self._env = ShowdownEnv(self._opponent, format=self._format, prompt=self.prompt,
-                                max_turns=max_turns or self.max_turns, recordings=recordings)
+                                max_turns=self._max_turns, recordings=recordings)
+        self.decisions = 0
+        self.cut = False
+        """True when the rollout stopped at its horizon: ``reward`` is then the shaped reward of those decisions."""
+        self.reward_components: dict[str, float] = {}
+        """The reward's parts once the rollout is over: every shaped component summed over the agent's decisions,
+        ``shaped`` (their total) and ``outcome`` (±10, 0 for a tie or a horizon cut), for reward functions."""
         self.reward = 0.0
         self.done = False
         self.illegal_calls = 0
@@ -59,15 +74,19 @@ class ShowdownToolEnv:
         """Tool calls refused since the last decision played: kept with the next decision (or the forfeit)."""
 
     def reset(self, **kwargs: Any) -> str:
-        """Start the battle for a dataset row: ``seed`` (int), ``format`` and ``opponent`` (a policy spec)."""
-        options: dict[str, Any] = {}
+        """Start the battle for a dataset row: ``seed`` (int), ``format``, ``opponent`` (a policy spec),
+        ``max_turns`` (battle turns) and ``horizon`` (decisions before the rollout stops), each optional."""
+        options: dict[str, Any] = {"max_turns": int(kwargs.get("max_turns") or self._max_turns)}
         if kwargs.get("format"):
             options["format"] = str(kwargs["format"])
         if kwargs.get("opponent"):
             options["opponent"] = str(kwargs["opponent"])
+        horizon = kwargs.get("horizon")
+        self._horizon = int(horizon) if horizon else self._horizon_default
         seed = kwargs.get("seed")
         text, info = self._env.reset(seed=None if seed is None else int(seed), options=options)
-        self.reward, self.done, self.illegal_calls = 0.0, False, 0
+        self.reward, self.done, self.illegal_calls, self.decisions, self.cut = 0.0, False, 0, 0, False
+        self.reward_components = {}
         self.recording_path = self.result = None
         self._refused = []
         self._shown = tool_text(text)
@@ -120,12 +139,19 @@ class ShowdownToolEnv:
         text, reward, terminated, truncated, info = self._env.step(index, shown=self._shown, raw_output=call,
                                                                     refused=refused)
         self.reward += float(reward)
+        self.decisions += 1
         if terminated or truncated:
             self.done = True
             self.recording_path = info.get("recording_path") or None
             self.result = info.get("result")
+            self._settle_end(self._env.episode_end)
             self._shown = text
             return text
+        if self._horizon is not None and self.decisions >= self._horizon:
+            self._shown = tool_text(text)
+            self.cut = True
+            self._finish()
+            return f"The rollout's horizon of {self._horizon} decisions is reached; no more moves can be played."
         self._shown = tool_text(text)
         return self._shown
 
@@ -140,10 +166,20 @@ class ShowdownToolEnv:
         return None
 
     def _settle_end(self, end: Any) -> None:
+        if end is None:
+            return
         side = self._env.agent_side
-        shaped = sum(t.decisions[side].reward.total for t in end.recording.turns if side in t.decisions)
-        # the recording charges no outcome to a side that forfeits mid-decision; the result still says who won
-        self.reward = round(shaped + outcome_reward(end.recording.result.winner, side), 6)
+        mine = [t.decisions[side] for t in end.recording.turns if side in t.decisions]
+        shaped = sum(d.reward.total for d in mine)
+        # the recording charges no outcome to a side that forfeits mid-decision; the result still says who won.
+        # A horizon cut is not a loss: its reward is the shaped reward of the decisions played.
+        outcome = 0.0 if self.cut else outcome_reward(end.recording.result.winner, side)
+        components = dict.fromkeys(COMPONENTS, 0.0)
+        for decision in mine:
+            for name, value in decision.reward.components.items():
+                components[name] = round(components.get(name, 0.0) + value, 6)
+        self.reward_components = {**components, "shaped": round(shaped, 6), "outcome": outcome}
+        self.reward = round(shaped + outcome, 6)
         self.recording_path = str(end.path) if end.path is not None else None
         self.result = end.recording.result.model_dump()
 
