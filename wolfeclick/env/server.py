@@ -406,6 +406,15 @@ def create_server_app(*, opponent: str = "random", format: str = DEFAULT_FORMAT,
     return app
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``serve-env`` as a console script (OpenEnv's ``[project.scripts] server`` entry): same options, same app."""
+    import sys
+
+    from wolfeclick.cli import main as cli_main
+
+    return cli_main(["serve-env", *(sys.argv[1:] if argv is None else argv)])
+
+
 def __getattr__(name: str) -> Any:
     """``wolfeclick.env.server:app`` (what openenv.yaml names) builds the default app when first asked for."""
     if name == "app":
