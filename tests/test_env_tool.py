@@ -7,12 +7,14 @@ import functools
 import inspect
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from tests.llm_fixtures import tiny_tool_checkpoint  # noqa: F401  (pytest fixture)
 from wolfeclick.battle.store import load_recording
-from wolfeclick.env import ShowdownToolEnv, reward_func
+from wolfeclick.battle.teams import TeamSources
+from wolfeclick.env import ShowdownEnv, ShowdownToolEnv, reward_func
 from wolfeclick.env.tool_env import finish
 
 FORMAT = "gen9randombattle"
@@ -219,3 +221,23 @@ def test_a_horizon_stops_the_rollout_with_the_shaped_reward_of_its_decisions(tmp
     parts = env.reward_components
     assert parts["outcome"] == 0.0 and parts["shaped"] == pytest.approx(reward, abs=1e-3)
     assert sum(v for k, v in parts.items() if k not in ("shaped", "outcome")) == pytest.approx(parts["shaped"], abs=1e-3)
+
+
+TEAM_FILES = sorted((Path(__file__).parent / "data" / "teams" / "gen9ou").glob("*.txt"))
+
+
+def test_team_formats_take_team_files_from_the_row_and_from_the_env(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, format="gen9ou")
+    env.reset(seed=4, team1=str(TEAM_FILES[0]), team2=str(TEAM_FILES[1]), horizon=2)
+    assert play_first_options(env) == 2  # team preview is answered with the file's order, not asked of the model
+    reward_func([env])
+    recording = load_recording(env.recording_path)
+    assert recording.format == "gen9ou" and recording.teams is not None
+    assert recording.teams["p1"].packed != recording.teams["p2"].packed
+    gym_env = ShowdownEnv("random", format="gen9ou", recordings=False,
+                          teams=TeamSources(team1=TEAM_FILES[0], team2=TEAM_FILES[1]))
+    _, info = gym_env.reset(seed=4)
+    assert info["legal_actions"] and all(not a.startswith("team") for a in info["legal_actions"])
+    gym_env.close()
+    with pytest.raises(Exception, match="no team for p2"):
+        ShowdownToolEnv(recordings=False, format="gen9ou").reset(seed=1, team1=str(TEAM_FILES[0]))

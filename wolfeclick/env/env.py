@@ -25,6 +25,7 @@ import numpy as np
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.battle.schema import TurnRecord
 from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.teams import TeamSources
 from wolfeclick.battle.tracker import generation
 from wolfeclick.env.episode import AGENT_SPEC, STEP_TIMEOUT_S, EnvError, Episode, EpisodeEnd
 from wolfeclick.env.service import SimService, check_not_forked, default_service
@@ -66,7 +67,7 @@ class ShowdownEnv(gym.Env):
                  max_turns: int = DEFAULT_MAX_TURNS, agent_side: str = "p1",
                  recordings: str | os.PathLike[str] | None | bool = None, service: SimService | None = None,
                  render_mode: str | None = None, step_timeout_s: float = STEP_TIMEOUT_S,
-                 agent_spec: str = AGENT_SPEC, **llm_options: Any) -> None:
+                 agent_spec: str = AGENT_SPEC, teams: TeamSources | None = None, **llm_options: Any) -> None:
         check_not_forked()
         if agent_side not in ("p1", "p2"):
             raise EnvError(f"agent_side must be 'p1' or 'p2', not {agent_side!r}")
@@ -81,6 +82,9 @@ class ShowdownEnv(gym.Env):
         self.render_mode = render_mode
         self.step_timeout_s = step_timeout_s
         self.agent_spec = agent_spec
+        self.teams = teams
+        """For formats that play given teams: ``TeamSources(team1=…, team2=…, pool=…)`` (files in Showdown's export
+        or packed format), validated by the simulator at each reset and dealt from the battle seed."""
         self.observation_space = AnyText(max_length=MAX_OBSERVATION_CHARS)
         self.action_space = AnyText(max_length=MAX_ACTION_CHARS)
         self._episode: Episode | None = None
@@ -99,7 +103,8 @@ class ShowdownEnv(gym.Env):
         """Start a new battle (forfeiting one still in progress). ``seed`` is the battle seed itself.
 
         Without a seed the battle seed is drawn from the env's generator (seeded by the first ``reset(seed=…)``).
-        ``options`` may set ``opponent`` (a spec), ``format`` and ``max_turns`` for this and later episodes.
+        ``options`` may set ``opponent`` (a spec), ``format``, ``max_turns`` and ``teams`` (``TeamSources``) for
+        this and later episodes.
         """
         super().reset(seed=seed)
         self._end_episode()
@@ -112,6 +117,8 @@ class ShowdownEnv(gym.Env):
             self.opponent = make_policy(spec) if isinstance(spec, str) else spec
         if "max_turns" in options:
             self.max_turns = int(options["max_turns"])
+        if "teams" in options:
+            self.teams = options["teams"]
         battle_seed = int(seed) if seed is not None else int(self.np_random.integers(0, SEED_LIMIT))
         if battle_seed < 0:
             raise EnvError(f"seed must be non-negative, not {battle_seed}")
@@ -120,7 +127,7 @@ class ShowdownEnv(gym.Env):
         detail = f"wolfeclick.env vs {self.opponent.spec}"
         episode = Episode(self.service, self.opponent, agent_side=self.agent_side, format_id=self.format,
                           seed=battle_seed, max_turns=self.max_turns, recordings=self.recordings,
-                          source_detail=detail, agent_spec=self.agent_spec)
+                          source_detail=detail, agent_spec=self.agent_spec, teams=self.teams)
         self._episode = episode
         self._finalizer = weakref.finalize(self, Episode.abandon, episode)
         records, observation = episode.wait(self.step_timeout_s)

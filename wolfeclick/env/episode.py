@@ -19,6 +19,7 @@ from wolfeclick.battle.batch import relaxed_gc
 from wolfeclick.battle.runner import stream_battle
 from wolfeclick.battle.schema import Recording, SourceInfo, TurnRecord
 from wolfeclick.battle.store import save_recording
+from wolfeclick.battle.teams import TeamSources, load_deal
 from wolfeclick.env.service import SimService
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Decision, Observation, Policy
@@ -56,6 +57,8 @@ class AgentSeat:
     def decide(self, observation: Observation) -> Decision:
         if self.abandoned.is_set():
             raise EpisodeClosed("the env was closed before the battle ended")
+        if observation.request.get("teamPreview"):  # prompts and tools name moves and switches, not team orders
+            return Decision(action=None, command="default", info={"note": "team preview: the team file's order"})
         self.events.put(("decide", observation))
         answer = self.decisions.get()
         if answer is _CLOSE:
@@ -73,7 +76,8 @@ class Episode:
     """A battle in flight on ``service``; ``wait`` returns the turn records up to the agent's next decision."""
 
     def __init__(self, service: SimService, opponent: Policy, *, agent_side: str, format_id: str, seed: int,
-                 max_turns: int, recordings: Path | None, source_detail: str | None, agent_spec: str = AGENT_SPEC) -> None:
+                 max_turns: int, recordings: Path | None, source_detail: str | None, agent_spec: str = AGENT_SPEC,
+                 teams: TeamSources | None = None) -> None:
         self.events: "queue.Queue[tuple[str, Any]]" = queue.Queue()
         self.seat = AgentSeat(agent_spec, self.events)
         self.side = agent_side
@@ -82,6 +86,7 @@ class Episode:
         """Set before a forfeit: the decision the agent was reading when it left, kept in its player metadata."""
         p1, p2 = (self.seat, opponent) if agent_side == "p1" else (opponent, self.seat)
         service.track(self)
+        self.teams = teams
         self.future = service.submit(self._play(service, p1, p2, format_id, seed, max_turns, recordings,
                                                 source_detail))
 
@@ -97,8 +102,11 @@ class Episode:
     async def _stream(self, service: SimService, p1: Policy, p2: Policy, format_id: str, seed: int, max_turns: int,
                       recordings: Path | None, source_detail: str | None) -> None:
         process = await service.process()
+        teams = None
+        if self.teams is not None and self.teams.given:  # validated by the simulator; dealt from the battle seed
+            teams = (await load_deal(self.teams, format_id, process)).infos(seed)
         async for item in stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns,
-                                        process=process):
+                                        process=process, teams=teams):
             if isinstance(item, TurnRecord):
                 self.events.put(("record", item))
                 continue
