@@ -29,9 +29,12 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     recordings = tmp_path_factory.mktemp("env-server")
+    yield from serve(["--format", "gen9randombattle", "--out", str(recordings)], recordings)
+
+
+def serve(options: list[str], recordings: Path | None):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "wolfeclick", "serve-env", "--port", str(port), "--format",
-                             "gen9randombattle", "--out", str(recordings)], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "wolfeclick", "serve-env", "--port", str(port), *options], cwd=ROOT,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
@@ -188,3 +191,14 @@ def test_a_websocket_session_cannot_step_another_sessions_battle(server):
             return str(caught.value)
 
     assert "no battle" in asyncio.run(two())
+
+
+def test_a_team_format_server_deals_its_team_files():
+    teams = sorted((Path(__file__).parent / "data" / "teams" / "gen9ou").glob("*.txt"))
+    options = ["--format", "gen9ou", "--team1", str(teams[0]), "--team2", str(teams[1]), "--no-recordings"]
+    for url, _ in serve(options, None):
+        with httpx.Client(base_url=url, timeout=60) as http:
+            first = http.post("/reset", json={"seed": 2}).json()["observation"]
+            assert first["legal_actions"] and first["turn"] == 1  # team preview was answered; turn 1 is asked
+            step = http.post("/step", json={"action": {"index": 0}, "episode_id": first["episode_id"]})
+            assert step.status_code == 200 and step.json()["observation"]["info"]["illegal"] is False

@@ -31,6 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import wolfeclick
 from wolfeclick.battle.runner import DEFAULT_FORMAT
+from wolfeclick.battle.teams import TeamSources
 from wolfeclick.env.env import DEFAULT_PROMPT, SEED_LIMIT, ShowdownEnv
 from wolfeclick.env.episode import EnvError
 from wolfeclick.env.service import SimService
@@ -156,8 +157,10 @@ class EpisodeTable:
     """The server's battles by episode id: shared by every session and HTTP request of one app."""
 
     def __init__(self, *, opponent: str, format: str, prompt: str, max_turns: int, recordings: Path | None | bool,
-                 max_episodes: int, idle_timeout_s: float, processes: int | None = None) -> None:
+                 max_episodes: int, idle_timeout_s: float, processes: int | None = None,
+                 teams: TeamSources | None = None) -> None:
         self.defaults = {"opponent": opponent, "format": format, "prompt": prompt, "max_turns": max_turns}
+        self.teams = teams
         self.recordings = recordings
         self.max_episodes = max_episodes
         self.idle_timeout_s = idle_timeout_s
@@ -187,7 +190,7 @@ class EpisodeTable:
                               prompt=str(options.get("prompt") or self.defaults["prompt"]),
                               max_turns=int(self.defaults["max_turns"] if options.get("max_turns") is None
                                             else options["max_turns"]),
-                              recordings=self.recordings, service=self.service,
+                              recordings=self.recordings, service=self.service, teams=self.teams,
                               agent_spec=str(options.get("agent") or "env:agent"))
         except (WolfeClickError, ValueError) as exc:
             raise ServerError(one_line(exc)) from None
@@ -373,10 +376,12 @@ def _one_line_detail(detail: Any) -> str:
 
 def create_server_app(*, opponent: str = "random", format: str = DEFAULT_FORMAT, prompt: str = DEFAULT_PROMPT,
                       max_turns: int = 300, recordings: Path | None | bool = None, max_sessions: int = MAX_SESSIONS,
-                      idle_timeout_s: float = 600.0, processes: int | None = None) -> FastAPI:
-    """The FastAPI app: openenv-core's routes over one episode table, with one-line 4xx errors."""
+                      idle_timeout_s: float = 600.0, processes: int | None = None,
+                      teams: TeamSources | None = None) -> FastAPI:
+    """The FastAPI app: openenv-core's routes over one episode table, with one-line 4xx errors. ``teams``: the
+    team files every battle deals from (formats that play given teams)."""
     table = EpisodeTable(opponent=opponent, format=format, prompt=prompt, max_turns=max_turns, recordings=recordings,
-                         max_episodes=max_sessions, idle_timeout_s=idle_timeout_s, processes=processes)
+                         max_episodes=max_sessions, idle_timeout_s=idle_timeout_s, processes=processes, teams=teams)
     app = create_fastapi_app(functools.partial(ShowdownServerEnv, table), ShowdownAction, ShowdownObservation,
                              max_concurrent_envs=max_sessions)
     app.title = "WolfeClick Arena OpenEnv server"
