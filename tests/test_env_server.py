@@ -32,6 +32,10 @@ def server(tmp_path_factory):
     yield from serve(["--format", "gen9randombattle", "--out", str(recordings)], recordings)
 
 
+served: list[str] = []
+"""What each server started by ``serve`` printed, once it stopped."""
+
+
 def serve(options: list[str], recordings: Path | None):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "wolfeclick", "serve-env", "--port", str(port), *options], cwd=ROOT,
@@ -55,6 +59,7 @@ def serve(options: list[str], recordings: Path | None):
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
+    served.append(proc.stdout.read() if proc.stdout else "")
 
 
 async def play(url: str, seed: int, opponent: str) -> tuple[int, object]:
@@ -202,3 +207,9 @@ def test_a_team_format_server_deals_its_team_files():
             assert first["legal_actions"] and first["turn"] == 1  # team preview was answered; turn 1 is asked
             step = http.post("/step", json={"action": {"index": 0}, "episode_id": first["episode_id"]})
             assert step.status_code == 200 and step.json()["observation"]["info"]["illegal"] is False
+
+
+def test_a_normal_websocket_close_logs_no_traceback():
+    for url, _ in serve(["--format", "gen9randombattle", "--no-recordings"], None):
+        asyncio.run(play(url, 5, "random"))
+    assert "Traceback" not in served[-1] and "Exception in ASGI application" not in served[-1], served[-1][-2000:]

@@ -312,14 +312,32 @@ class ShowdownServerEnv(Environment[ShowdownAction, ShowdownObservation, Showdow
                                    reward=reward, done=terminated or truncated)
 
 
+def _quiet_close(send: Any) -> Any:
+    """openenv-core closes every WebSocket when its session ends, even one the client already closed, and the server
+    then raises on that close and logs "Exception in ASGI application": closing a closed socket is not an error."""
+
+    async def sender(message: dict) -> None:
+        try:
+            await send(message)
+        except Exception:
+            if message.get("type") != "websocket.close":
+                raise
+
+    return sender
+
+
 class RawBodyCheck:
-    """ASGI middleware: a POST body over ``MAX_BODY_BYTES`` is refused (413) whatever its declared length, and the
-    ``/reset`` fields are checked as sent (openenv-core's request model would turn ``"1"`` or ``true`` into 1)."""
+    """ASGI middleware: a POST body over ``MAX_BODY_BYTES`` is refused (413) whatever its declared length, the
+    ``/reset`` fields are checked as sent (openenv-core's request model would turn ``"1"`` or ``true`` into 1), and a
+    WebSocket the client closed first is closed quietly."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            await self.app(scope, receive, _quiet_close(send))
+            return
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
