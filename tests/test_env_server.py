@@ -213,3 +213,13 @@ def test_a_normal_websocket_close_logs_no_traceback():
     for url, _ in serve(["--format", "gen9randombattle", "--no-recordings"], None):
         asyncio.run(play(url, 5, "random"))
     assert "Traceback" not in served[-1] and "Exception in ASGI application" not in served[-1], served[-1][-2000:]
+
+
+def test_plain_http_clients_cannot_hold_every_slot():
+    for url, _ in serve(["--format", "gen9randombattle", "--no-recordings", "--max-sessions", "4"], None):
+        with httpx.Client(base_url=url, timeout=60) as http:
+            assert all(http.post("/reset", json={"seed": n}).status_code == 200 for n in range(2))
+            full = http.post("/reset", json={"seed": 3})
+            assert full.status_code == 429 and "\n" not in full.json()["detail"]
+        steps, last, _ = asyncio.run(play(url, 6, "random"))  # a session still gets a slot and plays
+        assert last.done and steps > 0

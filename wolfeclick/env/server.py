@@ -163,6 +163,9 @@ class EpisodeTable:
         self.teams = teams
         self.recordings = recordings
         self.max_episodes = max_episodes
+        self.max_http = max(1, max_episodes // 2)
+        """Plain HTTP battles have no session to bound them (one client can start any number), so they may hold at
+        most half the slots; a WebSocket session holds one battle at a time."""
         self.idle_timeout_s = idle_timeout_s
         self.service = SimService(processes)
         self.entries: dict[str, _Entry] = {}
@@ -179,9 +182,12 @@ class EpisodeTable:
             if current is not None and (current.owner is not owner or (owner is None and not current.done)):
                 raise EpisodeTaken(f"episode_id {episode_id!r} is in use by another battle: omit it to get a new one")
             old = self.entries.pop(episode_id, None)
-            active = sum(1 for entry in self.entries.values() if not entry.done)
-            if old is None and active >= self.max_episodes:
+            active = [entry for entry in self.entries.values() if not entry.done]
+            if old is None and len(active) >= self.max_episodes:
                 raise ServerFull(f"the server already has {self.max_episodes} battles in flight; finish or close one")
+            if old is None and owner is None and sum(e.owner is None for e in active) >= self.max_http:
+                raise ServerFull(f"plain HTTP battles are limited to {self.max_http} in flight (half the slots, so "
+                                 f"that no one client holds them all); finish one, or use a WebSocket session")
         if old is not None:
             old.env.close()
         opponent = str(options.get("opponent") or self.defaults["opponent"])
