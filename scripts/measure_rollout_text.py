@@ -2,6 +2,7 @@
 rollouts cut at a horizon, so ``scripts/train_grpo.py``'s budgets can be set from measurements.
 
     .venv/bin/python scripts/measure_rollout_text.py                         # characters (no tokenizer needed)
+    .venv/bin/python scripts/measure_rollout_text.py --results changes       # tool results with only what changed
     .venv/bin/python scripts/measure_rollout_text.py --tokenizer Qwen/Qwen3-4B-Instruct-2507   # and tokens
 
 The agent plays a seeded random legal tool call each decision against ``--opponent``; what is counted is exactly
@@ -44,6 +45,8 @@ def main() -> None:
     parser.add_argument("--format", default="gen4randombattle")
     parser.add_argument("--opponent", default="heuristic")
     parser.add_argument("--horizons", default="8,16", help="comma-separated horizons to measure besides whole battles")
+    parser.add_argument("--results", default="full", choices=["full", "changes"],
+                        help="tool results: the whole state, or only what changed since the last one")
     parser.add_argument("--tokenizer", default=None, help="a tokenizer (Hub id or folder) to count tokens with")
     args = parser.parse_args()
 
@@ -60,9 +63,11 @@ def main() -> None:
             return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
         unit = f"tokens ({args.tokenizer})"
-    env = ShowdownToolEnv(opponent=args.opponent, format=args.format, recordings=False, max_turns=300)
+    env = ShowdownToolEnv(opponent=args.opponent, format=args.format, recordings=False, max_turns=300,
+                          results=args.results)
     horizons: list[int | None] = [None] + [int(h) for h in args.horizons.split(",") if h]
-    print(f"{args.battles} {args.format} rollouts vs {args.opponent}, seeds 1..{args.battles}; sizes in {unit}")
+    print(f"{args.battles} {args.format} rollouts vs {args.opponent}, seeds 1..{args.battles}, {args.results} tool "
+          f"results; sizes in {unit}")
     for horizon in horizons:
         per_decision, per_episode, decisions = [], [], []
         for seed in range(1, args.battles + 1):

@@ -15,7 +15,7 @@ from tests.llm_fixtures import tiny_tool_checkpoint  # noqa: F401  (pytest fixtu
 from wolfeclick.battle.store import load_recording
 from wolfeclick.battle.teams import TeamSources
 from wolfeclick.env import ShowdownEnv, ShowdownToolEnv, reward_func
-from wolfeclick.env.tool_env import finish
+from wolfeclick.env.tool_env import CHANGES_HEADER, changed_text, finish
 
 FORMAT = "gen9randombattle"
 
@@ -241,3 +241,22 @@ def test_team_formats_take_team_files_from_the_row_and_from_the_env(tmp_path):
     gym_env.close()
     with pytest.raises(Exception, match="no team for p2"):
         ShowdownToolEnv(recordings=False, format="gen9ou").reset(seed=1, team1=str(TEAM_FILES[0]))
+
+
+def test_changes_mode_sends_only_what_changed_and_records_exactly_that(tmp_path):
+    full_env = ShowdownToolEnv(recordings=False, format=FORMAT)
+    env = ShowdownToolEnv(recordings=tmp_path, format=FORMAT, results="changes")
+    texts, fulls = [env.reset(seed=14, horizon=4)], [full_env.reset(seed=14, horizon=4)]
+    assert texts[0] == fulls[0]  # the first state is whole
+    while not env.done:
+        kind, choice = first_option(env)
+        texts.append(env.move(choice) if kind == "move" else env.switch(choice))
+        fulls.append(full_env.move(choice) if kind == "move" else full_env.switch(choice))
+    for text, full in zip(texts[1:-1], fulls[1:-1]):
+        assert text.startswith(CHANGES_HEADER) and len(text) < len(full)
+        assert text.split("Valid options for this state:")[1] == full.split("Valid options for this state:")[1]
+    reward_func([env, full_env])
+    recording = load_recording(env.recording_path)
+    seen = [t.decisions["p1"].seen() for t in recording.turns if "p1" in t.decisions]
+    assert seen == texts[:4]  # what the model read, in changes mode too
+    assert "nothing in the state changed" in changed_text(fulls[1], fulls[1])

@@ -35,9 +35,48 @@ JSON_INSTRUCTION = ("You must choose exactly one action and output pure JSON wit
 TOOL_INSTRUCTION = "You must choose exactly one action by calling one tool.\n\n"
 
 
+RESULT_MODES = ("full", "changes")
+CHANGES_HEADER = "What changed since the last state (unchanged lines left out):"
+
+
 def tool_text(state_text: str) -> str:
     """The env's observation as a tool result: one instruction (call a tool), not the profile's "output JSON"."""
     return f"{state_text.replace(JSON_INSTRUCTION, TOOL_INSTRUCTION, 1)}\n\n{TOOL_HINT}"
+
+
+def _keyed_lines(state: str) -> list[tuple[tuple[str, str, str], str]]:
+    """Each line with its place: (section header, the entry it belongs to, the line itself)."""
+    out, header, entry = [], "", ""
+    for line in state.splitlines():
+        if line.startswith("#"):
+            header, entry = line, ""
+        elif line.startswith("- "):
+            entry = line
+        out.append(((header, entry if not line.startswith("- ") else "", line), line))
+    return out
+
+
+def changed_text(previous: str, current: str) -> str:
+    """``current`` (a tool result) with the state lines that were already in ``previous`` left out; headers and the
+    entry a changed line belongs to stay for context, and the instruction and valid options are always whole."""
+    state, cut, options = current.partition(TOOL_INSTRUCTION)
+    if not cut:  # not a state (the verdict at the end): whole
+        return current
+    seen = {key for key, _ in _keyed_lines(previous.partition(TOOL_INSTRUCTION)[0])}
+    kept: list[str] = []
+    shown_context: set[str] = set()
+    for (header, entry, line), text in _keyed_lines(state):
+        if not text.strip() or (header, entry, line) in seen:
+            continue
+        for context in (header, entry):
+            if context and context != line and context not in shown_context:
+                kept.append(context)
+                shown_context.add(context)
+        if line not in shown_context:
+            kept.append(line)
+            shown_context.add(line)
+    body = "\n".join(kept) if kept else "(nothing in the state changed)"
+    return f"{CHANGES_HEADER}\n{body}\n\n{TOOL_INSTRUCTION}{options}"
 
 
 class ShowdownToolEnv:
@@ -49,9 +88,15 @@ class ShowdownToolEnv:
     max_turns = 100
     horizon: int | None = None
     """Stop a rollout after this many decisions (None: play the battle out); a dataset column can set it per row."""
+    results = "full"
+    """``full``: every tool result is the whole state; ``changes``: only the state lines that changed since the last
+    result (plus the valid options), which is most of a rollout's text saved. reset's text is always whole."""
 
     def __init__(self, *, opponent: str | None = None, format: str | None = None, recordings: Any = None,
-                 max_turns: int | None = None, horizon: int | None = None) -> None:
+                 max_turns: int | None = None, horizon: int | None = None, results: str | None = None) -> None:
+        self._results = results or self.results
+        if self._results not in RESULT_MODES:
+            raise ValueError(f"results must be one of {', '.join(RESULT_MODES)}, not {self._results!r}")
         self._opponent = opponent or os.environ.get("WOLFECLICK_ENV_OPPONENT") or self.default_opponent
         self._format = format or self.default_format
         self._max_turns = max_turns or self.max_turns
@@ -70,7 +115,7 @@ class ShowdownToolEnv:
         self.illegal_calls = 0
         self.recording_path: str | None = None
         self.result: dict[str, Any] | None = None
-        self._shown = ""
+        self._shown = self._full = ""
         """The text the model was last handed (reset's prompt part or the last tool result): what it decides on."""
         self._refused: list[dict[str, str]] = []
         """Tool calls refused since the last decision played: kept with the next decision (or the forfeit)."""
@@ -94,7 +139,7 @@ class ShowdownToolEnv:
         self.reward_components = {}
         self.recording_path = self.result = None
         self._refused = []
-        self._shown = tool_text(text)
+        self._shown = self._full = tool_text(text)
         return self._shown
 
     def move(self, name: str) -> str:
@@ -152,12 +197,13 @@ class ShowdownToolEnv:
             self._settle_end(self._env.episode_end)
             self._shown = text
             return text
+        full = tool_text(text)
+        self._shown = changed_text(self._full, full) if self._results == "changes" else full
+        self._full = full
         if self._horizon is not None and self.decisions >= self._horizon:
-            self._shown = tool_text(text)
             self.cut = True
             self._finish()
             return f"The rollout's horizon of {self._horizon} decisions is reached; no more moves can be played."
-        self._shown = tool_text(text)
         return self._shown
 
     def _options(self) -> list[tuple[Any, str]]:
