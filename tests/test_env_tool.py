@@ -260,3 +260,18 @@ def test_changes_mode_sends_only_what_changed_and_records_exactly_that(tmp_path)
     seen = [t.decisions["p1"].seen() for t in recording.turns if "p1" in t.decisions]
     assert seen == texts[:4]  # what the model read, in changes mode too
     assert "nothing in the state changed" in changed_text(fulls[1], fulls[1])
+
+
+def test_a_row_can_start_the_rollout_from_decision_k_of_a_recording(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path / "parent", format=FORMAT)
+    env.reset(seed=15, opponent="heuristic")
+    play_first_options(env)
+    parent = load_recording(env.recording_path)
+    k = next(t.index for t in parent.turns if t.index >= 3 and "p1" in t.decisions)
+    child = ShowdownToolEnv(recordings=tmp_path / "child", format=FORMAT)
+    text = child.reset(recording=env.recording_path, at=k, opponent="heuristic", horizon=2)
+    assert text == parent.turns[k].decisions["p1"].policy_info["observation"]
+    assert play_first_options(child) == 2
+    reward_func([child])
+    branched = load_recording(child.recording_path)
+    assert branched.source.parent == parent.id and branched.source.branch_step == k

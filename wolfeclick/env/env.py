@@ -23,8 +23,9 @@ import gymnasium as gym
 import numpy as np
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
-from wolfeclick.battle.schema import TurnRecord
+from wolfeclick.battle.schema import Recording, TurnRecord
 from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.store import load_recording
 from wolfeclick.battle.teams import TeamSources
 from wolfeclick.battle.tracker import generation
 from wolfeclick.env.episode import AGENT_SPEC, STEP_TIMEOUT_S, EnvError, Episode, EpisodeEnd
@@ -104,7 +105,10 @@ class ShowdownEnv(gym.Env):
 
         Without a seed the battle seed is drawn from the env's generator (seeded by the first ``reset(seed=…)``).
         ``options`` may set ``opponent`` (a spec), ``format``, ``max_turns`` and ``teams`` (``TeamSources``) for
-        this and later episodes.
+        this and later episodes, and ``recording`` (a path or ``Recording``) with ``at`` (a decision index) to start
+        this episode from decision ``at`` of that recording: its choices are replayed up to there (by the branch
+        machinery, which refuses a recording that does not replay), then the agent and the opponent play on; the
+        first observation is the agent's first decision from ``at`` on.
         """
         super().reset(seed=seed)
         self._end_episode()
@@ -119,6 +123,13 @@ class ShowdownEnv(gym.Env):
             self.max_turns = int(options["max_turns"])
         if "teams" in options:
             self.teams = options["teams"]
+        start = None
+        if options.get("recording") is not None:  # start from decision k of a recording (format and seed are its)
+            parent = options["recording"]
+            parent = parent if isinstance(parent, Recording) else load_recording(Path(parent))
+            start = (parent, int(options.get("at", 0)))
+            seed = parent.seed if parent.seed is not None else seed
+            self.format = parent.format
         battle_seed = int(seed) if seed is not None else int(self.np_random.integers(0, SEED_LIMIT))
         if battle_seed < 0:
             raise EnvError(f"seed must be non-negative, not {battle_seed}")
@@ -127,7 +138,7 @@ class ShowdownEnv(gym.Env):
         detail = f"wolfeclick.env vs {self.opponent.spec}"
         episode = Episode(self.service, self.opponent, agent_side=self.agent_side, format_id=self.format,
                           seed=battle_seed, max_turns=self.max_turns, recordings=self.recordings,
-                          source_detail=detail, agent_spec=self.agent_spec, teams=self.teams)
+                          source_detail=detail, agent_spec=self.agent_spec, teams=self.teams, start=start)
         self._episode = episode
         self._finalizer = weakref.finalize(self, Episode.abandon, episode)
         records, observation = episode.wait(self.step_timeout_s)

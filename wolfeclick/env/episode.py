@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from wolfeclick.battle.batch import relaxed_gc
+from wolfeclick.battle.branch import stream_branch
 from wolfeclick.battle.runner import stream_battle
 from wolfeclick.battle.schema import Recording, SourceInfo, TurnRecord
 from wolfeclick.battle.store import save_recording
@@ -44,6 +45,8 @@ class AgentSeat:
     """The agent's side of the battle: ``decide`` waits for the decision the env's caller makes."""
 
     blocking = True
+    interactive = True
+    """Like a person, the agent is never asked to re-decide the decisions a branch replays (``start``)."""
 
     def __init__(self, spec: str, events: "queue.Queue[tuple[str, Any]]") -> None:
         self.spec = spec
@@ -77,7 +80,7 @@ class Episode:
 
     def __init__(self, service: SimService, opponent: Policy, *, agent_side: str, format_id: str, seed: int,
                  max_turns: int, recordings: Path | None, source_detail: str | None, agent_spec: str = AGENT_SPEC,
-                 teams: TeamSources | None = None) -> None:
+                 teams: TeamSources | None = None, start: tuple[Recording, int] | None = None) -> None:
         self.events: "queue.Queue[tuple[str, Any]]" = queue.Queue()
         self.seat = AgentSeat(agent_spec, self.events)
         self.side = agent_side
@@ -87,6 +90,9 @@ class Episode:
         p1, p2 = (self.seat, opponent) if agent_side == "p1" else (opponent, self.seat)
         service.track(self)
         self.teams = teams
+        self.start = start
+        """(recording, k): replay that recording's choices up to decision k, then the agent and the opponent play on
+        (``wolfeclick.battle.branch``); the agent is first asked at the first of its decisions from k on."""
         self.future = service.submit(self._play(service, p1, p2, format_id, seed, max_turns, recordings,
                                                 source_detail))
 
@@ -102,15 +108,22 @@ class Episode:
     async def _stream(self, service: SimService, p1: Policy, p2: Policy, format_id: str, seed: int, max_turns: int,
                       recordings: Path | None, source_detail: str | None) -> None:
         process = await service.process()
-        teams = None
-        if self.teams is not None and self.teams.given:  # validated by the simulator; dealt from the battle seed
-            teams = (await load_deal(self.teams, format_id, process)).infos(seed)
-        async for item in stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns,
-                                        process=process, teams=teams):
+        source = SourceInfo(kind="training", detail=source_detail)
+        if self.start is not None:
+            parent, step = self.start
+            items = stream_branch(parent, step, {"p1": p1, "p2": p2}, process=process, max_turns=max_turns)
+            source = source.model_copy(update={"parent": parent.id, "branch_step": step})
+        else:
+            teams = None
+            if self.teams is not None and self.teams.given:  # validated by the simulator; dealt from the battle seed
+                teams = (await load_deal(self.teams, format_id, process)).infos(seed)
+            items = stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, process=process,
+                                  teams=teams)
+        async for item in items:
             if isinstance(item, TurnRecord):
                 self.events.put(("record", item))
                 continue
-            update: dict[str, Any] = {"source": SourceInfo(kind="training", detail=source_detail)}
+            update: dict[str, Any] = {"source": source}
             if self.open_decision is not None:
                 player = item.players[self.side]
                 metadata = {**player.metadata, "open_decision": self.open_decision}

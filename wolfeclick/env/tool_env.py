@@ -2,10 +2,11 @@
 
 TRL makes one instance per rollout with no arguments, calls ``reset(**row)`` with the dataset row's columns
 (``seed``, ``format``, ``opponent``, ``max_turns``, ``horizon``, team files ``team1``/``team2``/``teams`` for team
-formats), appends the returned text to the prompt, and exposes every other public method as a tool whose schema
-comes from its docstring. Each tool call plays one decision and returns the next state text. A call that names no
-legal action (or comes after the battle ended) raises ``ValueError``; TRL shows the message to the model, and
-nothing is played. ``reward_func`` reads each env's ``reward`` once the rollout is over.
+formats, ``recording`` and ``at`` to start from decision ``at`` of a recording), appends the returned text to the
+prompt, and exposes every other public method as a tool whose schema comes from its docstring. Each tool call plays
+one decision and returns the next state text. A call that names no legal action (or comes after the battle ended)
+raises ``ValueError``; TRL shows the message to the model, and nothing is played. ``reward_func`` reads each env's
+``reward`` once the rollout is over.
 
 ``reward`` is the agent's shaped reward so far plus the outcome (±10) once the battle has ended. A rollout that stops
 before the battle does (out of tokens or tool calls) forfeits when the reward is read, so every rollout is a whole,
@@ -131,6 +132,8 @@ class ShowdownToolEnv:
         if any(kwargs.get(key) for key in ("team1", "team2", "teams")):  # team files (paths) for team formats
             options["teams"] = TeamSources(*(Path(kwargs[key]) if kwargs.get(key) else None
                                              for key in ("team1", "team2", "teams")))
+        if kwargs.get("recording"):  # start from decision ``at`` of a recording (a path): a budget-sized episode
+            options.update(recording=str(kwargs["recording"]), at=int(kwargs.get("at") or 0))
         horizon = kwargs.get("horizon")
         self._horizon = int(horizon) if horizon else self._horizon_default
         seed = kwargs.get("seed")
