@@ -6,11 +6,14 @@ Run as is on a GPU machine (the weights come from the Hub, so not with ``HF_HUB_
     .venv/bin/python scripts/train_grpo.py --adapter preset:run3            # go on from a published adapter
     .venv/bin/python scripts/train_grpo.py --opponent heuristic --steps 200 --out runs/vs-heuristic
 
-Every rollout is one battle against ``--opponent``, played by tool calls (``move(name)`` / ``switch(pokemon)``); its
-reward is the battle's shaped reward plus the outcome (±10; a battle left unfinished when the completion budget runs
-out is forfeited). Every rollout is saved as a recording in ``--recordings``, so the app's Replays tab shows what the
-model did at every step while it trains (``WOLFECLICK_RECORDINGS=<dir> make run``). The trained adapter is saved in
-``--out`` and plays like any other checkpoint: ``python -m wolfeclick record --p1 llm:BASE+<out> --p2 heuristic``.
+Every rollout is one battle against ``--opponent``, played by tool calls (``move(name)`` / ``switch(pokemon)``), cut
+after ``--horizon`` decisions so that it fits the token budget (measured: a gen4 decision's tool result is about
+1,700 characters, a whole battle 36k–107k, 8 decisions about 13.6k; see docs/training.md). A cut rollout's reward is
+the shaped reward of its decisions; ``--horizon 0`` plays whole battles (shaped reward plus the outcome, ±10, and a
+battle left unfinished when the budget runs out is forfeited, −10). Every rollout is saved as a recording in
+``--recordings``, so the app's Replays tab shows what the model did at every step while it trains
+(``WOLFECLICK_RECORDINGS=<dir> make run``). The trained adapter is saved in ``--out`` and plays like any other
+checkpoint: ``python -m wolfeclick record --p1 llm:BASE+<out> --p2 heuristic``.
 """
 
 from __future__ import annotations
@@ -36,7 +39,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8, help="rollouts per device per step")
     parser.add_argument("--completion-tokens", type=int, default=8192,
                         help="token budget of one whole battle (model turns and tool results together)")
-    parser.add_argument("--tool-calls", type=int, default=40, help="at most this many moves per rollout")
+    parser.add_argument("--horizon", type=int, default=8,
+                        help="decisions per rollout before it is cut (0: whole battles, which need ~30–60 tool calls "
+                             "and far more than 8,192 tokens)")
+    parser.add_argument("--tool-calls", type=int, default=12,
+                        help="at most this many tool calls per rollout (the horizon plus room for refused calls)")
     parser.add_argument("--max-turns", type=int, default=60, help="battles stop (truncated) after this turn")
     parser.add_argument("--lr", type=float, default=1e-5)
     parser.add_argument("--recordings", type=Path, default=Path("recordings/training"))
@@ -75,7 +82,7 @@ def main() -> None:
                 "call until the battle is over.\n\n")
     dataset = Dataset.from_list([
         {"prompt": [{"role": "user", "content": question}], "seed": args.seed * 100_000 + i, "format": args.format,
-         "opponent": args.opponent}
+         "opponent": args.opponent, "horizon": args.horizon or None}
         for i in range(args.battles)
     ])
     factory = functools.partial(ShowdownToolEnv, recordings=args.recordings, format=args.format,

@@ -161,3 +161,23 @@ def test_bad_arguments_are_one_line_errors(service):
     _, _, _, _, info = env.step(99)  # an index out of range names no legal action: the fallback, flagged
     assert info["illegal"] is True and "index 99" in info["illegal_reason"]
     env.close()
+
+
+def test_an_episode_can_start_from_decision_k_of_a_recording(service, tmp_path):
+    env = ShowdownEnv("heuristic", format=FORMAT, recordings=tmp_path / "parent", service=service)
+    play(env, 17, 2)
+    env.close()
+    parent = load_recording(next((tmp_path / "parent").glob("*.json")))
+    k = next(t.index for t in parent.turns if t.index >= 4 and "p1" in t.decisions)
+    branched = ShowdownEnv("heuristic", format="gen1randombattle", recordings=tmp_path / "branch", service=service)
+    obs, info = branched.reset(options={"recording": next((tmp_path / "parent").glob("*.json")), "at": k})
+    assert obs == parent.turns[k].decisions["p1"].policy_info["observation"]  # exactly what the agent saw there
+    assert branched.format == FORMAT and info["battle_seed"] == parent.seed
+    done = False
+    while not done:
+        _, _, terminated, truncated, info = branched.step(0)
+        done = terminated or truncated
+    child = load_recording(Path(info["recording_path"]))
+    assert child.source.kind == "training" and child.source.parent == parent.id and child.source.branch_step == k
+    assert [t.events for t in child.turns[:k]] == [t.events for t in parent.turns[:k]]
+    branched.close()

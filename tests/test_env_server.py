@@ -29,9 +29,16 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     recordings = tmp_path_factory.mktemp("env-server")
+    yield from serve(["--format", "gen9randombattle", "--out", str(recordings)], recordings)
+
+
+served: list[str] = []
+"""What each server started by ``serve`` printed, once it stopped."""
+
+
+def serve(options: list[str], recordings: Path | None):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "wolfeclick", "serve-env", "--port", str(port), "--format",
-                             "gen9randombattle", "--out", str(recordings)], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "wolfeclick", "serve-env", "--port", str(port), *options], cwd=ROOT,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
@@ -52,6 +59,7 @@ def server(tmp_path_factory):
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
+    served.append(proc.stdout.read() if proc.stdout else "")
 
 
 async def play(url: str, seed: int, opponent: str) -> tuple[int, object]:
@@ -77,6 +85,7 @@ def test_two_websocket_sessions_play_whole_battles_at_once(server):
         assert steps > 3 and last.done and last.observation.text.startswith("The battle is over")
         assert last.observation.info["result"]["reason"] in ("win", "tie")
         assert state.done and state.step_count == steps
+        assert state.recording_path == last.observation.info["recording_path"]  # /state names it after done
         recording = load_recording(Path(last.observation.info["recording_path"]))
         assert recording.source.kind == "training"
         assert sum(1 for t in recording.turns if "p1" in t.decisions) == steps
@@ -141,3 +150,76 @@ def test_closing_a_session_forfeits_its_battle(server):
     assert path is not None, "the abandoned battle was not saved"
     recording = load_recording(path)
     assert recording.result.reason == "forfeit" and recording.result.winner == "p2"
+
+
+def test_hostile_requests_get_one_line_refusals(server):
+    url, _ = server
+    with httpx.Client(base_url=url, timeout=60) as http:
+        resets = {
+            "seed as a string": {"seed": "1"},
+            "seed as a bool": {"seed": True},
+            "max_turns negative": {"max_turns": -1},
+            "max_turns zero": {"max_turns": 0},
+            "a huge format": {"format": "g" * 1_000_000},
+            "a superscript digit": {"format": "gen\u00b2randombattle"},
+        }
+        for what, body in resets.items():
+            response = http.post("/reset", json=body)
+            detail = response.json()["detail"]
+            assert 400 <= response.status_code < 500, (what, response.status_code, detail[:200])
+            assert isinstance(detail, str) and "\n" not in detail and len(detail) < 300, (what, detail[:200])
+        big = http.post("/reset", content=b" " * 2_000_000, headers={"content-type": "application/json"})
+        assert big.status_code == 413 and "limit" in big.json()["detail"]
+        first = http.post("/reset", json={"seed": 5, "episode_id": "mine"}).json()
+        for index in ("0", True, 3.0):
+            response = http.post("/step", json={"action": {"index": index}, "episode_id": "mine"})
+            assert response.status_code == 422 and "\n" not in response.json()["detail"], (index, response.text)
+        taken = http.post("/reset", json={"seed": 6, "episode_id": "mine"})  # another client's battle in play
+        assert taken.status_code == 409 and "in use" in taken.json()["detail"]
+        step = http.post("/step", json={"action": {"index": 0}, "episode_id": "mine"})
+        assert step.status_code == 200 and first["observation"]["legal_actions"]  # the battle was not touched
+
+
+def test_a_websocket_session_cannot_step_another_sessions_battle(server):
+    url, _ = server
+
+    async def two() -> str:
+        async with ShowdownClient(base_url=url) as owner, ShowdownClient(base_url=url) as other:
+            mine = await owner.reset(seed=12)
+            episode_id = mine.observation.episode_id
+            with pytest.raises(RuntimeError) as caught:  # openenv-core's client raises the server's error line
+                await other.step(ShowdownAction(index=0), episode_id=episode_id)
+            with pytest.raises(RuntimeError, match="in use"):
+                await other.reset(seed=1, episode_id=episode_id)
+            after = await owner.step(ShowdownAction(index=0))  # the owner's battle goes on
+            assert after.observation.episode_id == episode_id
+            return str(caught.value)
+
+    assert "no battle" in asyncio.run(two())
+
+
+def test_a_team_format_server_deals_its_team_files():
+    teams = sorted((Path(__file__).parent / "data" / "teams" / "gen9ou").glob("*.txt"))
+    options = ["--format", "gen9ou", "--team1", str(teams[0]), "--team2", str(teams[1]), "--no-recordings"]
+    for url, _ in serve(options, None):
+        with httpx.Client(base_url=url, timeout=60) as http:
+            first = http.post("/reset", json={"seed": 2}).json()["observation"]
+            assert first["legal_actions"] and first["turn"] == 1  # team preview was answered; turn 1 is asked
+            step = http.post("/step", json={"action": {"index": 0}, "episode_id": first["episode_id"]})
+            assert step.status_code == 200 and step.json()["observation"]["info"]["illegal"] is False
+
+
+def test_a_normal_websocket_close_logs_no_traceback():
+    for url, _ in serve(["--format", "gen9randombattle", "--no-recordings"], None):
+        asyncio.run(play(url, 5, "random"))
+    assert "Traceback" not in served[-1] and "Exception in ASGI application" not in served[-1], served[-1][-2000:]
+
+
+def test_plain_http_clients_cannot_hold_every_slot():
+    for url, _ in serve(["--format", "gen9randombattle", "--no-recordings", "--max-sessions", "4"], None):
+        with httpx.Client(base_url=url, timeout=60) as http:
+            assert all(http.post("/reset", json={"seed": n}).status_code == 200 for n in range(2))
+            full = http.post("/reset", json={"seed": 3})
+            assert full.status_code == 429 and "\n" not in full.json()["detail"]
+        steps, last, _ = asyncio.run(play(url, 6, "random"))  # a session still gets a slot and plays
+        assert last.done and steps > 0

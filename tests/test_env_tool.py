@@ -7,13 +7,15 @@ import functools
 import inspect
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from tests.llm_fixtures import tiny_tool_checkpoint  # noqa: F401  (pytest fixture)
 from wolfeclick.battle.store import load_recording
-from wolfeclick.env import ShowdownToolEnv, reward_func
-from wolfeclick.env.tool_env import finish
+from wolfeclick.battle.teams import TeamSources
+from wolfeclick.env import ShowdownEnv, ShowdownToolEnv, reward_func
+from wolfeclick.env.tool_env import CHANGES_HEADER, changed_text, finish
 
 FORMAT = "gen9randombattle"
 
@@ -158,3 +160,118 @@ def run_grpo(tiny_tool_checkpoint, tmp_path) -> None:  # noqa: F811
         played += sum(1 for t in recording.turns if "p1" in t.decisions)
     assert played >= 1, "the primed model's tool calls were played as moves"
     assert os.path.exists(environments[0].recording_path)
+
+
+def test_recordings_keep_the_text_the_model_read_its_tool_calls_and_refused_ones(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, format=FORMAT)
+    shown = [env.reset(seed=8)]
+    assert "pure JSON" not in shown[0] and "calling one tool" in shown[0]  # one instruction: call a tool
+    with pytest.raises(ValueError):
+        env.move("splash")
+    kind, choice = first_option(env)
+    shown.append(env.move(choice) if kind == "move" else env.switch(choice))
+    with pytest.raises(ValueError):
+        env.switch("nobody")
+    finish(env)
+    recording = load_recording(env.recording_path)
+    [first] = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions]
+    assert first.policy_info["observation"] == shown[0] and first.seen() == shown[0]
+    assert json.loads(first.raw_output) == {"name": kind, "arguments": {"name" if kind == "move" else "pokemon": choice}}
+    assert [c["call"] for c in first.policy_info["refused_calls"]] == ['{"name": "move", "arguments": {"name": "splash"}}']
+    left = recording.players["p1"].metadata["open_decision"]  # the forfeit kept what it read and the refused call
+    assert left["observation"] == shown[1] and "nobody" in left["refused_calls"][0]["call"]
+
+
+def test_a_rollout_of_only_refused_calls_still_records_them(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, format=FORMAT)
+    text = env.reset(seed=9)
+    with pytest.raises(ValueError):
+        env.move("splash")
+    reward_func([env])
+    recording = load_recording(env.recording_path)
+    left = recording.players["p1"].metadata["open_decision"]
+    assert left["observation"] == text and "splash" in left["refused_calls"][0]["error"]
+
+
+def play_first_options(env: ShowdownToolEnv, limit: int = 400) -> int:
+    calls = 0
+    while not env.done and calls < limit:
+        kind, choice = first_option(env)
+        env.move(choice) if kind == "move" else env.switch(choice)
+        calls += 1
+    return calls
+
+
+def test_a_rows_max_turns_is_honoured(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, format=FORMAT)
+    env.reset(seed=10, max_turns=2)
+    calls = play_first_options(env)
+    assert env.done and env.result["reason"] == "turn_limit" and calls <= 4  # the class default is 100 turns
+
+
+def test_a_horizon_stops_the_rollout_with_the_shaped_reward_of_its_decisions(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, format=FORMAT)
+    env.reset(seed=13, opponent="heuristic", horizon=3)
+    assert play_first_options(env) == 3 and env.done and env.cut
+    [reward] = reward_func([env])
+    recording = load_recording(env.recording_path)
+    mine = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions]
+    assert len(mine) == 3 and recording.result.reason == "forfeit"
+    assert reward == pytest.approx(sum(d.reward.total for d in mine), abs=1e-3)  # no −10 for the cut
+    parts = env.reward_components
+    assert parts["outcome"] == 0.0 and parts["shaped"] == pytest.approx(reward, abs=1e-3)
+    assert sum(v for k, v in parts.items() if k not in ("shaped", "outcome")) == pytest.approx(parts["shaped"], abs=1e-3)
+
+
+TEAM_FILES = sorted((Path(__file__).parent / "data" / "teams" / "gen9ou").glob("*.txt"))
+
+
+def test_team_formats_take_team_files_from_the_row_and_from_the_env(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path, format="gen9ou")
+    env.reset(seed=4, team1=str(TEAM_FILES[0]), team2=str(TEAM_FILES[1]), horizon=2)
+    assert play_first_options(env) == 2  # team preview is answered with the file's order, not asked of the model
+    reward_func([env])
+    recording = load_recording(env.recording_path)
+    assert recording.format == "gen9ou" and recording.teams is not None
+    assert recording.teams["p1"].packed != recording.teams["p2"].packed
+    gym_env = ShowdownEnv("random", format="gen9ou", recordings=False,
+                          teams=TeamSources(team1=TEAM_FILES[0], team2=TEAM_FILES[1]))
+    _, info = gym_env.reset(seed=4)
+    assert info["legal_actions"] and all(not a.startswith("team") for a in info["legal_actions"])
+    gym_env.close()
+    with pytest.raises(Exception, match="no team for p2"):
+        ShowdownToolEnv(recordings=False, format="gen9ou").reset(seed=1, team1=str(TEAM_FILES[0]))
+
+
+def test_changes_mode_sends_only_what_changed_and_records_exactly_that(tmp_path):
+    full_env = ShowdownToolEnv(recordings=False, format=FORMAT)
+    env = ShowdownToolEnv(recordings=tmp_path, format=FORMAT, results="changes")
+    texts, fulls = [env.reset(seed=14, horizon=4)], [full_env.reset(seed=14, horizon=4)]
+    assert texts[0] == fulls[0]  # the first state is whole
+    while not env.done:
+        kind, choice = first_option(env)
+        texts.append(env.move(choice) if kind == "move" else env.switch(choice))
+        fulls.append(full_env.move(choice) if kind == "move" else full_env.switch(choice))
+    for text, full in zip(texts[1:-1], fulls[1:-1]):
+        assert text.startswith(CHANGES_HEADER) and len(text) < len(full)
+        assert text.split("Valid options for this state:")[1] == full.split("Valid options for this state:")[1]
+    reward_func([env, full_env])
+    recording = load_recording(env.recording_path)
+    seen = [t.decisions["p1"].seen() for t in recording.turns if "p1" in t.decisions]
+    assert seen == texts[:4]  # what the model read, in changes mode too
+    assert "nothing in the state changed" in changed_text(fulls[1], fulls[1])
+
+
+def test_a_row_can_start_the_rollout_from_decision_k_of_a_recording(tmp_path):
+    env = ShowdownToolEnv(recordings=tmp_path / "parent", format=FORMAT)
+    env.reset(seed=15, opponent="heuristic")
+    play_first_options(env)
+    parent = load_recording(env.recording_path)
+    k = next(t.index for t in parent.turns if t.index >= 3 and "p1" in t.decisions)
+    child = ShowdownToolEnv(recordings=tmp_path / "child", format=FORMAT)
+    text = child.reset(recording=env.recording_path, at=k, opponent="heuristic", horizon=2)
+    assert text == parent.turns[k].decisions["p1"].policy_info["observation"]
+    assert play_first_options(child) == 2
+    reward_func([child])
+    branched = load_recording(child.recording_path)
+    assert branched.source.parent == parent.id and branched.source.branch_step == k

@@ -129,3 +129,30 @@ def test_imported_reference_log_exports_its_states(tmp_path):
     save_recording(showdown, tmp_path)
     with pytest.raises(ExportError, match="without a prompt or state"):  # public logs hold nothing to train on
         export_files([tmp_path / f"{showdown.id}.json"], out, kind="grpo")
+
+
+def test_export_of_an_env_episode_is_the_exact_text_the_agent_read(tmp_path):
+    from wolfeclick.env import ShowdownEnv, SimService
+
+    service = SimService(1)
+    env = ShowdownEnv("heuristic", format="gen9randombattle", recordings=tmp_path / "rec", service=service)
+    try:
+        obs, info = env.reset(seed=31)
+        seen, answers, done = [], [], False
+        while not done:
+            seen.append(obs)
+            answers.append(f"  {info['legal_actions'][-1]}\n")  # the model's own text, spacing and all
+            obs, _, terminated, truncated, info = env.step(answers[-1])
+            done = terminated or truncated
+        path = Path(info["recording_path"])
+    finally:
+        env.close()
+        service.close()
+    assert len(seen) > 3
+    out = tmp_path / "grpo.jsonl"
+    export_files([path], out, side="p1", kind="grpo")
+    rows = read_rows(out)
+    assert [row["prompt"] for row in rows] == seen  # byte for byte, in decision order
+    assert [row["completion"] for row in rows] == answers and {row["prompt_kind"] for row in rows} == {"observation"}
+    export_files([path], tmp_path / "sft.jsonl", side="p1", kind="sft")
+    assert [row["prompt"] for row in read_rows(tmp_path / "sft.jsonl")] == seen

@@ -227,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help="directory for the recordings (default $WOLFECLICK_RECORDINGS or recordings)")
     serve_env.add_argument("--no-recordings", dest="recordings", action="store_false",
                            help="do not save episodes as recordings")
+    _add_team_options(serve_env)
     _add_ladder_parser(commands)
     commands.add_parser("setup", help="install the pinned Pokémon Showdown simulator (npm ci, once; battles do it "
                                       "on first use otherwise)",
@@ -706,8 +707,14 @@ def cmd_serve_env(args: argparse.Namespace) -> int:
 
     make_policy(args.opponent)  # an unknown spec fails now, in one line, not at the first reset
     recordings = False if not args.recordings else args.out
+    teams = _team_sources(args)
+    if teams.given:  # a team that is not legal in the format fails now, in one line, not at the first reset
+        from wolfeclick.battle.teams import prepare_deal
+
+        asyncio.run(prepare_deal(teams, args.format))
     app = create_server_app(opponent=args.opponent, format=args.format, prompt=args.prompt, max_turns=args.max_turns,
-                            recordings=recordings, max_sessions=args.max_sessions)
+                            recordings=recordings, max_sessions=args.max_sessions,
+                            teams=teams if teams.given else None)
     print(f"serving the WolfeClick env on http://{args.host}:{args.port} (WebSocket /ws)", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

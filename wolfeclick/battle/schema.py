@@ -76,7 +76,15 @@ class SideDecision(_Model):
     latency_ms: float | None = Field(description="Decision time in ms; null when the source did not measure it "
                                                "(imported recordings).")
     reward: RewardRecord
-    policy_info: dict[str, Any] = Field(default_factory=dict, description="Policy extras: prompt, scores, tokens.")
+    policy_info: dict[str, Any] = Field(default_factory=dict, description=(
+        "Policy extras: prompt (a checkpoint's chat-templated prompt), scores, tokens; for env agents "
+        "(source kind 'training') 'observation', the exact text the agent read, and 'refused_calls', the tool "
+        "calls refused before this decision ([{call, error}])."))
+
+    def seen(self) -> str:
+        """The text this side decided on: an env agent's exact observation when kept, else the state markdown."""
+        observation = self.policy_info.get("observation")
+        return observation if isinstance(observation, str) and observation else self.state
 
 
 class PokemonSnapshot(_Model):

@@ -6,11 +6,18 @@ Every episode is a normal recording (``source.kind = "training"``), so training 
 
 from __future__ import annotations
 
+import gymnasium
+
 from wolfeclick.env.env import ShowdownEnv
 from wolfeclick.env.episode import EnvError
 from wolfeclick.env.service import SimService, default_service
 
-__all__ = ["EnvError", "ShowdownEnv", "ShowdownToolEnv", "SimService", "default_service", "reward_func"]
+ENV_ID = "WolfeClick/Showdown-v0"
+"""``gymnasium.make(ENV_ID, opponent=…, format=…)`` and ``gymnasium.make_vec``; keyword arguments are ShowdownEnv's."""
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(id=ENV_ID, entry_point="wolfeclick.env.env:ShowdownEnv")
+
+__all__ = ["ENV_ID", "EnvError", "ShowdownEnv", "ShowdownToolEnv", "SimService", "default_service", "reward_func"]
 
 
 def __getattr__(name: str):  # the TRL side is imported on first use

@@ -23,12 +23,15 @@ import gymnasium as gym
 import numpy as np
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
-from wolfeclick.battle.schema import TurnRecord
+from wolfeclick.battle.schema import Recording, TurnRecord
 from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.store import load_recording
+from wolfeclick.battle.teams import TeamSources
 from wolfeclick.battle.tracker import generation
 from wolfeclick.env.episode import AGENT_SPEC, STEP_TIMEOUT_S, EnvError, Episode, EpisodeEnd
-from wolfeclick.env.service import SimService, default_service
+from wolfeclick.env.service import SimService, check_not_forked, default_service
 from wolfeclick.game.actions import parse_action
+from wolfeclick.game.reward import COMPONENTS
 from wolfeclick.llm.prompts import Candidate, Prompt, make_profile
 from wolfeclick.paths import recordings_dir as default_recordings_dir
 from wolfeclick.policies.base import Decision, Observation, Policy, fallback_decision
@@ -37,6 +40,8 @@ DEFAULT_PROMPT = "wolfeclick-v1"
 MAX_OBSERVATION_CHARS = 100_000
 MAX_ACTION_CHARS = 4_096
 SEED_LIMIT = 2**31 - 1
+EMPTY_RESULT: dict[str, Any] = {"winner": "", "reason": "", "turns": 0, "error": ""}
+"""``info["result"]`` before the battle ends (after it: the recording's result, ``""`` for a missing winner)."""
 
 
 class AnyText(gym.spaces.Text):
@@ -64,7 +69,8 @@ class ShowdownEnv(gym.Env):
                  max_turns: int = DEFAULT_MAX_TURNS, agent_side: str = "p1",
                  recordings: str | os.PathLike[str] | None | bool = None, service: SimService | None = None,
                  render_mode: str | None = None, step_timeout_s: float = STEP_TIMEOUT_S,
-                 agent_spec: str = AGENT_SPEC, **llm_options: Any) -> None:
+                 agent_spec: str = AGENT_SPEC, teams: TeamSources | None = None, **llm_options: Any) -> None:
+        check_not_forked()
         if agent_side not in ("p1", "p2"):
             raise EnvError(f"agent_side must be 'p1' or 'p2', not {agent_side!r}")
         generation(format)  # an unknown format fails here, in one line
@@ -78,6 +84,9 @@ class ShowdownEnv(gym.Env):
         self.render_mode = render_mode
         self.step_timeout_s = step_timeout_s
         self.agent_spec = agent_spec
+        self.teams = teams
+        """For formats that play given teams: ``TeamSources(team1=…, team2=…, pool=…)`` (files in Showdown's export
+        or packed format), validated by the simulator at each reset and dealt from the battle seed."""
         self.observation_space = AnyText(max_length=MAX_OBSERVATION_CHARS)
         self.action_space = AnyText(max_length=MAX_ACTION_CHARS)
         self._episode: Episode | None = None
@@ -96,7 +105,11 @@ class ShowdownEnv(gym.Env):
         """Start a new battle (forfeiting one still in progress). ``seed`` is the battle seed itself.
 
         Without a seed the battle seed is drawn from the env's generator (seeded by the first ``reset(seed=…)``).
-        ``options`` may set ``opponent`` (a spec), ``format`` and ``max_turns`` for this and later episodes.
+        ``options`` may set ``opponent`` (a spec), ``format``, ``max_turns`` and ``teams`` (``TeamSources``) for
+        this and later episodes, and ``recording`` (a path or ``Recording``) with ``at`` (a decision index) to start
+        this episode from decision ``at`` of that recording: its choices are replayed up to there (by the branch
+        machinery, which refuses a recording that does not replay), then the agent and the opponent play on; the
+        first observation is the agent's first decision from ``at`` on.
         """
         super().reset(seed=seed)
         self._end_episode()
@@ -109,6 +122,15 @@ class ShowdownEnv(gym.Env):
             self.opponent = make_policy(spec) if isinstance(spec, str) else spec
         if "max_turns" in options:
             self.max_turns = int(options["max_turns"])
+        if "teams" in options:
+            self.teams = options["teams"]
+        start = None
+        if options.get("recording") is not None:  # start from decision k of a recording (format and seed are its)
+            parent = options["recording"]
+            parent = parent if isinstance(parent, Recording) else load_recording(Path(parent))
+            start = (parent, int(options.get("at", 0)))
+            seed = parent.seed if parent.seed is not None else seed
+            self.format = parent.format
         battle_seed = int(seed) if seed is not None else int(self.np_random.integers(0, SEED_LIMIT))
         if battle_seed < 0:
             raise EnvError(f"seed must be non-negative, not {battle_seed}")
@@ -117,7 +139,7 @@ class ShowdownEnv(gym.Env):
         detail = f"wolfeclick.env vs {self.opponent.spec}"
         episode = Episode(self.service, self.opponent, agent_side=self.agent_side, format_id=self.format,
                           seed=battle_seed, max_turns=self.max_turns, recordings=self.recordings,
-                          source_detail=detail, agent_spec=self.agent_spec)
+                          source_detail=detail, agent_spec=self.agent_spec, teams=self.teams, start=start)
         self._episode = episode
         self._finalizer = weakref.finalize(self, Episode.abandon, episode)
         records, observation = episode.wait(self.step_timeout_s)
@@ -127,13 +149,21 @@ class ShowdownEnv(gym.Env):
         self._set_observation(observation)
         return self._text, self._info(records)
 
-    def step(self, action: str | int | np.integer) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: str | int | np.integer, *, shown: str | None = None, raw_output: str | None = None,
+             refused: list[dict[str, str]] | None = None) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        """One decision. The recording keeps, in the decision's ``policy_info``, the exact ``observation`` text the
+        agent read (``shown`` when a wrapper showed more than the observation, as the tool env does) and any
+        ``refused_calls`` made before this one; ``raw_output`` is the agent's own text (or its tool call)."""
         episode, observation = self._episode, self._observation
         if episode is None:
             raise EnvError("no battle in progress: call reset() first")
         if observation is None:
             raise EnvError("the battle is over: call reset() to start another")
         decision = self.decide(action)
+        decision.info = {**decision.info, "observation": self._text if shown is None else shown,
+                         **({"refused_calls": list(refused)} if refused else {})}
+        if raw_output is not None:
+            decision.raw_output = raw_output
         self._played_candidates = self._prompt.candidates if self._prompt is not None else []
         self.steps += 1
         episode.answer(decision)
@@ -154,9 +184,11 @@ class ShowdownEnv(gym.Env):
     def render(self) -> str | None:
         return self._text if self.render_mode == "ansi" else None
 
-    def close(self) -> None:
-        """Forfeit a battle still in progress (its recording is saved) and free its simulator slot."""
-        self._end_episode()
+    def close(self, *, shown: str | None = None, refused: list[dict[str, str]] | None = None) -> None:
+        """Forfeit a battle still in progress (its recording is saved, with the decision left open under the
+        agent's ``players.*.metadata["open_decision"]``: what it read, ``shown``, and any ``refused`` calls) and free
+        its simulator slot."""
+        self._end_episode(shown=shown, refused=refused)
         super().close()
 
     # --- actions -----------------------------------------------------------------------------------------------
@@ -195,6 +227,11 @@ class ShowdownEnv(gym.Env):
         return list(self._prompt.candidates) if self._prompt is not None else []
 
     @property
+    def episode_end(self) -> EpisodeEnd | None:
+        """The current episode's recording (and where it was saved) once it has ended by itself, else None."""
+        return self._episode.end if self._episode is not None else None
+
+    @property
     def observation_data(self) -> Observation | None:
         """The runner's observation of the current decision (the side's poke-env ``Battle`` included)."""
         return self._observation
@@ -211,8 +248,12 @@ class ShowdownEnv(gym.Env):
 
     def _info(self, records: list[TurnRecord], *, terminal: bool = False,
               decision: Decision | None = None) -> dict[str, Any]:
+        """The same keys with the same types on every ``reset`` and ``step`` (Gymnasium's vector envs stack them):
+        ``""`` where there is no text yet, zeros for components that did not fire, a ``result`` with empty fields
+        until the battle ends."""
         side = self.agent_side
-        shaped, outcome, components, settled = 0.0, 0.0, {}, []
+        shaped, outcome, settled = 0.0, 0.0, []
+        components = dict.fromkeys(COMPONENTS, 0.0)
         for record in records:
             mine = record.decisions.get(side)
             if mine is None:
@@ -223,26 +264,26 @@ class ShowdownEnv(gym.Env):
             for name, value in mine.reward.components.items():
                 components[name] = round(components.get(name, 0.0) + value, 6)
         observation = self._observation
-        info: dict[str, Any] = {
+        end = self._episode.end if terminal and self._episode is not None else None
+        result = dict(EMPTY_RESULT)
+        if end is not None:
+            result.update({key: value if value is not None else EMPTY_RESULT[key]
+                           for key, value in end.recording.result.model_dump().items() if key in EMPTY_RESULT})
+        return {
             "legal_actions": self.legal_actions,
             "turn": observation.turn if observation is not None else (
                 self._episode.end.recording.result.turns if self._episode and self._episode.end else 0),
-            "reward": {"shaped": round(shaped, 6), "outcome": outcome, "components": components},
+            "reward": {"shaped": round(shaped, 6) + 0.0, "outcome": float(outcome), "components": components},
             "settled_decisions": settled,
-            "battle_seed": self.battle_seed,
-            "recording_path": None,
-            "result": None,
+            "battle_seed": int(self.battle_seed or 0),
+            "illegal": bool(decision.illegal) if decision is not None else False,
+            "illegal_reason": (decision.illegal_reason or "") if decision is not None else "",
+            "action": (self._answer_text(decision) or "") if decision is not None else "",
+            "done": end is not None,
+            "recording_path": str(end.path) if end is not None and end.path is not None else "",
+            "recording_id": end.recording.id if end is not None else "",
+            "result": result,
         }
-        if decision is not None:
-            info["illegal"] = decision.illegal
-            info["illegal_reason"] = decision.illegal_reason
-            info["action"] = self._answer_text(decision)
-        if terminal and self._episode is not None and self._episode.end is not None:
-            end = self._episode.end
-            info["recording_path"] = str(end.path) if end.path is not None else None
-            info["recording_id"] = end.recording.id
-            info["result"] = end.recording.result.model_dump()
-        return info
 
     def _answer_text(self, decision: Decision) -> str | None:
         """The answer string of the action played (as listed in ``legal_actions`` when it was chosen)."""
@@ -251,11 +292,14 @@ class ShowdownEnv(gym.Env):
                 return candidate.text
         return decision.action.json_text() if decision.action is not None else None
 
-    def _end_episode(self) -> None:
+    def _end_episode(self, *, shown: str | None = None, refused: list[dict[str, str]] | None = None) -> None:
         episode, self._episode = self._episode, None
         if self._finalizer is not None:
             self._finalizer.detach()
             self._finalizer = None
+        if episode is not None and episode.end is None and self._observation is not None:
+            episode.open_decision = {"observation": self._text if shown is None else shown,
+                                     **({"refused_calls": list(refused)} if refused else {})}
         self._observation = self._prompt = None
         if episode is not None:
             self.last_end = episode.finish(self.step_timeout_s)

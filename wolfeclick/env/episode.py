@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from wolfeclick.battle.batch import relaxed_gc
+from wolfeclick.battle.branch import stream_branch
 from wolfeclick.battle.runner import stream_battle
 from wolfeclick.battle.schema import Recording, SourceInfo, TurnRecord
 from wolfeclick.battle.store import save_recording
+from wolfeclick.battle.teams import TeamSources, load_deal
 from wolfeclick.env.service import SimService
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Decision, Observation, Policy
@@ -43,6 +45,8 @@ class AgentSeat:
     """The agent's side of the battle: ``decide`` waits for the decision the env's caller makes."""
 
     blocking = True
+    interactive = True
+    """Like a person, the agent is never asked to re-decide the decisions a branch replays (``start``)."""
 
     def __init__(self, spec: str, events: "queue.Queue[tuple[str, Any]]") -> None:
         self.spec = spec
@@ -56,6 +60,8 @@ class AgentSeat:
     def decide(self, observation: Observation) -> Decision:
         if self.abandoned.is_set():
             raise EpisodeClosed("the env was closed before the battle ended")
+        if observation.request.get("teamPreview"):  # prompts and tools name moves and switches, not team orders
+            return Decision(action=None, command="default", info={"note": "team preview: the team file's order"})
         self.events.put(("decide", observation))
         answer = self.decisions.get()
         if answer is _CLOSE:
@@ -73,12 +79,20 @@ class Episode:
     """A battle in flight on ``service``; ``wait`` returns the turn records up to the agent's next decision."""
 
     def __init__(self, service: SimService, opponent: Policy, *, agent_side: str, format_id: str, seed: int,
-                 max_turns: int, recordings: Path | None, source_detail: str | None, agent_spec: str = AGENT_SPEC) -> None:
+                 max_turns: int, recordings: Path | None, source_detail: str | None, agent_spec: str = AGENT_SPEC,
+                 teams: TeamSources | None = None, start: tuple[Recording, int] | None = None) -> None:
         self.events: "queue.Queue[tuple[str, Any]]" = queue.Queue()
         self.seat = AgentSeat(agent_spec, self.events)
         self.side = agent_side
         self.end: EpisodeEnd | None = None
+        self.open_decision: dict[str, Any] | None = None
+        """Set before a forfeit: the decision the agent was reading when it left, kept in its player metadata."""
         p1, p2 = (self.seat, opponent) if agent_side == "p1" else (opponent, self.seat)
+        service.track(self)
+        self.teams = teams
+        self.start = start
+        """(recording, k): replay that recording's choices up to decision k, then the agent and the opponent play on
+        (``wolfeclick.battle.branch``); the agent is first asked at the first of its decisions from k on."""
         self.future = service.submit(self._play(service, p1, p2, format_id, seed, max_turns, recordings,
                                                 source_detail))
 
@@ -94,12 +108,27 @@ class Episode:
     async def _stream(self, service: SimService, p1: Policy, p2: Policy, format_id: str, seed: int, max_turns: int,
                       recordings: Path | None, source_detail: str | None) -> None:
         process = await service.process()
-        async for item in stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns,
-                                        process=process):
+        source = SourceInfo(kind="training", detail=source_detail)
+        if self.start is not None:
+            parent, step = self.start
+            items = stream_branch(parent, step, {"p1": p1, "p2": p2}, process=process, max_turns=max_turns)
+            source = source.model_copy(update={"parent": parent.id, "branch_step": step})
+        else:
+            teams = None
+            if self.teams is not None and self.teams.given:  # validated by the simulator; dealt from the battle seed
+                teams = (await load_deal(self.teams, format_id, process)).infos(seed)
+            items = stream_battle(p1, p2, format_id=format_id, seed=seed, max_turns=max_turns, process=process,
+                                  teams=teams)
+        async for item in items:
             if isinstance(item, TurnRecord):
                 self.events.put(("record", item))
                 continue
-            recording = item.model_copy(update={"source": SourceInfo(kind="training", detail=source_detail)})
+            update: dict[str, Any] = {"source": source}
+            if self.open_decision is not None:
+                player = item.players[self.side]
+                metadata = {**player.metadata, "open_decision": self.open_decision}
+                update["players"] = {**item.players, self.side: player.model_copy(update={"metadata": metadata})}
+            recording = item.model_copy(update=update)
             path = None
             if recordings is not None:
                 path = await asyncio.to_thread(save_recording, recording, recordings)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import re
 import threading
 import time
 import uuid
@@ -29,7 +31,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import wolfeclick
 from wolfeclick.battle.runner import DEFAULT_FORMAT
-from wolfeclick.env.env import DEFAULT_PROMPT, ShowdownEnv
+from wolfeclick.battle.teams import TeamSources
+from wolfeclick.env.env import DEFAULT_PROMPT, SEED_LIMIT, ShowdownEnv
 from wolfeclick.env.episode import EnvError
 from wolfeclick.env.service import SimService
 from wolfeclick.errors import WolfeClickError, one_line
@@ -40,6 +43,47 @@ MAX_SESSIONS = 32
 """Battles in flight at once; each waiting agent holds one of the runner's 64 decision threads."""
 
 
+MAX_BODY_BYTES = 1_000_000
+"""A request body larger than this is refused (413) before it is read further: a step is a few hundred bytes."""
+MAX_OPTION_CHARS = 200
+MAX_TURNS = 1000
+"""Showdown's own turn limit: a longer ``max_turns`` means nothing."""
+FORMAT_RE = re.compile(r"gen[0-9]{1,2}[a-z0-9]{1,60}")
+"""ASCII only: ``gen²randombattle`` is refused here, not half-parsed by a Unicode digit test."""
+
+
+def check_reset_fields(fields: dict[str, Any]) -> None:
+    """The ``/reset`` (and WebSocket reset) fields as sent, before anything coerces them: one line per refusal."""
+    for key in ("seed", "max_turns"):
+        value = fields.get(key)
+        if value is None:
+            continue
+        if type(value) is not int:
+            raise ServerError(f"{key} must be a JSON integer, not {type(value).__name__} {_short(value)}")
+    seed = fields.get("seed")
+    if seed is not None and not 0 <= seed <= SEED_LIMIT:
+        raise ServerError(f"seed must be between 0 and {SEED_LIMIT}, not {seed}")
+    max_turns = fields.get("max_turns")
+    if max_turns is not None and not 1 <= max_turns <= MAX_TURNS:
+        raise ServerError(f"max_turns must be between 1 and {MAX_TURNS}, not {max_turns}")
+    for key in ("opponent", "format", "prompt", "agent", "episode_id"):
+        value = fields.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ServerError(f"{key} must be a string, not {type(value).__name__}")
+        if len(value) > MAX_OPTION_CHARS:
+            raise ServerError(f"{key} is {len(value)} characters long; the limit is {MAX_OPTION_CHARS}")
+    format_id = fields.get("format")
+    if format_id and not FORMAT_RE.fullmatch(format_id):
+        raise ServerError(f"format {_short(format_id)} is not a format id (ASCII, e.g. gen9randombattle)")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 FINISHED_KEPT_S = 60.0
 """A finished HTTP battle stays answerable ("the battle is over") this long after its last step."""
 
@@ -47,9 +91,10 @@ FINISHED_KEPT_S = 60.0
 class ShowdownAction(Action):
     """Either the model's raw ``text`` (parsed like generate mode) or an ``index`` into ``legal_actions``."""
 
-    text: Optional[str] = Field(None, max_length=4096, description="The model's output, e.g. '{\"action\": \"move\", "
-                                                                   "\"choice\": \"surf\"}'.")
-    index: Optional[int] = Field(None, ge=0, le=64, description="An index into the observation's legal_actions.")
+    text: Optional[str] = Field(None, max_length=4096, strict=True,
+                                description="The model's output, e.g. '{\"action\": \"move\", \"choice\": \"surf\"}'.")
+    index: Optional[int] = Field(None, ge=0, le=64, strict=True,
+                                 description="An index into the observation's legal_actions (a JSON integer).")
 
     @model_validator(mode="after")
     def _one_of(self) -> "ShowdownAction":
@@ -88,12 +133,22 @@ class ServerFull(ServerError):
     status_code = 429
 
 
+class EpisodeTaken(ServerError):
+    status_code = 409
+
+
+class BodyTooLarge(ServerError):
+    status_code = 413
+
+
 @dataclass
 class _Entry:
     env: ShowdownEnv
     opponent: str
     steps: int = 0
     done: bool = False
+    owner: object | None = None
+    """The WebSocket session that started it (None: a plain HTTP battle, addressed by its episode id alone)."""
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -102,43 +157,60 @@ class EpisodeTable:
     """The server's battles by episode id: shared by every session and HTTP request of one app."""
 
     def __init__(self, *, opponent: str, format: str, prompt: str, max_turns: int, recordings: Path | None | bool,
-                 max_episodes: int, idle_timeout_s: float, processes: int | None = None) -> None:
+                 max_episodes: int, idle_timeout_s: float, processes: int | None = None,
+                 teams: TeamSources | None = None) -> None:
         self.defaults = {"opponent": opponent, "format": format, "prompt": prompt, "max_turns": max_turns}
+        self.teams = teams
         self.recordings = recordings
         self.max_episodes = max_episodes
+        self.max_http = max(1, max_episodes // 2)
+        """Plain HTTP battles have no session to bound them (one client can start any number), so they may hold at
+        most half the slots; a WebSocket session holds one battle at a time."""
         self.idle_timeout_s = idle_timeout_s
         self.service = SimService(processes)
         self.entries: dict[str, _Entry] = {}
         self.lock = threading.Lock()
 
-    def start(self, episode_id: str | None, seed: int | None, options: dict[str, Any]) -> tuple[str, _Entry, str, dict]:
+    def start(self, episode_id: str | None, seed: int | None, options: dict[str, Any],
+              owner: object | None = None) -> tuple[str, _Entry, str, dict]:
+        """Start a battle under ``episode_id``. An id in use can be reset only by its owner (the WebSocket session
+        that started it); over plain HTTP an id still in play is refused, so no client ends another's battle."""
         self.reap()
         episode_id = episode_id or f"ep-{uuid.uuid4().hex[:16]}"
         with self.lock:
+            current = self.entries.get(episode_id)
+            if current is not None and (current.owner is not owner or (owner is None and not current.done)):
+                raise EpisodeTaken(f"episode_id {episode_id!r} is in use by another battle: omit it to get a new one")
             old = self.entries.pop(episode_id, None)
-            active = sum(1 for entry in self.entries.values() if not entry.done)
-            if old is None and active >= self.max_episodes:
+            active = [entry for entry in self.entries.values() if not entry.done]
+            if old is None and len(active) >= self.max_episodes:
                 raise ServerFull(f"the server already has {self.max_episodes} battles in flight; finish or close one")
+            if old is None and owner is None and sum(e.owner is None for e in active) >= self.max_http:
+                raise ServerFull(f"plain HTTP battles are limited to {self.max_http} in flight (half the slots, so "
+                                 f"that no one client holds them all); finish one, or use a WebSocket session")
         if old is not None:
             old.env.close()
         opponent = str(options.get("opponent") or self.defaults["opponent"])
         try:
             env = ShowdownEnv(opponent, format=str(options.get("format") or self.defaults["format"]),
                               prompt=str(options.get("prompt") or self.defaults["prompt"]),
-                              max_turns=int(options.get("max_turns") or self.defaults["max_turns"]),
-                              recordings=self.recordings, service=self.service,
+                              max_turns=int(self.defaults["max_turns"] if options.get("max_turns") is None
+                                            else options["max_turns"]),
+                              recordings=self.recordings, service=self.service, teams=self.teams,
                               agent_spec=str(options.get("agent") or "env:agent"))
         except (WolfeClickError, ValueError) as exc:
             raise ServerError(one_line(exc)) from None
-        entry = _Entry(env, opponent)
+        entry = _Entry(env, opponent, owner=owner)
         text, info = env.reset(seed=seed)
         with self.lock:
             self.entries[episode_id] = entry
         return episode_id, entry, text, info
 
-    def get(self, episode_id: str) -> _Entry:
+    def get(self, episode_id: str, owner: object | None = None) -> _Entry:
         with self.lock:
             entry = self.entries.get(episode_id)
+        if entry is not None and entry.owner is not None and entry.owner is not owner:
+            entry = None  # another session's battle: not this client's to step (and not said to exist)
         if entry is None:
             raise EpisodeNotFound(f"no battle with episode_id {episode_id!r}: call /reset first (it may have ended "
                                   f"or idled out)")
@@ -188,8 +260,11 @@ class ShowdownServerEnv(Environment[ShowdownAction, ShowdownObservation, Showdow
         if not self.per_request and self.episode_id is not None and self.episode_id != episode_id:
             self.table.drop(self.episode_id)  # one battle per session: a new reset forfeits the old battle
             self.owned.discard(self.episode_id)
+        check_reset_fields({"seed": seed, "episode_id": episode_id, "opponent": opponent, "format": format,
+                            "prompt": prompt, "max_turns": max_turns})
         options = {"opponent": opponent, "format": format, "prompt": prompt, "max_turns": max_turns}
-        self.episode_id, entry, text, info = self.table.start(episode_id, seed, options)
+        owner = None if self.per_request else self
+        self.episode_id, entry, text, info = self.table.start(episode_id, seed, options, owner)
         if not self.per_request:
             self.owned.add(self.episode_id)
         return self._observation(self.episode_id, text, 0.0, False, False, info)
@@ -200,7 +275,7 @@ class ShowdownServerEnv(Environment[ShowdownAction, ShowdownObservation, Showdow
         if key is None:
             raise ServerError("no battle in this session: call /reset first (over HTTP, pass the episode_id it "
                               "returned)")
-        entry = self.table.get(key)
+        entry = self.table.get(key, None if self.per_request else self)
         with entry.lock:
             if entry.done:
                 raise ServerError(f"the battle {key!r} is over: call /reset to start another")
@@ -217,7 +292,7 @@ class ShowdownServerEnv(Environment[ShowdownAction, ShowdownObservation, Showdow
         active = len(self.table.entries)
         if entry is None:
             return ShowdownState(episode_id=self.episode_id, active_episodes=active)
-        end = entry.env.last_end
+        end = entry.env.last_end or entry.env.episode_end
         return ShowdownState(episode_id=self.episode_id, step_count=entry.steps, format=entry.env.format,
                              opponent=entry.opponent, seed=entry.env.battle_seed, done=entry.done,
                              recording_path=str(end.path) if end is not None and end.path else None,
@@ -243,6 +318,75 @@ class ShowdownServerEnv(Environment[ShowdownAction, ShowdownObservation, Showdow
                                    reward=reward, done=terminated or truncated)
 
 
+def _quiet_close(send: Any) -> Any:
+    """openenv-core closes every WebSocket when its session ends, even one the client already closed, and the server
+    then raises on that close and logs "Exception in ASGI application": closing a closed socket is not an error."""
+
+    async def sender(message: dict) -> None:
+        try:
+            await send(message)
+        except Exception:
+            if message.get("type") != "websocket.close":
+                raise
+
+    return sender
+
+
+class RawBodyCheck:
+    """ASGI middleware: a POST body over ``MAX_BODY_BYTES`` is refused (413) whatever its declared length, the
+    ``/reset`` fields are checked as sent (openenv-core's request model would turn ``"1"`` or ``true`` into 1), and a
+    WebSocket the client closed first is closed quietly."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            await self.app(scope, receive, _quiet_close(send))
+            return
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks, size, more = [], 0, True
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"0")
+        try:
+            if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+                raise BodyTooLarge(f"the request body is {int(declared)} bytes; the limit is {MAX_BODY_BYTES}")
+            while more:
+                message = await receive()
+                if message["type"] != "http.request":
+                    await self.app(scope, receive, send)
+                    return
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise BodyTooLarge(f"the request body is over {MAX_BODY_BYTES} bytes")
+                chunks.append(chunk)
+                more = message.get("more_body", False)
+            body = b"".join(chunks)
+            if scope.get("path", "").rstrip("/").endswith("/reset") and body:
+                try:
+                    fields = json.loads(body)
+                except ValueError:
+                    fields = None  # FastAPI answers malformed JSON itself
+                if isinstance(fields, dict):
+                    check_reset_fields(fields)
+        except ServerError as exc:
+            response = JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
+            await response(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
 def _one_line_detail(detail: Any) -> str:
     """FastAPI's validation details (a list of dicts) as one line: ``action.index: Input should be …``."""
     if isinstance(detail, list) and detail:
@@ -256,14 +400,17 @@ def _one_line_detail(detail: Any) -> str:
 
 def create_server_app(*, opponent: str = "random", format: str = DEFAULT_FORMAT, prompt: str = DEFAULT_PROMPT,
                       max_turns: int = 300, recordings: Path | None | bool = None, max_sessions: int = MAX_SESSIONS,
-                      idle_timeout_s: float = 600.0, processes: int | None = None) -> FastAPI:
-    """The FastAPI app: openenv-core's routes over one episode table, with one-line 4xx errors."""
+                      idle_timeout_s: float = 600.0, processes: int | None = None,
+                      teams: TeamSources | None = None) -> FastAPI:
+    """The FastAPI app: openenv-core's routes over one episode table, with one-line 4xx errors. ``teams``: the
+    team files every battle deals from (formats that play given teams)."""
     table = EpisodeTable(opponent=opponent, format=format, prompt=prompt, max_turns=max_turns, recordings=recordings,
-                         max_episodes=max_sessions, idle_timeout_s=idle_timeout_s, processes=processes)
+                         max_episodes=max_sessions, idle_timeout_s=idle_timeout_s, processes=processes, teams=teams)
     app = create_fastapi_app(functools.partial(ShowdownServerEnv, table), ShowdownAction, ShowdownObservation,
                              max_concurrent_envs=max_sessions)
     app.title = "WolfeClick Arena OpenEnv server"
     app.state.episodes = table
+    app.add_middleware(RawBodyCheck)
 
     @app.exception_handler(ServerError)
     async def _server_error(request: Request, exc: ServerError) -> JSONResponse:
@@ -286,6 +433,15 @@ def create_server_app(*, opponent: str = "random", format: str = DEFAULT_FORMAT,
 
     app.router.on_shutdown.append(_close_table)
     return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``serve-env`` as a console script (OpenEnv's ``[project.scripts] server`` entry): same options, same app."""
+    import sys
+
+    from wolfeclick.cli import main as cli_main
+
+    return cli_main(["serve-env", *(sys.argv[1:] if argv is None else argv)])
 
 
 def __getattr__(name: str) -> Any:

@@ -1,28 +1,83 @@
 """``ShowdownToolEnv`` for TRL's ``GRPOTrainer(environment_factory=ShowdownToolEnv)``: a battle played by tool calls.
 
 TRL makes one instance per rollout with no arguments, calls ``reset(**row)`` with the dataset row's columns
-(``seed``, ``format``, ``opponent``), appends the returned text to the prompt, and exposes every other public method
-as a tool whose schema comes from its docstring. Each tool call plays one decision and returns the next state text.
-A call that names no legal action (or comes after the battle ended) raises ``ValueError``; TRL shows the message to
-the model, and nothing is played. ``reward_func`` reads each env's ``reward`` once the rollout is over.
+(``seed``, ``format``, ``opponent``, ``max_turns``, ``horizon``, team files ``team1``/``team2``/``teams`` for team
+formats, ``recording`` and ``at`` to start from decision ``at`` of a recording), appends the returned text to the
+prompt, and exposes every other public method as a tool whose schema comes from its docstring. Each tool call plays
+one decision and returns the next state text. A call that names no legal action (or comes after the battle ended)
+raises ``ValueError``; TRL shows the message to the model, and nothing is played. ``reward_func`` reads each env's
+``reward`` once the rollout is over.
 
 ``reward`` is the agent's shaped reward so far plus the outcome (±10) once the battle has ended. A rollout that stops
 before the battle does (out of tokens or tool calls) forfeits when the reward is read, so every rollout is a whole,
-saved recording; the forfeit counts as a loss (−10), which teaches finishing battles within the budget.
+saved recording; the forfeit counts as a loss (−10), which teaches finishing battles within the budget. A rollout
+with a ``horizon`` stops after that many decisions instead (the battle is forfeited and saved, and its reward is the
+shaped reward over those decisions, no outcome): episodes that fit a token budget. ``reward_components`` holds the
+reward's parts for reward functions that weigh them differently.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 from typing import Any
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT
+from wolfeclick.battle.teams import TeamSources
 from wolfeclick.env.env import ShowdownEnv
 from wolfeclick.game.actions import to_id
-from wolfeclick.game.reward import outcome_reward
+from wolfeclick.game.reward import COMPONENTS, outcome_reward
 
 TOOL_HINT = ("Play by calling the tools: move(name) with one of the moves listed above, or switch(pokemon) with one "
              "of the Pokémon listed above. Each call returns the next battle state.")
+JSON_INSTRUCTION = ("You must choose exactly one action and output pure JSON with this schema:\n\n"
+                    '{"action": "move" | "switch", "choice": "Exact Name of Move or Pokemon"}\n\n')
+TOOL_INSTRUCTION = "You must choose exactly one action by calling one tool.\n\n"
+
+
+RESULT_MODES = ("full", "changes")
+CHANGES_HEADER = "What changed since the last state (unchanged lines left out):"
+
+
+def tool_text(state_text: str) -> str:
+    """The env's observation as a tool result: one instruction (call a tool), not the profile's "output JSON"."""
+    return f"{state_text.replace(JSON_INSTRUCTION, TOOL_INSTRUCTION, 1)}\n\n{TOOL_HINT}"
+
+
+def _keyed_lines(state: str) -> list[tuple[tuple[str, str, str], str]]:
+    """Each line with its place: (section header, the entry it belongs to, the line itself)."""
+    out, header, entry = [], "", ""
+    for line in state.splitlines():
+        if line.startswith("#"):
+            header, entry = line, ""
+        elif line.startswith("- "):
+            entry = line
+        out.append(((header, entry if not line.startswith("- ") else "", line), line))
+    return out
+
+
+def changed_text(previous: str, current: str) -> str:
+    """``current`` (a tool result) with the state lines that were already in ``previous`` left out; headers and the
+    entry a changed line belongs to stay for context, and the instruction and valid options are always whole."""
+    state, cut, options = current.partition(TOOL_INSTRUCTION)
+    if not cut:  # not a state (the verdict at the end): whole
+        return current
+    seen = {key for key, _ in _keyed_lines(previous.partition(TOOL_INSTRUCTION)[0])}
+    kept: list[str] = []
+    shown_context: set[str] = set()
+    for (header, entry, line), text in _keyed_lines(state):
+        if not text.strip() or (header, entry, line) in seen:
+            continue
+        for context in (header, entry):
+            if context and context != line and context not in shown_context:
+                kept.append(context)
+                shown_context.add(context)
+        if line not in shown_context:
+            kept.append(line)
+            shown_context.add(line)
+    body = "\n".join(kept) if kept else "(nothing in the state changed)"
+    return f"{CHANGES_HEADER}\n{body}\n\n{TOOL_INSTRUCTION}{options}"
 
 
 class ShowdownToolEnv:
@@ -32,31 +87,63 @@ class ShowdownToolEnv:
     default_format = DEFAULT_FORMAT
     prompt = "wolfeclick-v1"
     max_turns = 100
+    horizon: int | None = None
+    """Stop a rollout after this many decisions (None: play the battle out); a dataset column can set it per row."""
+    results = "full"
+    """``full``: every tool result is the whole state; ``changes``: only the state lines that changed since the last
+    result (plus the valid options), which is most of a rollout's text saved. reset's text is always whole."""
 
     def __init__(self, *, opponent: str | None = None, format: str | None = None, recordings: Any = None,
-                 max_turns: int | None = None) -> None:
+                 max_turns: int | None = None, horizon: int | None = None, results: str | None = None) -> None:
+        self._results = results or self.results
+        if self._results not in RESULT_MODES:
+            raise ValueError(f"results must be one of {', '.join(RESULT_MODES)}, not {self._results!r}")
         self._opponent = opponent or os.environ.get("WOLFECLICK_ENV_OPPONENT") or self.default_opponent
         self._format = format or self.default_format
+        self._max_turns = max_turns or self.max_turns
+        self._horizon_default = horizon if horizon is not None else self.horizon
+        self._horizon = self._horizon_default
         self._env = ShowdownEnv(self._opponent, format=self._format, prompt=self.prompt,
-                                max_turns=max_turns or self.max_turns, recordings=recordings)
+                                max_turns=self._max_turns, recordings=recordings)
+        self.decisions = 0
+        self.cut = False
+        """True when the rollout stopped at its horizon: ``reward`` is then the shaped reward of those decisions."""
+        self.reward_components: dict[str, float] = {}
+        """The reward's parts once the rollout is over: every shaped component summed over the agent's decisions,
+        ``shaped`` (their total) and ``outcome`` (±10, 0 for a tie or a horizon cut), for reward functions."""
         self.reward = 0.0
         self.done = False
         self.illegal_calls = 0
         self.recording_path: str | None = None
         self.result: dict[str, Any] | None = None
+        self._shown = self._full = ""
+        """The text the model was last handed (reset's prompt part or the last tool result): what it decides on."""
+        self._refused: list[dict[str, str]] = []
+        """Tool calls refused since the last decision played: kept with the next decision (or the forfeit)."""
 
     def reset(self, **kwargs: Any) -> str:
-        """Start the battle for a dataset row: ``seed`` (int), ``format`` and ``opponent`` (a policy spec)."""
-        options: dict[str, Any] = {}
+        """Start the battle for a dataset row: ``seed`` (int), ``format``, ``opponent`` (a policy spec),
+        ``max_turns`` (battle turns) and ``horizon`` (decisions before the rollout stops), each optional."""
+        options: dict[str, Any] = {"max_turns": int(kwargs.get("max_turns") or self._max_turns)}
         if kwargs.get("format"):
             options["format"] = str(kwargs["format"])
         if kwargs.get("opponent"):
             options["opponent"] = str(kwargs["opponent"])
+        if any(kwargs.get(key) for key in ("team1", "team2", "teams")):  # team files (paths) for team formats
+            options["teams"] = TeamSources(*(Path(kwargs[key]) if kwargs.get(key) else None
+                                             for key in ("team1", "team2", "teams")))
+        if kwargs.get("recording"):  # start from decision ``at`` of a recording (a path): a budget-sized episode
+            options.update(recording=str(kwargs["recording"]), at=int(kwargs.get("at") or 0))
+        horizon = kwargs.get("horizon")
+        self._horizon = int(horizon) if horizon else self._horizon_default
         seed = kwargs.get("seed")
         text, info = self._env.reset(seed=None if seed is None else int(seed), options=options)
-        self.reward, self.done, self.illegal_calls = 0.0, False, 0
+        self.reward, self.done, self.illegal_calls, self.decisions, self.cut = 0.0, False, 0, 0, False
+        self.reward_components = {}
         self.recording_path = self.result = None
-        return f"{text}\n\n{TOOL_HINT}"
+        self._refused = []
+        self._shown = self._full = tool_text(text)
+        return self._shown
 
     def move(self, name: str) -> str:
         """Use one of your active Pokémon's moves this turn.
@@ -83,7 +170,7 @@ class ShowdownToolEnv:
     # --- internals (underscored: TRL makes every public method a tool) -----------------------------------------
     def _finish(self) -> float:
         if not self.done and self._env.observation_data is not None:
-            self._env.close()
+            self._env.close(shown=self._shown, refused=self._refused)
             self.done = True
             end = self._env.last_end
             if end is not None:
@@ -93,19 +180,34 @@ class ShowdownToolEnv:
     def _play(self, kind: str, name: str) -> str:
         if self.done or self._env.observation_data is None:
             raise ValueError("The battle is over; no more moves can be played.")
+        call = tool_call(kind, name)
         index = self._find(kind, str(name))
         if index is None:
             self.illegal_calls += 1
             options = ", ".join(f"{a.kind}({c!r})" for a, c in self._options())
-            raise ValueError(f"{kind}({name!r}) is not a legal action now. Legal: {options or 'none'}.")
-        text, reward, terminated, truncated, info = self._env.step(index)
+            error = f"{kind}({name!r}) is not a legal action now. Legal: {options or 'none'}."
+            self._refused.append({"call": call, "error": error})
+            raise ValueError(error)
+        refused, self._refused = self._refused, []
+        text, reward, terminated, truncated, info = self._env.step(index, shown=self._shown, raw_output=call,
+                                                                    refused=refused)
         self.reward += float(reward)
+        self.decisions += 1
         if terminated or truncated:
             self.done = True
-            self.recording_path = info.get("recording_path")
+            self.recording_path = info.get("recording_path") or None
             self.result = info.get("result")
+            self._settle_end(self._env.episode_end)
+            self._shown = text
             return text
-        return f"{text}\n\n{TOOL_HINT}"
+        full = tool_text(text)
+        self._shown = changed_text(self._full, full) if self._results == "changes" else full
+        self._full = full
+        if self._horizon is not None and self.decisions >= self._horizon:
+            self.cut = True
+            self._finish()
+            return f"The rollout's horizon of {self._horizon} decisions is reached; no more moves can be played."
+        return self._shown
 
     def _options(self) -> list[tuple[Any, str]]:
         return [(c.action, c.choice) for c in self._env.candidates]
@@ -118,12 +220,28 @@ class ShowdownToolEnv:
         return None
 
     def _settle_end(self, end: Any) -> None:
+        if end is None:
+            return
         side = self._env.agent_side
-        shaped = sum(t.decisions[side].reward.total for t in end.recording.turns if side in t.decisions)
-        # the recording charges no outcome to a side that forfeits mid-decision; the result still says who won
-        self.reward = round(shaped + outcome_reward(end.recording.result.winner, side), 6)
+        mine = [t.decisions[side] for t in end.recording.turns if side in t.decisions]
+        shaped = sum(d.reward.total for d in mine)
+        # the recording charges no outcome to a side that forfeits mid-decision; the result still says who won.
+        # A horizon cut is not a loss: its reward is the shaped reward of the decisions played.
+        outcome = 0.0 if self.cut else outcome_reward(end.recording.result.winner, side)
+        components = dict.fromkeys(COMPONENTS, 0.0)
+        for decision in mine:
+            for name, value in decision.reward.components.items():
+                components[name] = round(components.get(name, 0.0) + value, 6)
+        self.reward_components = {**components, "shaped": round(shaped, 6), "outcome": outcome}
+        self.reward = round(shaped + outcome, 6)
         self.recording_path = str(end.path) if end.path is not None else None
         self.result = end.recording.result.model_dump()
+
+
+def tool_call(kind: str, argument: Any) -> str:
+    """A tool call as the recording keeps it: ``{"name": "move", "arguments": {"name": "surf"}}``."""
+    key = "name" if kind == "move" else "pokemon"
+    return json.dumps({"name": kind, "arguments": {key: argument}}, ensure_ascii=False, default=str)
 
 
 def finish(env: ShowdownToolEnv) -> float:

@@ -2,7 +2,8 @@
 
 - ``sft``: ``{"prompt", "completion"}`` strings, TRL ``SFTTrainer``'s prompt-completion shape (it trains on the
   completion only). ``prompt`` is the exact chat-templated prompt a checkpoint was shown (its profile applied the
-  chat template), or the state markdown for a baseline; ``completion`` is the action JSON. This is what the
+  chat template), the exact observation an env agent read (``wolfeclick.env`` recordings keep it byte for byte),
+  or the state markdown for a baseline; ``completion`` is the action JSON. This is what the
   reference's JSON warm-up trained on. Decisions flagged illegal (a fallback was played, not chosen) and decisions
   without an action are left out: they teach nothing to imitate.
 - ``grpo``: one row per decision with the prompt, the completion the policy produced, the shaped reward and its
@@ -90,11 +91,13 @@ def action_json(decision: SideDecision) -> str:
 
 
 def prompt_of(decision: SideDecision) -> tuple[str, str]:
-    """(prompt text, what it is): the chat-templated prompt a checkpoint saw, else the state markdown."""
+    """(prompt text, what it is): the chat-templated prompt a checkpoint saw, else the exact observation an env
+    agent read, else the state markdown."""
     prompt = decision.policy_info.get("prompt")
     if isinstance(prompt, str) and prompt:
         return prompt, "chat_template"
-    return decision.state, "state"
+    seen = decision.seen()
+    return seen, "observation" if seen is not decision.state else "state"
 
 
 def outcome_word(recording: Recording, side: str) -> str:
@@ -143,7 +146,7 @@ def decision_rows(recording: Recording, sides: Iterable[str], kind: str, stats: 
                 "index": turn.index,
             }
             if kind == "jsonl":
-                info = {k: v for k, v in decision.policy_info.items() if k != "prompt"}
+                info = {k: v for k, v in decision.policy_info.items() if k not in ("prompt", "observation")}
                 row.update(state=decision.state, command=decision.command, raw_output=decision.raw_output,
                            illegal_reason=decision.illegal_reason, latency_ms=decision.latency_ms,
                            policy_info=json.dumps(info, sort_keys=True, ensure_ascii=False))

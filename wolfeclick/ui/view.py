@@ -367,7 +367,7 @@ def _decision_panel(side: str, name: str, decision: SideDecision, settled: bool,
         f'<div class="wc-muted">command <code>{esc(decision.command or "unknown")}</code> · latency {latency}'
         f' · {len(decision.legal_actions)} legal options</div>{rejected}{_rescore_lines(notes)}'
         f'{_scores(decision.policy_info, chosen)}{_reward_table(decision, settled)}{raw}'
-        f'{_details(f"state-{side}", "State it saw", esc(_cut(decision.state, text_limit)))}'
+        f'{_details(f"state-{side}", "State it saw", esc(_cut(decision.seen(), text_limit)))}'
         f'{prompt_html}{extras}</div>'
     )
 
