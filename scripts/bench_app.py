@@ -38,6 +38,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchdoc import DOC, write_section  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from test_ui_support import Browser, long_recording  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -50,32 +53,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def long_recording(base_path: Path, turns: int = 300) -> dict:
-    """A valid recording of ``turns`` game turns, made by repeating ``base_path``'s decision points."""
-    base = json.loads(base_path.read_text(encoding="utf-8"))
-    body = base["turns"][1:] or base["turns"]
-    out = [json.loads(json.dumps(base["turns"][0]))]
-    turn_no, previous_source = out[0]["turn"], out[0]["turn"]
-    while turn_no < turns:
-        for record in body:
-            if record["turn"] != previous_source:  # decision points of one source turn stay in one turn
-                turn_no += 1
-            previous_source = record["turn"]
-            if turn_no > turns:
-                break
-            copy = json.loads(json.dumps(record))
-            copy["index"], copy["turn"] = len(out), turn_no
-            copy["events"] = [f"|turn|{turn_no}" if e.startswith("|turn|") else e for e in copy["events"]]
-            out.append(copy)
-    turn_no = out[-1]["turn"]
-    data = dict(base)
-    data["id"] = LONG_ID
-    data["turns"] = out
-    data["log"] = [line for record in out for line in record["events"]] + ["|", f"|win|{base['players']['p1']['name']}"]
-    data["result"] = {"winner": "p1", "reason": "win", "turns": turn_no, "error": None}
-    return data
 
 
 @contextlib.contextmanager
@@ -171,9 +148,6 @@ def percentile(values: list[float], q: float) -> float:
 
 def viewer_timings(port: int, keys: int) -> dict[str, float]:
     """Key press → redraw, Play at 8/s and Pause at every speed, measured in a real page."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_ui_support import Browser
-
     view = "document.querySelector('#wc-replays-viewer')"
     out: dict[str, float] = {}
     with Browser() as browser:
@@ -261,11 +235,11 @@ def memory(proc: subprocess.Popen, port: int, work: Path, battles: int, upload_m
                                    if half and marks[-1][0] > half[0][0] else 0.0)
     # 16 distinct large uploads, each opened (the upload opens it)
     turns = 300
-    sample = json.dumps(long_recording(BASE, turns), separators=(",", ":"))
+    sample = json.dumps(long_recording(LONG_ID, turns, BASE), separators=(",", ":"))
     turns = max(300, int(turns * upload_mb * 1e6 / len(sample)))
     sizes = []
     for n in range(16):
-        data = long_recording(BASE, turns)
+        data = long_recording(LONG_ID, turns, BASE)
         data["seed"] = 900 + n
         path = work / f"upload-{n}.json"
         path.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
@@ -350,7 +324,7 @@ def main() -> int:
         recordings.mkdir()
         for path in (ROOT / "recordings").glob("*.json"):
             shutil.copy(path, recordings / path.name)
-        data = long_recording(BASE)
+        data = long_recording(LONG_ID, 300, BASE)
         Recording.model_validate(data)
         (recordings / f"{LONG_ID}.json").write_text(json.dumps(data), encoding="utf-8")
 
