@@ -151,9 +151,9 @@ def test_live_after_stepping_back_tells_the_finished_battle(paced, browser):
     """After stepping back in Live, the end of the battle left "Decision 5 of 7 so far", the slider at 7 of 28,
     panels saying "in progress", and "Open this battle in Replays (at this turn)" opened the last decision."""
     browser.open(f"{paced.url}?tab=live")
-    browser.wait_for("document.querySelector('#wc-live-start') && !document.querySelector("
-                     "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating') && "
-                     f"{VIEW}?.querySelector('.wc-turn')", timeout=90)
+    browser.wait_for("document.querySelector('#wc-live-start') !== null && "  # the page's load events are over
+                     "!document.body.innerText.includes('Checking hardware') && !document.querySelector("
+                     "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')", timeout=90)
     browser.evaluate("document.querySelector('#wc-live-start').click()")
     browser.wait_for("window.__wcViewers.live.state.total >= 4", timeout=90)
     browser.evaluate("document.activeElement && document.activeElement.blur()")
@@ -246,7 +246,7 @@ def test_offline_sprites_fail_once_and_fall_back_to_text(server, browser):  # no
                      " if (i.tagName === 'IMG' && (i.getAttribute('src') || '').includes('/sprites/')) "
                      "window.__wcSpriteAsks[i.src] = (window.__wcSpriteAsks[i.src] || 0) + 1; } })"
                      ".observe(document, {childList: true, subtree: true})")
-    browser.wait_for(f"{VIEW}?.querySelector('.wc-turn')", timeout=90)
+    browser.wait_for(f"{VIEW}?.querySelector('.wc-turn') != null", timeout=90)
     browser.evaluate("document.activeElement && document.activeElement.blur()")
     for key in ["ArrowRight"] * 8 + ["Home"] + ["ArrowRight"] * 3:
         press(browser, key)
