@@ -8,6 +8,7 @@ messages) are skipped rather than shown raw.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -98,8 +99,27 @@ def possessive(owner: str) -> str:
     return "your" if owner == "You" else f"{owner}'s"
 
 
+def public_hp(percent: float | None) -> int:
+    """HP as Showdown shows it to spectators: whole percent, rounded up, never 100 while damaged and never 0 while
+    alive. The app's one way of writing an HP level (narration, field, team rows, chart), so a 90.04% Pokémon is
+    91% everywhere (its snapshot, one decimal, would have read 90.0 → 90%)."""
+    if percent is None:
+        return 0
+    value = round(float(percent), 6)
+    if value <= 0:
+        return 0
+    shown = math.ceil(value)
+    return 99 if shown >= 100 and value < 100 else min(100, shown)
+
+
 def _fmt(pct: float) -> str:
+    """An amount of HP (lost, restored)."""
     return f"{pct:.0f}%"
+
+
+def _level(pct: float) -> str:
+    """An HP level, written as the field writes it."""
+    return f"{public_hp(pct)}%"
 
 
 @dataclass
@@ -219,7 +239,7 @@ def _switch(n: Narrator, m: Message) -> Sentence:
     if side is not None and m.kind != "replace":
         n.active[side] = name
     shown = name if species == name else f"{name} ({species})"
-    extra = ", ".join(x for x in (level, _fmt(pct) + " HP" if pct is not None else "") if x)
+    extra = ", ".join(x for x in (level, _level(pct) + " HP" if pct is not None else "") if x)
     owner = n.names.get(side or "", side or "")
     if m.kind == "drag":
         return Sentence("switch", f"{possessive(owner)} {shown} was dragged out ({extra}).", side)
@@ -252,14 +272,14 @@ def _hp_change(n: Narrator, m: Message) -> Sentence | None:
     if pct is None:
         return None
     if m.kind == "-sethp":
-        return Sentence("heal", f"{who}'s HP is now {_fmt(pct)}{via}.", side)
+        return Sentence("heal", f"{who}'s HP is now {_level(pct)}{via}.", side)
     if before is None:
         verb = "is down to" if m.kind == "-damage" else "is up to"
-        return Sentence("damage" if m.kind == "-damage" else "heal", f"{who} {verb} {_fmt(pct)} HP{via}.", side)
+        return Sentence("damage" if m.kind == "-damage" else "heal", f"{who} {verb} {_level(pct)} HP{via}.", side)
     change = abs(before - pct)
     if m.kind == "-damage":
-        return Sentence("damage", f"{who} lost {_fmt(change)} of its HP{via} ({_fmt(pct)} left).", side)
-    return Sentence("heal", f"{who} restored {_fmt(change)} HP{via} (now {_fmt(pct)}).", side)
+        return Sentence("damage", f"{who} lost {_fmt(change)} of its HP{via} ({_level(pct)} left).", side)
+    return Sentence("heal", f"{who} restored {_fmt(change)} HP{via} (now {_level(pct)}).", side)
 
 
 def _faint(n: Narrator, m: Message) -> Sentence:

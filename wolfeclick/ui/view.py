@@ -22,14 +22,13 @@ import copy
 import functools
 import html
 import json
-import math
 import os
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from wolfeclick.battle.schema import PokemonSnapshot, Recording, SideDecision, SideSnapshot, TurnRecord
-from wolfeclick.ui.narrate import Narrator, Sentence
+from wolfeclick.ui.narrate import Narrator, Sentence, public_hp
 from wolfeclick.ui.presentation import result_text
 
 __all__ = [
@@ -127,19 +126,6 @@ def step_for_turn(turns: Sequence[TurnRecord], turn: int) -> int:
 # --------------------------------------------------------------------------------------------------------------
 # HTML pieces
 # --------------------------------------------------------------------------------------------------------------
-def public_hp(percent: float | None) -> int:
-    """HP as Showdown shows it to spectators (and as the narration tells it): whole percent, rounded up, never 100
-    while damaged and never 0 while alive. The view's one HP source, so the field, the team rows, the chart and the
-    narration agree (the snapshot's exact private HP would read 20% where the log says 21%)."""
-    if percent is None:
-        return 0
-    value = round(float(percent), 6)
-    if value <= 0:
-        return 0
-    shown = math.ceil(value)
-    return 99 if shown >= 100 and value < 100 else min(100, shown)
-
-
 def public_team_hp(snap: SideSnapshot | None) -> float:
     """Mean public HP over all six slots (unseen slots count as full), the HP chart's value."""
     if snap is None:
@@ -441,6 +427,8 @@ class BattleView:
     _hp: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
     _x: list[int] = field(default_factory=list)
     _end: dict[str, SideSnapshot | None] | None = None
+    _shown: list[dict[str, SideSnapshot | None]] = field(default_factory=list)
+    """Each decision's snapshots with the spectator log's HP (``end_snapshot``): the view's one HP source."""
     notes: dict[int, dict[str, list[str]]] = field(default_factory=dict)
     """Lines stored rescores add to decision panels: ``{decision index: {side: [line, …]}}``."""
     display: dict[str, str] = field(default_factory=dict)
@@ -488,8 +476,13 @@ class BattleView:
         self.turns.append(record)
         self.narration.append(self._narrator.feed(record.events))
         self._x.append(record.turn)
+        # One HP source per view: the spectator log, as narrated up to this decision (the snapshot's one-decimal
+        # percent only where the log has not told a Pokémon's HP yet), written by ``public_hp`` everywhere.
+        hp = dict(self._narrator.hp)
+        shown = {side: end_snapshot(record.snapshot.get(side), side, hp, None) for side in SIDES}
+        self._shown.append(shown)
         for side in SIDES:
-            self._hp[side].append(public_team_hp(record.snapshot.get(side)))
+            self._hp[side].append(public_team_hp(shown[side]))
 
     def finish(self, recording: Recording) -> None:
         """Take the final result and narrate what happened after the last decision point."""
@@ -586,7 +579,7 @@ class BattleView:
         )
         if not panels:
             panels = '<div class="wc-card wc-muted">No side had to decide here.</div>'
-        return (f'<div class="wc-view">{header}{self._field(record.snapshot, perspective)}{story}'
+        return (f'<div class="wc-view">{header}{self._field(self._shown[index], perspective)}{story}'
                 f'<div class="wc-decisions">{panels}</div></div>')
 
     def _end_html(self, index: int, perspective: str | None) -> str:
