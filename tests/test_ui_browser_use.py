@@ -262,3 +262,4 @@ def test_live_shows_the_players_state_box_only_when_someone_plays(server, browse
     browser.open(f"{server.url}?tab=live")
     browser.wait_for("document.querySelector('#wc-live-start') !== null", timeout=90)
     assert "The state the policies see" not in browser.evaluate("document.body.innerText")
+

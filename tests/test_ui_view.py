@@ -246,7 +246,10 @@ def test_upload_good_and_bad(tmp_path):
     lib = Library(tmp_path)
     good = sample_path().read_bytes()
     recording, created = lib.upload(good)
-    assert created and recording.id == upload_id(good) and re.fullmatch(r"upload-[0-9a-f]{16}", recording.id)
+    source = load_recording(sample_path())
+    assert created and recording.id == upload_id(good, source)
+    # readable (issue 27: an opaque upload-<hash>): format, seed and both policies, then the content's hash
+    assert re.fullmatch(rf"upload-{source.format}-s{source.seed}-heuristic-vs-random-[0-9a-f]{{12}}", recording.id)
     assert (tmp_path / f"{recording.id}.json").exists()
     assert lib.get(recording.id).turns == load_recording(sample_path()).turns
     assert lib.upload(good) == (recording, False)  # idempotent: same bytes, same id, nothing rewritten

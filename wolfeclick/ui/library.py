@@ -52,9 +52,17 @@ def recordings_dir() -> Path:
     return Path(os.environ.get("WOLFECLICK_RECORDINGS") or PROJECT_ROOT / "recordings").resolve()
 
 
-def upload_id(data: bytes) -> str:
-    """The content-derived id an uploaded recording is stored under."""
-    return f"upload-{hashlib.sha256(data).hexdigest()[:16]}"
+def upload_id(data: bytes, recording: Recording | None = None) -> str:
+    """The id an uploaded recording is stored under: readable (format, seed, both policies, slugged: the file is
+    untrusted) and content-derived (12 hex digits of its SHA-256), so the same bytes always land on one id."""
+    digest = hashlib.sha256(data).hexdigest()
+    if recording is None:
+        return f"upload-{digest[:16]}"
+    from wolfeclick.battle.runner import slug
+
+    seed = [] if recording.seed is None else [f"s{recording.seed}"]
+    policies = [slug(recording.players[side].policy, 24) for side in ("p1", "p2") if side in recording.players]
+    return "-".join(["upload", slug(recording.format, 24), *seed, "-vs-".join(policies), digest[:12]])
 
 
 @dataclass(frozen=True)
@@ -241,7 +249,7 @@ class Library:
         return save_recording(recording, self.directory)
 
     def upload(self, data: bytes, name: str | None = None) -> tuple[Recording, bool]:
-        """Validate uploaded bytes and store them, byte for byte, as ``upload-<sha256[:16]>.json``;
+        """Validate uploaded bytes and store them, byte for byte, as ``upload_id`` names them;
         (recording, newly stored). The one entry point for uploads (``name`` is the uploader's file name, for
         format detection only; never used as a path). Blocking: call it off the event loop.
 
@@ -254,7 +262,7 @@ class Library:
                                  f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
         native = sniff(data) == FORMATS[0]
         recording = read_any(data, name or "")  # a recording, or a foreign battle log imported on the way in
-        new_id = upload_id(data)
+        new_id = upload_id(data, recording)
         recording = recording.model_copy(update={"id": new_id})
         path = self.path(new_id)
         if path.exists():
