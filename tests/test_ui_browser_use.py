@@ -176,7 +176,7 @@ def test_live_after_stepping_back_tells_the_finished_battle(paced, browser):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# 8. Phone layouts, the end narration, the list's page box, sprites, the Live state box
+# 8. Phone layouts, the end narration, sprites, the Live state box
 # --------------------------------------------------------------------------------------------------------------
 def page_width(page: Browser) -> int:
     return page.evaluate("document.documentElement.scrollWidth")
@@ -219,22 +219,6 @@ def test_the_end_tells_who_won_outside_any_inner_scroll_box(server, browser):  #
                              "[e.scrollHeight, e.clientHeight, getComputedStyle(e).overflowY, e.textContent])")
     assert boxes and all(scroll <= client + 1 and flow == "visible" for scroll, client, flow, _ in boxes), boxes
     assert any("won the battle!" in text for *_, text in boxes)
-
-
-def test_the_list_page_box_clamps_zero_and_negative_pages(server, browser):  # noqa: F811
-    """Recordings "Page" 0 or −1 showed red Error badges and a blank table."""
-    browser.open(f"{server.url}?tab=replays")
-    browser.wait_for("[...document.querySelectorAll('[role=gridcell]')].length > 0", timeout=90)
-    for value in ("0", "-1"):
-        browser.evaluate(f"""(() => {{ const i = document.querySelector('#wc-replays-page input'); i.focus();
-            i.value = {value!r}; i.dispatchEvent(new Event('input', {{bubbles: true}})); }})()""")
-        press(browser, "Enter")
-        browser.wait_for("document.body.innerText.includes('Page 1 of 1 · ') && "
-                         "!document.querySelector('[data-testid=status-tracker].pending')", timeout=30)
-        browser.wait_for("[...document.querySelectorAll('[role=gridcell]')].length > 0")
-        assert not browser.evaluate("[...document.querySelectorAll('*')].some(e => e.children.length === 0 && "
-                                    "e.textContent.trim() === 'Error')")
-    assert "Page 1 of 1 · " in browser.evaluate("document.body.innerText")
 
 
 def test_offline_sprites_fail_once_and_fall_back_to_text(server, browser):  # noqa: F811

@@ -324,8 +324,7 @@ def build(ctx: AppContext) -> ReplaysUI:
         with gr.Row():
             search = gr.Textbox(label="Search", placeholder="policy, format, winner, source (e.g. source:tournament)",
                                 scale=4)
-            # no ``minimum``: Gradio would answer 0 or −1 with Error badges; ``page_of`` clamps it instead
-            page = gr.Number(1, label="Page", precision=0, scale=1, elem_id="wc-replays-page")
+            page = gr.Number(1, label="Page", precision=0, minimum=1, scale=1, elem_id="wc-replays-page")
         caption = gr.Markdown("")
         table = gr.Dataframe(headers=LIST_HEADERS, datatype="str", interactive=False, wrap=True)
     pair = _pair_controls(ctx)
