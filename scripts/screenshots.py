@@ -92,6 +92,9 @@ def main() -> int:
             phone.wait_for("document.querySelector('#wc-policy-head h3') !== null", timeout=60)
             phone.wait_for("document.body.innerText.includes('finished battles of')", timeout=60)
             phone.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 1")
+            phone.wait_for("!document.body.innerText.includes('queue:') && !document.querySelector("
+                           "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')",
+                           timeout=60)  # the tab's first-open event answered too
             widths["leaderboard-phone"] = phone.evaluate("document.documentElement.scrollWidth")
             phone.screenshot(args.out / "screenshot-leaderboard-phone.png")
     finally:
