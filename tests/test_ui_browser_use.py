@@ -184,6 +184,7 @@ OVERFLOW = """(() => {  // shown elements past the screen's right edge that no s
     const r = e.getBoundingClientRect();
     if (!r.width || r.right <= W + 1 || getComputedStyle(e).visibility === 'hidden') continue;
     if (e.closest('[role=tablist], .tab-container')) continue;  // Gradio lays tabs out to measure its "…" menu
+    if (e.ownerSVGElement) continue;  // inside a chart: its <svg> clips it (the <svg> itself is checked)
     let a = e.parentElement, held = false;
     for (; a; a = a.parentElement) {
       if (/auto|scroll/.test(getComputedStyle(a).overflowX) && a.getBoundingClientRect().right <= W + 1) { held = true; break; }
@@ -207,7 +208,9 @@ def test_phone_width_every_tab_fits_the_screen(server, phone):  # noqa: F811
     frames(phone)
     assert phone.evaluate(OVERFLOW) == [], "Compare"
     phone.open(f"{server.url}?policy=heuristic")
-    phone.wait_for("document.body.innerText.includes('finished battles of')", timeout=90)
+    phone.wait_for("document.body.innerText.includes('finished battles of') && "
+                   "document.querySelectorAll('.js-plotly-plot').length >= 1 && !document.querySelector("
+                   "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')", timeout=90)
     frames(phone)
     assert phone.evaluate(OVERFLOW) == [], "Leaderboard"
     open_replay(phone, f"{server.url}?replay={PAIR[0]}&turn=1", 1)
