@@ -194,7 +194,7 @@ async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title
                 phase = "stopping" if stop.is_set() else "live"
                 yield {ui.status: status_line(phase, title, f"turn {event.turn.turn} · {plural(len(view), 'decision')}"),
                        ui.data: to_json(live_payload(view, run=run, since=max(0, len(view) - 2), status="", you=you)),
-                       ui.turn: event.turn.model_dump(mode="json")}
+                       ui.turn: seen_turn(event.turn, you)}
             elif event.kind == "error":
                 yield {ui.status: f"⚠ {event.message}", ui.turn: {"error": event.message}, **ui.human.hide()}
                 return
@@ -221,6 +221,21 @@ async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title
         ctx.stops.finish("live", request, stop)
         for seat in (seats or {}).values():
             ctx.seats.release(request, seat)
+
+
+def seen_turn(turn: Any, you: str | None) -> dict:
+    """A turn record as ``/live_start`` sends it: whole, unless a person plays — then the other side's decision
+    (its state, prompt, scores, output) and its unrevealed Pokémon are left out until the battle ends (the page
+    receives this too, in a hidden component)."""
+    data = turn.model_dump(mode="json")
+    if you not in ("p1", "p2"):
+        return data
+    other = "p2" if you == "p1" else "p1"
+    data["decisions"].pop(other, None)
+    snap = data["snapshot"].get(other)
+    if snap:
+        snap["team"] = [mon for mon in snap["team"] if mon.get("revealed") or mon.get("active") or mon.get("fainted")]
+    return data
 
 
 async def human_choose(ctx: AppContext, index: int, key: str | None, request: gr.Request = None) -> str:
