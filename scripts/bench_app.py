@@ -4,11 +4,14 @@ Written to the "## App" section of docs/benchmarks.md.
 
 * Cold start: a fresh `python app.py` process (its own port, a copy of recordings/) until `GET /config` answers;
   the fastest of ``--starts`` runs and the median are reported; libtorch must not be mapped at start.
-* Viewer (headless Chromium over the DevTools protocol, like tests/test_ui_browser.py): a 300-turn recording
-  (a real battle's decision points repeated, turns renumbered) is opened by share link; ``--keys`` real → key
-  presses are sent and the page itself measures, with performance.now(), the time from the keydown event to the
-  redrawn panel and chart markers (``sync``) and to the next animation frame after it (``frame``). Play at 8/s
-  for 5 s is counted in the page; Pause is pressed at each speed and the steps taken after it are counted.
+* Viewer (headless Chromium over the DevTools protocol, like tests/test_ui_browser.py), at desktop width (1400 px)
+  and phone width (414 px, mobile emulation): a 300-turn recording (a real battle's decision points repeated,
+  turns renumbered) is opened by share link; ``--keys`` real → key presses are sent, each once the previous one is
+  painted, and the page itself measures, with performance.now(), the time from the keydown event to the redrawn
+  panel and chart markers (``sync``) and to the painted frame (``paint``: a message posted from the next animation
+  frame runs once it is painted). Play at 8/s for 5 s is counted in the page; Pause is pressed at each speed and
+  the steps taken after it are counted. A 900-turn replay (more than one payload) is opened and End pressed: the
+  time until the end is painted, and whether the page stayed (no reload).
 * Server side: the first open (read, validate, narrate, build the viewer payload) and one `/replay_turn` step
   (the API's bounded panel), in process; a gradio_client round trip for scale.
 * Memory (RSS of the app's Python process; the simulator's Node processes are apart): idle after the first page
@@ -38,10 +41,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchdoc import DOC, write_section  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from test_ui_support import Browser, long_recording  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 HEADING = "## App"
+VIEWER_HEADING = "## App: stepping in the browser, desktop and phone"
+HUGE_ID = "bench-900-turns"
 BASE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
 LONG_ID = "bench-300-turns"
 
@@ -50,32 +58,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def long_recording(base_path: Path, turns: int = 300) -> dict:
-    """A valid recording of ``turns`` game turns, made by repeating ``base_path``'s decision points."""
-    base = json.loads(base_path.read_text(encoding="utf-8"))
-    body = base["turns"][1:] or base["turns"]
-    out = [json.loads(json.dumps(base["turns"][0]))]
-    turn_no, previous_source = out[0]["turn"], out[0]["turn"]
-    while turn_no < turns:
-        for record in body:
-            if record["turn"] != previous_source:  # decision points of one source turn stay in one turn
-                turn_no += 1
-            previous_source = record["turn"]
-            if turn_no > turns:
-                break
-            copy = json.loads(json.dumps(record))
-            copy["index"], copy["turn"] = len(out), turn_no
-            copy["events"] = [f"|turn|{turn_no}" if e.startswith("|turn|") else e for e in copy["events"]]
-            out.append(copy)
-    turn_no = out[-1]["turn"]
-    data = dict(base)
-    data["id"] = LONG_ID
-    data["turns"] = out
-    data["log"] = [line for record in out for line in record["events"]] + ["|", f"|win|{base['players']['p1']['name']}"]
-    data["result"] = {"winner": "p1", "reason": "win", "turns": turn_no, "error": None}
-    return data
 
 
 @contextlib.contextmanager
@@ -169,31 +151,57 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[int(q * (len(ordered) - 1))]
 
 
-def viewer_timings(port: int, keys: int) -> dict[str, float]:
-    """Key press → redraw, Play at 8/s and Pause at every speed, measured in a real page."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_ui_support import Browser
+PAINT_PROBE = """(() => {
+  window.__wcPaint = [];
+  window.addEventListener('keydown', (e) => {  // before the viewer's own handler: the key's own time stamp
+    const t0 = e.timeStamp;
+    requestAnimationFrame(() => {  // the frame that draws the step; the message runs once it is painted
+      const ch = new MessageChannel();
+      ch.port1.onmessage = () => window.__wcPaint.push(performance.now() - t0);
+      ch.port2.postMessage(null);
+    });
+  }, true);
+  return true;
+})()"""
+"""Key → painted frame, measured in the page: from the keydown event's time stamp to a message posted from the
+next animation frame (it runs after that frame's style, layout and paint: the step is on screen)."""
+WIDTHS = {"desktop": (1400, 1800, False), "phone": (414, 900, True)}
 
+
+def _press(browser, key: str = "ArrowRight") -> None:
+    code = {"ArrowRight": 39, "End": 35, "Home": 36}[key]
+    for kind in ("keyDown", "keyUp"):
+        browser.call("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=code,
+                     nativeVirtualKeyCode=code)
+
+
+def viewer_timings(port: int, keys: int, width: str = "desktop") -> dict[str, float]:
+    """Key press → redraw and → painted frame, Play at 8/s and Pause at every speed, measured in a real page at
+    ``width`` (desktop 1400 px, or a 414 px phone: mobile emulation)."""
     view = "document.querySelector('#wc-replays-viewer')"
     out: dict[str, float] = {}
-    with Browser() as browser:
+    w, h, mobile = WIDTHS[width]
+    with Browser(width=w, height=h) as browser:
+        browser.call("Emulation.setDeviceMetricsOverride", width=w, height=h, deviceScaleFactor=1, mobile=mobile)
         browser.open(f"http://127.0.0.1:{port}/?replay={LONG_ID}&turn=1")
-        browser.wait_for(f"{view}?.querySelector('.wc-turn')?.dataset.turn === '1'", timeout=60)
+        browser.wait_for(f"{view}?.querySelector('.wc-turn')?.dataset.turn === '1'", timeout=120)
+        browser.evaluate("document.activeElement && document.activeElement.blur()")
         out["steps"] = browser.evaluate("window.__wcViewers.replays.state.total")
+        browser.evaluate(PAINT_PROBE)
         browser.evaluate("window.__wcTimings = []")
-        for _ in range(keys):
-            for kind in ("keyDown", "keyUp"):
-                browser.call("Input.dispatchKeyEvent", type=kind, key="ArrowRight", code="ArrowRight",
-                             windowsVirtualKeyCode=39, nativeVirtualKeyCode=39)
-            time.sleep(0.02)
-        time.sleep(0.3)
+        for k in range(keys):
+            _press(browser)
+            # the next key once this one is painted (a person presses far slower than a frame)
+            browser.wait_for(f"window.__wcPaint.length >= {k + 1}", timeout=30)
         timings = browser.evaluate("window.__wcTimings")
+        paint = browser.evaluate("window.__wcPaint")
         sync = [t["sync"] for t in timings]
         frame = [t["frame"] for t in timings]
         handler = [t["handler"] for t in timings]
         out.update(handler_median=statistics.median(handler), handler_p95=percentile(handler, 0.95))
         out.update(keys=len(timings), sync_median=statistics.median(sync), sync_p95=percentile(sync, 0.95),
-                   frame_median=statistics.median(frame), frame_p95=percentile(frame, 0.95))
+                   frame_median=statistics.median(frame), frame_p95=percentile(frame, 0.95),
+                   paint_median=statistics.median(paint), paint_p95=percentile(paint, 0.95))
         # Play at 8/s for 5 s, counted in the page
         play = f"{view}.querySelector('[data-act=play]').click()"
         speed = (f"(s => {{ const e = {view}.querySelector('[data-role=speed]'); e.value = s;"
@@ -215,6 +223,34 @@ def viewer_timings(port: int, keys: int) -> dict[str, float]:
             extra.append(browser.evaluate("window.__wcViewers.replays.state.index") - at)
         out["pause_extra_max"] = max(extra)
     return out
+
+
+def browser_figures(port: int, keys: int) -> dict[str, dict[str, float]]:
+    out = {}
+    for width in WIDTHS:
+        out[width] = viewer_timings(port, keys, width)
+        print(f"viewer {width}: {out[width]}", flush=True)
+    out["long"] = long_replay_end(port)
+    print(f"long replay: {out['long']}", flush=True)
+    return out
+
+
+def long_replay_end(port: int) -> dict[str, float]:
+    """A replay longer than one payload: End (outside the window the page holds) until the end is painted, in the
+    page; and whether the page stayed the same page (the old viewer reloaded it, 17–23 s)."""
+    view = "document.querySelector('#wc-replays-viewer')"
+    with Browser() as browser:
+        browser.open(f"http://127.0.0.1:{port}/?replay={HUGE_ID}&turn=1")
+        browser.wait_for(f"{view}?.querySelector('.wc-turn')?.dataset.turn === '1'", timeout=180)
+        browser.evaluate("document.activeElement && document.activeElement.blur()")
+        total = browser.evaluate("window.__wcViewers.replays.state.total")
+        held = browser.evaluate("window.__wcViewers.replays.state.panels.filter(p => p !== undefined).length")
+        browser.evaluate("window.__wcSame = 1; window.__wcT0 = performance.now()")
+        _press(browser, "End")
+        browser.wait_for(f"{view}.querySelector('.wc-turn')?.textContent === 'End'", timeout=120)
+        ms = browser.evaluate("performance.now() - window.__wcT0")
+        same = browser.evaluate("window.__wcSame === 1")
+    return {"steps": total, "held": held, "end_ms": ms, "same_page": same}
 
 
 def rss_mb(pid: int) -> float:
@@ -261,11 +297,11 @@ def memory(proc: subprocess.Popen, port: int, work: Path, battles: int, upload_m
                                    if half and marks[-1][0] > half[0][0] else 0.0)
     # 16 distinct large uploads, each opened (the upload opens it)
     turns = 300
-    sample = json.dumps(long_recording(BASE, turns), separators=(",", ":"))
+    sample = json.dumps(long_recording(LONG_ID, turns, BASE), separators=(",", ":"))
     turns = max(300, int(turns * upload_mb * 1e6 / len(sample)))
     sizes = []
     for n in range(16):
-        data = long_recording(BASE, turns)
+        data = long_recording(LONG_ID, turns, BASE)
         data["seed"] = 900 + n
         path = work / f"upload-{n}.json"
         path.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
@@ -276,8 +312,50 @@ def memory(proc: subprocess.Popen, port: int, work: Path, battles: int, upload_m
     return out
 
 
+def viewer_rows(viewer: dict[str, dict[str, float]]) -> list[str]:
+    """The browser's rows, one block per width."""
+    rows = []
+    for width, v in viewer.items():
+        if width == "long":
+            rows.append(f"| a {v['steps']:.0f}-step replay (the page holds {v['held']:.0f} steps at first): End → the "
+                        f"end painted, windows fetched in the background | no reload | {v['end_ms']:.0f} ms, "
+                        f"{'same page' if v['same_page'] else 'page reloaded'} |")
+            continue
+        at = f"{width}, {'414' if width == 'phone' else '1400'} px"
+        rows += [
+            f"| {at}: key press → **painted frame** (→ key, {v['keys']:.0f} presses, {v['steps']:.0f} steps over 300 "
+            f"turns), median / p95 | ≤ 16 ms / ≤ 50 ms | {v['paint_median']:.1f} / {v['paint_p95']:.1f} ms |",
+            f"| {at}: key press → redrawn view and both chart markers (synchronous part), median / p95 | – | "
+            f"{v['sync_median']:.1f} / {v['sync_p95']:.1f} ms |",
+            f"| {at}: of which the viewer's own key handler, median / p95 | – | "
+            f"{v['handler_median']:.1f} / {v['handler_p95']:.1f} ms |",
+            f"| {at}: Play at 8/s, steps per second delivered in the page (5 s) | 8 ± 10% | {v['play8_rate']:.2f}/s |",
+            f"| {at}: steps taken after Pause, worst of speeds 1, 2, 4, 8 | ≤ 1 | {v['pause_extra_max']:.0f} |",
+        ]
+    return rows
+
+
+def viewer_section(viewer: dict[str, dict[str, float]], load: tuple[float, float]) -> str:
+    """``--viewer-only``: the browser's figures in their own section."""
+    return "\n".join([
+        VIEWER_HEADING, "",
+        f"`scripts/bench_app.py --viewer-only` on {os.cpu_count()} CPU cores, Debian chromium headless (phone: "
+        f"414×900 with mobile emulation); measured {time.strftime('%Y-%m-%d')}, load average {load[0]:.1f} before "
+        f"and {load[1]:.1f} after (the machine is shared: other engineers' tests ran meanwhile).",
+        "",
+        "    .venv/bin/python scripts/bench_app.py --viewer-only",
+        "",
+        "| what | goal | measured |", "| --- | --- | --- |", *viewer_rows(viewer), "",
+        "Painted frame: from the keydown event's time stamp to a message posted from the next animation frame, "
+        "which runs once that frame is laid out and painted. A step reads no layout (no offsetTop/offsetParent: "
+        "`tests/test_ui_browser_use.py::test_stepping_forces_no_layout`); the turn list scrolls from an "
+        "IntersectionObserver's report and the key handler knows whether the viewer is on screen from another.",
+        "",
+    ])
+
+
 def section(starts: list[float], torch_loaded: bool, steps: dict[str, float], rt_ms: float, n_steps: int,
-            viewer: dict[str, float], mem: dict[str, float]) -> str:
+            viewer: dict[str, dict[str, float]], mem: dict[str, float]) -> str:
     from wolfeclick.ui.library import DEFAULT_CACHE_BYTES, VIEW_BYTES_PER_FILE_BYTE
 
     cpu = platform.processor() or platform.machine()
@@ -297,15 +375,7 @@ def section(starts: list[float], torch_loaded: bool, steps: dict[str, float], rt
         f"| cold start: `python app.py` to `GET /config` answering (fastest / median of {len(starts)}) | ≤ 5 s | "
         f"{min(starts):.2f} s / {statistics.median(starts):.2f} s |",
         f"| libtorch loaded at start | no (models load on first use) | {'yes' if torch_loaded else 'no'} |",
-        f"| key press → redrawn view and both chart markers, in the page (→ key, {viewer['keys']:.0f} presses, "
-        f"{viewer['steps']:.0f} steps over 300 turns), median / p95 | ≤ 16 ms / ≤ 50 ms | "
-        f"{viewer['sync_median']:.1f} / {viewer['sync_p95']:.1f} ms |",
-        f"| of which the viewer's own key handler (swap the panel, move the markers, list, address bar), median / "
-        f"p95 | – | {viewer['handler_median']:.1f} / {viewer['handler_p95']:.1f} ms |",
-        f"| the same to the next animation frame after the redraw, median / p95 | – | "
-        f"{viewer['frame_median']:.1f} / {viewer['frame_p95']:.1f} ms |",
-        f"| Play at 8/s, steps per second delivered in the page (5 s) | 8 ± 10% | {viewer['play8_rate']:.2f}/s |",
-        f"| steps taken after Pause, worst of speeds 1, 2, 4, 8 | ≤ 1 | {viewer['pause_extra_max']:.0f} |",
+        *viewer_rows(viewer),
         f"| first open of that replay, server side (read, validate, narrate, build the whole-battle payload) | – | "
         f"{steps['first_open_ms']:.0f} ms, payload {steps['payload_kb']:.0f} KB |",
         f"| one `/replay_turn` step, server side, median / p95 of {n_steps}; largest response | – | "
@@ -339,7 +409,8 @@ def main() -> int:
     parser.add_argument("--battles", type=int, default=200, help="battles for the memory benchmark")
     parser.add_argument("--upload-mb", type=float, default=8.0, help="size of each of the 16 uploads")
     parser.add_argument("--no-write", action="store_true", help="print the section instead of writing it")
-    parser.add_argument("--viewer-only", action="store_true", help="only the browser part, printed")
+    parser.add_argument("--viewer-only", action="store_true",
+                        help="only the browser part, written to its own section")
     args = parser.parse_args()
 
     from wolfeclick.battle.schema import Recording
@@ -350,14 +421,23 @@ def main() -> int:
         recordings.mkdir()
         for path in (ROOT / "recordings").glob("*.json"):
             shutil.copy(path, recordings / path.name)
-        data = long_recording(BASE)
+        data = long_recording(LONG_ID, 300, BASE)
         Recording.model_validate(data)
         (recordings / f"{LONG_ID}.json").write_text(json.dumps(data), encoding="utf-8")
 
+        huge = long_recording(HUGE_ID, 900, BASE)
+        (recordings / f"{HUGE_ID}.json").write_text(json.dumps(huge), encoding="utf-8")
         if args.viewer_only:
+            load = os.getloadavg()[0]
             with running_app(recordings, results) as (proc, port, _):
                 wait_until_serving(proc, port)
-                print(f"viewer: {viewer_timings(port, args.keys)}", flush=True)
+                viewer = browser_figures(port, args.keys)
+            text = viewer_section(viewer, (load, os.getloadavg()[0]))
+            if args.no_write:
+                print(text)
+            else:
+                write_section(VIEWER_HEADING, text)
+                print(f"wrote the {VIEWER_HEADING!r} section of {DOC.relative_to(ROOT)}")
             return 0
         starts, torch_loaded = [], False
         for _ in range(args.starts):
@@ -369,8 +449,7 @@ def main() -> int:
         print(f"replay step: {steps}", flush=True)
         with running_app(recordings, results) as (proc, port, _):
             wait_until_serving(proc, port)
-            viewer = viewer_timings(port, args.keys)
-            print(f"viewer: {viewer}", flush=True)
+            viewer = browser_figures(port, args.keys)
             rt = round_trip(port, min(args.steps, 50))
             print(f"round trip median {rt:.1f} ms", flush=True)
             mem = memory(proc, port, work, args.battles, args.upload_mb)

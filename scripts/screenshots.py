@@ -1,5 +1,6 @@
 """Screenshots for the docs: docs/screenshot-live.png, -replays.png, -compare.png, -leaderboard.png (desktop,
-1400 px) and docs/screenshot-replays-phone.png, -live-phone.png (phone, 414 px).
+1400 px) and docs/screenshot-replays-phone.png, -live-phone.png, -compare-phone.png, -leaderboard-phone.png (phone,
+414 px; the page's width is printed: wider than 414 px would mean a tab does not fit).
 
 Starts `python app.py` on a free port with copies of recordings/ (the same helper the UI tests use), drives
 headless Debian Chromium over the DevTools protocol (press Start, wait for turns; open a share link; press Run,
@@ -33,6 +34,7 @@ def main() -> int:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     server = Server(hostile=False, pace=0.5)
+    widths: dict[str, int] = {}
     try:
         with Browser(width=1400, height=1750) as browser:
             # Live: a heuristic-vs-random battle, caught mid-way
@@ -78,10 +80,28 @@ def main() -> int:
                            timeout=90)
             phone.screenshot(args.out / "screenshot-live-phone.png")
             phone.evaluate(CLICK.format(label="■ Stop"))
+            # Compare and Leaderboard with what was played above: no wider than the screen
+            phone.open(f"{server.url}?tab=compare")
+            phone.wait_for("document.querySelector('[data-tab-id=compare][aria-selected=true]') !== null")
+            phone.wait_for(CLICK.format(label="▶ Run"))
+            phone.wait_for("document.body.innerText.includes('complete.')", timeout=180)
+            phone.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 3")
+            widths["compare-phone"] = phone.evaluate("document.documentElement.scrollWidth")
+            phone.screenshot(args.out / "screenshot-compare-phone.png")
+            phone.open(f"{server.url}?policy=heuristic")
+            phone.wait_for("document.querySelector('#wc-policy-head h3') !== null", timeout=60)
+            phone.wait_for("document.body.innerText.includes('finished battles of')", timeout=60)
+            phone.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 1")
+            phone.wait_for("!document.body.innerText.includes('queue:') && !document.querySelector("
+                           "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')",
+                           timeout=60)  # the tab's first-open event answered too
+            widths["leaderboard-phone"] = phone.evaluate("document.documentElement.scrollWidth")
+            phone.screenshot(args.out / "screenshot-leaderboard-phone.png")
     finally:
         server.stop()
-    for name in ("live", "replays", "compare", "leaderboard", "replays-phone", "live-phone"):
-        print(args.out / f"screenshot-{name}.png")
+    for name in ("live", "replays", "compare", "leaderboard", "replays-phone", "live-phone", "compare-phone",
+                 "leaderboard-phone"):
+        print(args.out / f"screenshot-{name}.png", f"(page {widths[name]} px wide)" if name in widths else "")
     return 0
 
 

@@ -306,10 +306,14 @@ def test_live_heuristic_vs_random_streams_to_the_end(client, server):  # noqa: F
     assert f"turn={turns[-1]['turn']}" in final["link"]
     listed = {row["id"] for row in client.predict(api_name="/list_replays")}
     assert recording_id in listed
-    # each live update carries only the new steps (and the previous one, now settled), never the whole battle
+    # each live update carries only the new steps (and the previous one, now settled), never the whole battle;
+    # the last one, the battle over, every step again (the earlier panels said "in progress": issue 27)
     payloads = [payload_of(u["data"]) for u in updates if isinstance(u["data"], str) and u["data"]]
-    grown = [p for p in payloads if p["decisions"] >= 2]
+    grown = [p for p in payloads if p["decisions"] >= 2 and not p["finished"]]
     assert grown and all(len(p["panels"]) <= 3 for p in grown)
+    [end] = [p for p in payloads if p["finished"]]
+    assert end["first"] == 0 and len(end["panels"]) == end["total"] == len(turns) + 1
+    assert not any("in progress" in panel or "Still to come" in panel for panel in end["panels"])
     mid = next(p for p in grown if not p["finished"])
     assert "Still to come" in mid["panels"][-1] and "Still to come" not in mid["panels"][0]
 

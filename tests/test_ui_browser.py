@@ -7,7 +7,6 @@ the issue-13 bug it pins; all of them fail on the old app (a server round trip p
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from test_ui_support import CHROMIUM, HOSTILE_ID, SAMPLE_ID, Browser, server  # noqa: F401 (fixture)
@@ -134,8 +133,15 @@ def test_pause_stops_within_one_step_at_every_speed(server, browser, speed):  # 
     browser.evaluate(f"{VIEW}.querySelector('[data-act=play]').click()")
     paused_at = step(browser)
     assert browser.evaluate(f"{VIEW}.querySelector('[data-act=play]').textContent") == "▶ Play"
-    time.sleep(max(0.6, 3 / float(speed)))
-    assert step(browser) == paused_at  # not one step more
+    assert browser.evaluate("(v => !v.state.playing && v.state.timer === null)(window.__wcViewers.replays)")
+    assert steps_after_ticks(browser, 3 / float(speed)) == paused_at  # not one step more
+
+
+def steps_after_ticks(browser: Browser, seconds: float) -> int:
+    """The shown step once the page's own clock has passed ``seconds`` (three play intervals): a tick that was
+    still scheduled would have moved it by then. The wait is the page's, on its event loop, not a sleep here."""
+    return browser.evaluate(f"new Promise(done => setTimeout(() => done(Number({VIEW}.querySelector('.wc-turn')"
+                            f".dataset.step)), {int(seconds * 1000)}))")
 
 
 def test_space_plays_and_pauses(server, browser):  # noqa: F811
@@ -144,16 +150,18 @@ def test_space_plays_and_pauses(server, browser):  # noqa: F811
     browser.wait_for(f"Number({VIEW}.querySelector('.wc-turn').dataset.step) >= 1", timeout=5)
     press(browser, " ")
     paused_at = step(browser)
-    time.sleep(1.5)
-    assert step(browser) == paused_at
+    assert browser.evaluate("(v => !v.state.playing && v.state.timer === null)(window.__wcViewers.replays)")
+    assert steps_after_ticks(browser, 3.0) == paused_at  # three intervals at 1/s
 
 
 @pytest.mark.parametrize("value, turn, said", [("-3", 1, "Turn -3 is not in this battle"),
                                                ("0", 1, "Turn 0 is not in this battle"),
                                                ("2.5", 2, "Turn numbers are whole"),
-                                               ("abc", 1, "is not a turn number"), ("9", 9, "")])
+                                               ("abc", 5, "is not a turn number"), ("9", 9, ""),
+                                               ("", 5, "Type a turn number"), ("0x10", 5, "is not a turn number")])
 def test_jump_to_turn_clamps_and_says_so(server, browser, value, turn, said):  # noqa: F811
-    """Jump to −3 turned four components into red Error badges; 0 and 2.5 were accepted silently."""
+    """Jump to −3 turned four components into red Error badges; 0 and 2.5 were accepted silently. An empty box
+    and Enter went to turn 1, and "0x10" to turn 16 (issue 27): both are refused, staying where it was."""
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=5", 5)
     browser.evaluate(f"""(() => {{ const j = {VIEW}.querySelector('[data-role=jump]'); j.value = {value!r};
         j.dispatchEvent(new KeyboardEvent('keydown', {{key: 'Enter', bubbles: true}})); }})()""")
@@ -168,7 +176,7 @@ def test_state_panel_keeps_its_open_state_across_steps(server, browser):  # noqa
     """"State it saw" closed on every update, so it could not be read while watching."""
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=3", 3)
     browser.evaluate(f"{VIEW}.querySelector('details[data-key=state-p1]').open = true")
-    time.sleep(0.1)  # the toggle event is asynchronous
+    browser.wait_for("window.__wcViewers.replays.state.open['state-p1'] === true")  # the toggle event has landed
     press(browser, "ArrowRight")
     press(browser, "ArrowRight")
     assert browser.evaluate(f"{VIEW}.querySelector('details[data-key=state-p1]').open") is True

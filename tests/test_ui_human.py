@@ -5,6 +5,7 @@ lets a person play on from the shown decision — also of a battle a person play
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -72,6 +73,14 @@ def test_two_sessions_play_at_once_and_clicks_answer_only_their_own_seat(tmp_pat
         done = updates[-1]["JSON"]
         assert done["done"] and done["result"]["reason"] in ("win", "tie"), updates[-1]
         recordings[side] = load_recording(tmp_path / f"{done['recording']}.json")
+    for updates, other in ((a_updates, "p2"), (b_updates, "p1")):  # issue 27: nothing of the other side's secrets
+        records = [u["JSON"] for u in updates if isinstance(u.get("JSON"), dict) and "decisions" in u["JSON"]]
+        assert records and all(other not in r["decisions"] for r in records)
+        assert all(m["revealed"] or m["active"] or m["fainted"] for r in records for m in r["snapshot"][other]["team"])
+        live = [json.loads(u["wc-live-data"]) for u in updates if u.get("wc-live-data")]
+        playing = [p for p in live if not p["finished"] and p["decisions"]]
+        assert playing and all(f'data-key="state-{other}"' not in panel for p in playing for panel in p["panels"])
+        assert f'data-key="state-{other}"' in "".join(live[-1]["panels"])  # the battle over: everything
     alice_rec, bob_rec = recordings["p1"], recordings["p2"]
     assert alice_rec.players["p1"].policy == "human" and bob_rec.players["p2"].policy == "human"
     assert bob_rec.players["p2"].metadata["timer_s"] == 30.0

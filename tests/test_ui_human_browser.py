@@ -65,6 +65,8 @@ class Person:
         self.last, self.clicked, self.labels = 0, 0, []
         self.first_prompt: float | None = None
         self.done: float | None = None
+        self.peeks: list[str] = []
+        self.checked = 0
 
     def start_fresh(self, url: str, seed: int) -> None:
         """Live tab: You (p1) vs maxdamage on the default format, this seed."""
@@ -106,9 +108,43 @@ class Person:
         if number <= self.last:
             return  # this decision was answered; its buttons go when the battle has taken it
         self.first_prompt = self.first_prompt or time.monotonic()
+        self.check_secrecy()
         self.labels.append(self.browser.evaluate(f"document.getElementById({shown[0]!r}).textContent.trim()"))
         self.browser.evaluate(f"document.getElementById({shown[0]!r}).click()")
         self.last, self.clicked = number, self.clicked + 1
+
+
+    def check_secrecy(self) -> None:
+        """Issue 27: while the battle is on, the page holds nothing of p2's that p1 could not know (stepping back
+        to an earlier decision and opening p2's "State it saw", or View as p2, showed its whole team), and the
+        person's side is called "You" (a take-over kept "p1 · heuristic decided")."""
+        seen = json.loads(self.browser.evaluate(
+            "JSON.stringify((v => ({ panels: v.state.panels.join(''), list: v.state.items.map(li => li.textContent)"
+            ".join(' '), persp: document.querySelector('#wc-live-viewer [data-role=persp]').disabled, "
+            "finished: v.state.data.finished }))(window.__wcViewers.live))"))
+        if seen["finished"]:
+            return
+        self.checked += 1
+        panels = seen["panels"]
+        for secret in ('data-key="state-p2"', 'data-key="prompt-p2"', 'data-key="info-p2"', "wc-face-real",
+                       "Candidate scores</div>"):
+            if secret in panels:
+                self.peeks.append(secret)
+        if not seen["persp"]:
+            self.peeks.append("View as p2 was offered")
+        if " decided</div>" in panels and ("p1 · You decided" not in panels or "heuristic decided" in panels):
+            self.peeks.append("p1 is not called You")
+
+    def check_end(self) -> None:
+        """The battle over: a toggle offers everything, which the page now holds."""
+        view = "document.querySelector('#wc-live-viewer')"
+        assert self.browser.evaluate(f"{view}.querySelector('[data-role=revealrow]').hidden") is False
+        assert 'data-key="state-p2"' in self.browser.evaluate("window.__wcViewers.live.state.panels.join('')")
+        assert self.browser.evaluate(f"{view}.querySelector('.wc-viewer').classList.contains('wc-keep-secret')")
+        self.browser.evaluate(f"{view}.querySelector('[data-role=reveal]').click()")
+        assert not self.browser.evaluate(f"{view}.querySelector('.wc-viewer').classList.contains('wc-keep-secret')")
+        assert self.browser.evaluate(f"{view}.querySelector('[data-role=persp]').disabled") is False
+        assert "You (p1) won" in self.browser.evaluate(f"{view}.querySelector('.wc-header').textContent")
 
 
 def test_two_people_play_at_once_by_clicking_and_their_recordings_validate(server):  # noqa: F811
@@ -124,6 +160,9 @@ def test_two_people_play_at_once_by_clicking_and_their_recordings_validate(serve
                 person.step()
             time.sleep(0.05)
         status = fresh.browser.evaluate("document.body.innerText")
+        for person in (fresh, takeover):
+            assert person.checked >= 2 and person.peeks == [], person.peeks
+            person.check_end()
     finally:
         fresh.browser.close()
         takeover.browser.close()

@@ -132,3 +132,18 @@ def test_live_payload_resends_the_settled_step():
     view = BattleView.of(load_recording(sample_path()))
     update = live_payload(view, run="r", since=3, status="")
     assert update["first"] == 3 and len(update["panels"]) == view.steps - 3 and update["marks_first"] == 0
+
+
+def test_a_mirror_match_names_each_side_once_and_counts_read_in_the_singular():
+    """Issue 27: "random (p2) (p2) won" (the runner already names mirror sides "random (p2)"), "1 decisions",
+    "1 recordings"."""
+    from wolfeclick.battle.runner import player_names
+    from wolfeclick.ui.presentation import Page, compare_label, plural, result_text
+
+    names = player_names("random", "random")
+    assert result_text({"winner": "p2", "reason": "win", "turns": 5}, names) == "random (p2) won in turn 5"
+    assert result_text({"winner": "p1", "reason": "win", "turns": 5}, {"p1": "You"}) == "You (p1) won in turn 5"
+    assert [plural(n, "decision") for n in (0, 1, 2)] == ["0 decisions", "1 decision", "2 decisions"]
+    assert Page(["x"], 1, 1, 1).caption() == "Page 1 of 1 · 1 recording"
+    assert Page(["x", "y"], 1, 1, 2).caption() == "Page 1 of 1 · 2 recordings"
+    assert " · 1 battle · " in compare_label("t1", ["a", "b"], "gen4randombattle", "2026-12-01", 1, 1)

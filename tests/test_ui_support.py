@@ -68,6 +68,34 @@ def hostile_data() -> dict:
     return data
 
 
+def long_recording(replay_id: str, turns: int = 300, base_path: Path | None = None) -> dict:
+    """A valid recording of ``turns`` game turns, made by repeating a real battle's decision points (gen4
+    heuristic vs random, seed 1, unless ``base_path``): what a long replay looks like to the viewer."""
+    base_path = base_path or ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
+    base = json.loads(base_path.read_text(encoding="utf-8"))
+    body = base["turns"][1:] or base["turns"]
+    out = [json.loads(json.dumps(base["turns"][0]))]
+    turn_no, previous_source = out[0]["turn"], out[0]["turn"]
+    while turn_no < turns:
+        for record in body:
+            if record["turn"] != previous_source:  # decision points of one source turn stay in one turn
+                turn_no += 1
+            previous_source = record["turn"]
+            if turn_no > turns:
+                break
+            copy = json.loads(json.dumps(record))
+            copy["index"], copy["turn"] = len(out), turn_no
+            copy["events"] = [f"|turn|{turn_no}" if e.startswith("|turn|") else e for e in copy["events"]]
+            out.append(copy)
+    turn_no = out[-1]["turn"]
+    data = dict(base)
+    data["id"] = replay_id
+    data["turns"] = out
+    data["log"] = [line for record in out for line in record["events"]] + ["|", f"|win|{base['players']['p1']['name']}"]
+    data["result"] = {"winner": "p1", "reason": "win", "turns": turn_no, "error": None}
+    return data
+
+
 def hostile_bytes() -> bytes:
     return json.dumps(hostile_data()).encode()
 

@@ -245,7 +245,10 @@ def test_upload_good_and_bad(tmp_path):
     lib = Library(tmp_path)
     good = sample_path().read_bytes()
     recording, created = lib.upload(good)
-    assert created and recording.id == upload_id(good) and re.fullmatch(r"upload-[0-9a-f]{16}", recording.id)
+    source = load_recording(sample_path())
+    assert created and recording.id == upload_id(good, source)
+    # readable (issue 27: an opaque upload-<hash>): format, seed and both policies, then the content's hash
+    assert re.fullmatch(rf"upload-{source.format}-s{source.seed}-heuristic-vs-random-[0-9a-f]{{12}}", recording.id)
     assert (tmp_path / f"{recording.id}.json").exists()
     assert lib.get(recording.id).turns == load_recording(sample_path()).turns
     assert lib.upload(good) == (recording, False)  # idempotent: same bytes, same id, nothing rewritten
@@ -360,3 +363,33 @@ def test_the_view_cache_is_bounded_by_bytes(tmp_path):
         lib.view(f"copy-{n}")
         assert lib.cached_bytes() <= lib.cache_bytes
     assert len(lib._views) == 3
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_the_field_writes_the_hp_the_log_tells(seed):
+    """Issue 27: the field read 90% where the log and the narration said 91/100 on 22 of 374 steps (the snapshot
+    keeps one decimal: 90.04 → 90.0 → 90%). One HP source per view: the spectator log."""
+    import asyncio
+
+    from wolfeclick.battle.runner import play_battle
+    from wolfeclick.battle.specs import make_policy
+
+    recording = asyncio.run(play_battle(make_policy("random"), make_policy("maxdamage"), format_id="gen9randombattle",
+                                        seed=seed, max_turns=40))
+    view = BattleView.of(recording)
+    told: dict[str, int] = {}
+    checked = 0
+    for index, record in enumerate(recording.turns):
+        for line in record.events:  # the log itself, read here without the app's narrator
+            parts = line.split("|")
+            if len(parts) > 3 and parts[1] in ("switch", "drag", "-damage", "-heal", "-sethp"):
+                side, hp = parts[2][:2], parts[4 if parts[1] in ("switch", "drag") else 3].split()[0]
+                told[side] = 0 if hp == "0" else int(hp.split("/")[0])
+        page = view.html(index)
+        for side in ("p1", "p2"):
+            snap = record.snapshot[side]
+            if side in told and told[side] > 0 and snap.active_hp and snap.active_hp > 0:
+                card = page.split('<div class="wc-side-label" style="color:')[1 if side == "p1" else 2]
+                assert f">{told[side]}% HP<" in card, (index, side, told[side], snap.active_hp)
+                checked += 1
+    assert checked > 10

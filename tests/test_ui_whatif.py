@@ -155,3 +155,26 @@ def test_side_by_side_marks_where_a_branch_leaves_its_parent(tmp_path: Path) -> 
     assert "identical, decision by decision" in same
     refused = by_elem_id(asyncio.run(api_fn(demo, "compare_pair_open")(parent.id, swapped.id)))["wc-pair"]
     assert "seats are swapped" in refused and "\n" not in refused
+
+
+def test_first_divergence_is_the_first_other_move_not_the_other_name(tmp_path: Path) -> None:
+    """Issue 27: heuristic-vs-random against maxdamage-vs-random on one seed read "First divergence: decision 1"
+    (``|player|p1|heuristic`` ≠ ``|player|p1|maxdamage``) although both played the same moves with the same events
+    up to decision 6. Divergence = the first decision whose chosen actions (or, if equal, resulting events) differ,
+    names left out."""
+    from wolfeclick.battle.branch import first_difference
+    from wolfeclick.ui.sidebyside import divergence
+
+    a, b = (asyncio.run(play_battle(make_policy(p1), make_policy("random"), format_id="gen9randombattle", seed=3,
+                                    max_turns=12)) for p1 in ("heuristic", "maxdamage"))
+    commands = [({s: d.command for s, d in x.decisions.items()}, {s: d.command for s, d in y.decisions.items()})
+                for x, y in zip(a.turns, b.turns)]
+    first_other = next(i for i, (x, y) in enumerate(commands) if x != y)
+    assert first_other > 0 and first_difference(a.turns, b.turns, len(a.turns)) == 0  # names differ from the start
+    assert divergence(a, b) == first_other
+    for recording in (a, b):
+        (tmp_path / f"{recording.id}.json").write_text(recording.to_json(), encoding="utf-8")
+    page = by_elem_id(asyncio.run(api_fn(build_app(Library(tmp_path)), "compare_pair")(a.id, b.id, 1)))["wc-pair"]
+    assert f"First divergence: decision {first_other + 1}" in page
+    assert page.count("same so far") == 2 and "diverged" not in page  # both columns, at decision 2
+    assert divergence(a, a) is None

@@ -34,10 +34,13 @@ INTRO = ("Watch Pokémon Showdown agents battle, step through recorded battles t
          "tournament.")
 
 
-async def open_live_battle(ctx: AppContext, ui: replays.ReplaysUI, tabs: gr.Tabs, last: dict | None) -> dict:
-    """"Open this battle in Replays": the replay at the very step the live link names."""
+async def open_live_battle(ctx: AppContext, ui: replays.ReplaysUI, tabs: gr.Tabs, last: dict | None,
+                           step: float | None = None) -> dict:
+    """"Open this battle in Replays (at this turn)": the finished live battle at the step its viewer shows
+    (``step``, read from the page), else at the step the live link names."""
     last = last if isinstance(last, dict) else {}
-    update = await replays.open_replay(ctx, ui, last.get("id"), step=last.get("step"))
+    at = int(step) if isinstance(step, (int, float)) and step >= 0 else last.get("step")
+    update = await replays.open_replay(ctx, ui, last.get("id"), step=at)
     update[tabs] = gr.Tabs(selected="replays")
     return update
 
@@ -72,8 +75,8 @@ def build_app(library: Library | None = None, ctx: AppContext | None = None) -> 
                 cp = compare.build(ctx)
             with gr.Tab("Leaderboard", id=board.TAB_ID) as board_tab:
                 lb = board.build(ctx)
-        lv.open_button.click(bind(open_live_battle, ctx, rp, tabs), lv.last, [tabs, *rp.opened()],
-                             api_visibility="private")
+        lv.open_button.click(bind(open_live_battle, ctx, rp, tabs), [lv.last, lv.open_step], [tabs, *rp.opened()],
+                             api_visibility="private", js=live.OPEN_AT_CURSOR_JS)
         to = rp.takeover
         to.button.click(bind(live.takeover_start, ctx, lv, tabs), to.inputs(lv.pace), [tabs, *lv.stream_outputs()],
                         api_name="takeover_start", js=replays.TAKEOVER_JS, concurrency_limit=16,

@@ -56,9 +56,17 @@ DEFAULT_CACHE_BYTES = 384 * 1024 * 1024
 """The view cache's budget: opened replays beyond it are dropped, least recently used first."""
 
 
-def upload_id(data: bytes) -> str:
-    """The content-derived id an uploaded recording is stored under."""
-    return f"{UPLOAD_PREFIX}{hashlib.sha256(data).hexdigest()[:16]}"
+def upload_id(data: bytes, recording: Recording | None = None) -> str:
+    """The id an uploaded recording is stored under: readable (format, seed, both policies, slugged: the file is
+    untrusted) and content-derived (12 hex digits of its SHA-256), so the same bytes always land on one id."""
+    digest = hashlib.sha256(data).hexdigest()
+    if recording is None:
+        return f"{UPLOAD_PREFIX}{digest[:16]}"
+    from wolfeclick.battle.runner import slug
+
+    seed = [] if recording.seed is None else [f"s{recording.seed}"]
+    policies = [slug(recording.players[side].policy, 24) for side in ("p1", "p2") if side in recording.players]
+    return "-".join(["upload", slug(recording.format, 24), *seed, "-vs-".join(policies), digest[:12]])
 
 
 @dataclass(frozen=True)
@@ -246,7 +254,7 @@ class Library:
         return save_recording(recording, self.directory)
 
     def upload(self, data: bytes, name: str | None = None) -> tuple[Recording, bool]:
-        """Validate uploaded bytes and store them, byte for byte, as ``upload-<sha256[:16]>.json``;
+        """Validate uploaded bytes and store them, byte for byte, as ``upload_id`` names them;
         (recording, newly stored). The one entry point for uploads (``name`` is the uploader's file name, for
         format detection only; never used as a path). Blocking: call it off the event loop.
 
@@ -259,14 +267,16 @@ class Library:
                                  f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
         native = sniff(data) == FORMATS[0]
         recording = read_any(data, name or "")  # a recording, or a foreign battle log imported on the way in
-        new_id, created = self.store_checked(data, None if native else recording.to_json().encode("utf-8"))
+        new_id, created = self.store_checked(data, None if native else recording.to_json().encode("utf-8"),
+                                             replay_id=upload_id(data, recording))
         return as_filed(recording, self.path(new_id)), created
 
-    def store_checked(self, data: bytes, stored: bytes | None, info: dict | None = None) -> tuple[str, bool]:
+    def store_checked(self, data: bytes, stored: bytes | None, info: dict | None = None,
+                      replay_id: str | None = None) -> tuple[str, bool]:
         """Store an upload already checked (``uploads.check_upload``: ``stored`` None keeps ``data`` byte for
         byte, else the imported recording's bytes) without parsing it here; ``info`` (its list row, from the
         check) fills the list's cache so listing it parses nothing either. (Its id, newly stored.)"""
-        new_id = upload_id(data)
+        new_id = replay_id or (info or {}).get("id") or upload_id(data)
         path = self.path(new_id)
         if path.exists():
             return new_id, False

@@ -45,6 +45,8 @@ PRESETS = [("preset:run1", "WolfeClick GRPO run 1"), ("preset:run2", "WolfeClick
 BASELINE_LABELS = [("heuristic", "heuristic baseline"), ("maxdamage", "max-damage baseline"),
                    ("random", "random baseline")]
 HUMAN = HUMAN_SPEC
+YOU = "You"
+"""How the page names the side its own person plays (header, panels, narration, result)."""
 """The choice (and recorded policy spec) for a side a person plays with the buttons."""
 HUMAN_CHOICE = ("You — play this side yourself (buttons)", HUMAN)
 AGENT_CHOICES = ([(f"{spec} — {label}", spec) for spec, label in BASELINE_LABELS]
@@ -433,6 +435,7 @@ async def run_live(
     meta = BattleMeta(id=battle_id, format=format_id, seed=seed, names=names,
                       policies={"p1": p1.spec, "p2": p2.spec})
     view = BattleView(meta)
+    view.rename({side: YOU for side, policy in (("p1", p1), ("p2", p2)) if policy.spec == HUMAN})
     yield LiveEvent("loading", "Starting the simulator…", view)
     playing = [seats[side] for side, spec in (("p1", p1.spec), ("p2", p2.spec)) if spec == HUMAN]
     if playing:

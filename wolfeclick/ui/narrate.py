@@ -8,6 +8,7 @@ messages) are skipped rather than shown raw.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -46,7 +47,7 @@ WEATHER_NAMES = {
     "DeltaStream": "Mysterious strong winds appeared",
 }
 SKIPPED = {
-    "", "upkeep", "t:", "gametype", "gen", "tier", "rule", "teamsize", "player", "teampreview", "clearpoke",
+    "", "upkeep", "t:", "gametype", "gen", "tier", "rule", "teamsize", "teampreview", "clearpoke",
     "poke", "-anim", "debug", "split", "inactive", "inactiveoff", "j", "J", "l", "L", "n", "N", "c", "c:", "chat",
     "raw", "html", "uhtml", "uhtmlchange", "seed", "timestamp", "badge", "rated", "-nothing", "-hint", "-center",
     "-combine", "-waiting", "request", "sentchoice", "bigerror", "error", "choice",
@@ -95,8 +96,32 @@ def _hp_percent(raw: str) -> tuple[float | None, str | None]:
         return None, status
 
 
+def possessive(owner: str) -> str:
+    """"random's", and "your" for the person at this page ("You")."""
+    return "your" if owner == "You" else f"{owner}'s"
+
+
+def public_hp(percent: float | None) -> int:
+    """HP as Showdown shows it to spectators: whole percent, rounded up, never 100 while damaged and never 0 while
+    alive. The app's one way of writing an HP level (narration, field, team rows, chart), so a 90.04% Pokémon is
+    91% everywhere (its snapshot, one decimal, would have read 90.0 → 90%)."""
+    if percent is None:
+        return 0
+    value = round(float(percent), 6)
+    if value <= 0:
+        return 0
+    shown = math.ceil(value)
+    return 99 if shown >= 100 and value < 100 else min(100, shown)
+
+
 def _fmt(pct: float) -> str:
+    """An amount of HP (lost, restored)."""
     return f"{pct:.0f}%"
+
+
+def _level(pct: float) -> str:
+    """An HP level, written as the field writes it."""
+    return f"{public_hp(pct)}%"
 
 
 @dataclass
@@ -112,19 +137,20 @@ class Narrator:
     hp_delta: dict[str, float] = field(default_factory=lambda: {"p1": 0.0, "p2": 0.0})
     active: dict[str, str] = field(default_factory=dict)
     """The name each side last sent out (for the end-of-battle field)."""
+    players: dict[str, str] = field(default_factory=dict)
+    """The simulator's player name → side (``|player|`` lines)."""
 
     # --- helpers -------------------------------------------------------------------------------------------
     def who(self, ident: str) -> str:
         side, name = pokemon_name(ident)
         if side is None:
             return name or "a Pokémon"
-        owner = self.names.get(side, side)
-        return f"{owner}'s {name}"
+        return f"{possessive(self.names.get(side, side))} {name}"
 
     def side_name(self, raw: str) -> str:
         """``"p2: random"`` → ``"random's side"``."""
         side = raw.split(":", 1)[0].strip()
-        return f"{self.names.get(side, side)}'s side" if side in ("p1", "p2", "p3", "p4") else raw
+        return f"{possessive(self.names.get(side, side))} side" if side in ("p1", "p2", "p3", "p4") else raw
 
     def _key(self, ident: str) -> str:
         side, name = pokemon_name(ident)
@@ -215,12 +241,12 @@ def _switch(n: Narrator, m: Message) -> Sentence:
     if side is not None and m.kind != "replace":
         n.active[side] = name
     shown = name if species == name else f"{name} ({species})"
-    extra = ", ".join(x for x in (level, _fmt(pct) + " HP" if pct is not None else "") if x)
+    extra = ", ".join(x for x in (level, _level(pct) + " HP" if pct is not None else "") if x)
     owner = n.names.get(side or "", side or "")
     if m.kind == "drag":
-        return Sentence("switch", f"{owner}'s {shown} was dragged out ({extra}).", side)
+        return Sentence("switch", f"{possessive(owner)} {shown} was dragged out ({extra}).", side)
     if m.kind == "replace":
-        return Sentence("switch", f"The Illusion ended: it was {owner}'s {shown}.", side)
+        return Sentence("switch", f"The Illusion ended: it was {possessive(owner)} {shown}.", side)
     return Sentence("switch", f"{owner} sent out {shown}" + (f" ({extra})." if extra else "."), side)
 
 
@@ -248,14 +274,14 @@ def _hp_change(n: Narrator, m: Message) -> Sentence | None:
     if pct is None:
         return None
     if m.kind == "-sethp":
-        return Sentence("heal", f"{who}'s HP is now {_fmt(pct)}{via}.", side)
+        return Sentence("heal", f"{who}'s HP is now {_level(pct)}{via}.", side)
     if before is None:
         verb = "is down to" if m.kind == "-damage" else "is up to"
-        return Sentence("damage" if m.kind == "-damage" else "heal", f"{who} {verb} {_fmt(pct)} HP{via}.", side)
+        return Sentence("damage" if m.kind == "-damage" else "heal", f"{who} {verb} {_level(pct)} HP{via}.", side)
     change = abs(before - pct)
     if m.kind == "-damage":
-        return Sentence("damage", f"{who} lost {_fmt(change)} of its HP{via} ({_fmt(pct)} left).", side)
-    return Sentence("heal", f"{who} restored {_fmt(change)} HP{via} (now {_fmt(pct)}).", side)
+        return Sentence("damage", f"{who} lost {_fmt(change)} of its HP{via} ({_level(pct)} left).", side)
+    return Sentence("heal", f"{who} restored {_fmt(change)} HP{via} (now {_level(pct)}).", side)
 
 
 def _faint(n: Narrator, m: Message) -> Sentence:
@@ -443,8 +469,18 @@ def _text(n: Narrator, m: Message) -> Sentence:
     return Sentence("info", m.args[0] if m.args else "")
 
 
+def _player(n: Narrator, m: Message) -> None:
+    """``|player|p1|NAME|…``: remembered so ``|win|NAME`` is told with the side's shown name (a take-over's
+    simulator still knows the parent's names; the page calls the person "You")."""
+    if len(m.args) > 1 and m.args[1]:
+        n.players[m.args[1]] = m.args[0]
+    return None
+
+
 def _win(n: Narrator, m: Message) -> Sentence:
-    return Sentence("win", f"{m.args[0]} won the battle!")
+    side = n.players.get(m.args[0])
+    shown = n.names.get(side, m.args[0]) if side else m.args[0]
+    return Sentence("win", f"{shown} won the battle!", side)
 
 
 def _swap(n: Narrator, m: Message) -> Sentence:
@@ -471,7 +507,7 @@ MESSAGES: dict[str, Handler] = {
     "-activate": _activate, "-singleturn": _single_turn, "-singlemove": _single_move,
     "-terastallize": _terastallize, "-mega": _power, "-primal": _power, "-burst": _power, "-zpower": _power,
     "-transform": _transform, "detailschange": _forme, "-formechange": _forme, "-mustrecharge": _recharge,
-    "-message": _text, "message": _text, "win": _win,
+    "-message": _text, "message": _text, "win": _win, "player": _player,
 }
 """Protocol message kind → its narration; kinds not here (and ``SKIPPED``) say nothing."""
 

@@ -18,7 +18,7 @@ from wolfeclick.errors import WolfeClickError
 
 __all__ = [
     "InputError", "BUG_MESSAGE", "error_line", "result_text", "status_line", "clamp_pace", "parse_step",
-    "int_param", "jump_to_turn", "share_query", "Page", "search_rows", "page_of", "compare_label",
+    "int_param", "jump_to_turn", "plural", "side_name", "share_query", "Page", "search_rows", "page_of", "compare_label",
     "verdict_rows", "PACE_RANGE", "SOURCE_KINDS",
 ]
 
@@ -43,6 +43,17 @@ def error_line(exc: BaseException) -> tuple[str, bool]:
 # --------------------------------------------------------------------------------------------------------------
 # Wording
 # --------------------------------------------------------------------------------------------------------------
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """"1 decision", "2 decisions" (``many`` for an irregular plural)."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
+def side_name(names: Mapping[str, str], side: str) -> str:
+    """"heuristic (p1)": a side's name with its seat, said once (a mirror match's names already carry it)."""
+    name = str(names.get(side, side))
+    return name if name == side or name.endswith(f"({side})") else f"{name} ({side})"
+
+
 def result_text(result: Mapping[str, Any] | None, names: Mapping[str, str]) -> str:
     """How a battle ended, in the same words wherever it is shown (header, status line, lists).
 
@@ -53,7 +64,7 @@ def result_text(result: Mapping[str, Any] | None, names: Mapping[str, str]) -> s
         return "in progress"
     winner, reason, turns = result.get("winner"), result.get("reason"), int(result.get("turns") or 0)
     if winner in ("p1", "p2"):
-        text = f"{names.get(winner, winner)} ({winner}) won in turn {turns}"
+        text = f"{side_name(names, winner)} won in turn {turns}"
         if reason == "forfeit":
             text += " by forfeit"
     elif reason == "tie":
@@ -185,7 +196,7 @@ class Page:
     def caption(self, noun: str = "recordings") -> str:
         if not self.total:
             return f"No {noun} match."
-        return f"Page {self.page} of {self.pages} · {self.total} {noun}"
+        return f"Page {self.page} of {self.pages} · {plural(self.total, noun.removesuffix('s'), noun)}"
 
 
 def search_rows(rows: Iterable[Mapping[str, Any]], query: str | None,
@@ -225,7 +236,7 @@ def page_of(rows: Sequence[Any], page: Any, size: int) -> Page:
 def compare_label(tournament_id: str, players: Sequence[str], format_id: str, date: str, battles: int,
                   scheduled: int) -> str:
     """An earlier comparison as a person tells them apart: date, players, battle count (the id last)."""
-    done = f"{battles} battles" if battles >= scheduled else f"{battles} of {scheduled} battles"
+    done = plural(battles, "battle") if battles >= scheduled else f"{battles} of {plural(scheduled, 'battle')}"
     return f"{date} · {' vs '.join(players)} · {format_id} · {done} · {tournament_id}"
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import html
 from typing import Any, Mapping, Sequence
 
-from wolfeclick.battle.branch import first_difference
-from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.schema import Recording, TurnRecord
 from wolfeclick.ui.presentation import InputError
 from wolfeclick.ui.view import SIDE_COLORS, SIDES, BattleView
 from wolfeclick.ui.viewer import TEXT_LIMIT, nice_ticks
@@ -40,9 +39,50 @@ def check_pair(a: Recording, b: Recording) -> None:
                         "so it is a different battle")
 
 
+def _choices(record: TurnRecord) -> dict[str, str | None]:
+    """What each side chose at a decision point: the command the simulator got (``move 1``, ``switch 3``)."""
+    return {side: decision.command for side, decision in sorted(record.decisions.items())}
+
+
+def _events(record: TurnRecord, names: Mapping[str, str]) -> list[str]:
+    """The protocol lines that followed, with the players' names written as their seats (``|player|p1|heuristic``
+    and ``|win|maxdamage`` say who played, not what happened) and timestamps dropped."""
+    by_name = {name: side for side, name in names.items() if name}
+    out = []
+    for line in record.events:
+        parts = line.split("|")
+        if len(parts) > 1 and parts[1] in ("t:", "j", "J", "l", "L", "c", "c:", "chat", "raw", "html"):
+            continue
+        parts = [by_name.get(part, part) for part in parts]
+        line = "|".join(parts)
+        for side, name in names.items():  # "|-sidestart|p1: heuristic|…": a side told by its player's name
+            if name:
+                line = line.replace(f"{side}: {name}", side)
+        out.append(line)
+    return out
+
+
 def divergence(a: Recording, b: Recording) -> int | None:
-    """The first decision index where the two battles' records differ (None: identical throughout)."""
-    return first_difference(a.turns, b.turns, max(len(a.turns), len(b.turns)))
+    """The first decision where the two battles part: the first whose chosen actions differ or, where both sides
+    chose alike, whose resulting events differ — with the players' names left out (the same move by two policies
+    of different names is the same battle). None: identical throughout."""
+    names_a = {side: player.name for side, player in a.players.items()}
+    names_b = {side: player.name for side, player in b.players.items()}
+    turns_a, turns_b = a.turns, b.turns
+
+    def events_differ(index: int) -> bool:
+        return _events(turns_a[index], names_a) != _events(turns_b[index], names_b)
+
+    for index in range(max(len(turns_a), len(turns_b))):
+        if index >= len(turns_a) or index >= len(turns_b):  # one ended after the decision before: its outcome
+            return max(0, index - 1)
+        if index == 0 and events_differ(0):  # not even the same start (teams, leads)
+            return 0
+        if _choices(turns_a[index]) != _choices(turns_b[index]):
+            return index
+        if index + 1 < min(len(turns_a), len(turns_b)) and events_differ(index + 1):  # same choices, other outcome
+            return index
+    return None
 
 
 def _esc(value: Any) -> str:
@@ -111,5 +151,5 @@ def pair_html(a: BattleView, b: BattleView, ids: Sequence[str], step: int, mark:
                        f'<code>{_esc(replay_id)}</code>{flag}</div>{view.html(here, "p1", text_limit=TEXT_LIMIT)}'
                        f'</div>')
     return (f'<div class="wc-pair" data-step="{step}">{_banner(mark, a, b, step)}'
-            f'<div class="wc-pair-cols" style="display:grid;grid-template-columns:1fr 1fr;gap:10px">'
+            f'<div class="wc-pair-cols">'
             f'{"".join(columns)}</div>{overlay_charts(a, b, mark, step)}</div>')

@@ -51,7 +51,7 @@ def check_upload(data: bytes) -> Checked:
                              f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
     native = sniff(data) == FORMATS[0]
     recording = parse_recording(data) if native else read_any(data)
-    replay_id = upload_id(data)
+    replay_id = upload_id(data, recording)
     info = info_of(as_filed(recording, Path(f"{replay_id}.json")), replay_id, 0.0)
     return Checked(None if native else recording.to_json().encode("utf-8"), info.as_dict() if info else None)
 

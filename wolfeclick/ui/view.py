@@ -22,14 +22,13 @@ import copy
 import functools
 import html
 import json
-import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from wolfeclick.battle.schema import PokemonSnapshot, Recording, SideDecision, SideSnapshot, TurnRecord
-from wolfeclick.ui.narrate import Narrator, Sentence
+from wolfeclick.ui.narrate import Narrator, Sentence, public_hp
 from wolfeclick.ui.presentation import result_text
 
 __all__ = [
@@ -127,19 +126,6 @@ def step_for_turn(turns: Sequence[TurnRecord], turn: int) -> int:
 # --------------------------------------------------------------------------------------------------------------
 # HTML pieces
 # --------------------------------------------------------------------------------------------------------------
-def public_hp(percent: float | None) -> int:
-    """HP as Showdown shows it to spectators (and as the narration tells it): whole percent, rounded up, never 100
-    while damaged and never 0 while alive. The view's one HP source, so the field, the team rows, the chart and the
-    narration agree (the snapshot's exact private HP would read 20% where the log says 21%)."""
-    if percent is None:
-        return 0
-    value = round(float(percent), 6)
-    if value <= 0:
-        return 0
-    shown = math.ceil(value)
-    return 99 if shown >= 100 and value < 100 else min(100, shown)
-
-
 def public_team_hp(snap: SideSnapshot | None) -> float:
     """Mean public HP over all six slots (unseen slots count as full), the HP chart's value."""
     if snap is None:
@@ -372,6 +358,15 @@ def _decision_panel(side: str, name: str, decision: SideDecision, settled: bool,
     )
 
 
+def _secret_panel(side: str, name: str) -> str:
+    """The other side's decision while a person plays against it: nothing it knew or chose, one line why."""
+    color = SIDE_COLORS[side]
+    return (f'<div class="wc-card wc-decision wc-dec-{side} wc-dec-secret" style="border-top:4px solid {color}">'
+            f'<div class="wc-side-label" style="color:{color}">{esc(side)} · {esc(name)} decided</div>'
+            '<div class="wc-muted">What it saw and chose stays hidden until the battle ends: you see what it did '
+            'in the narration, as in a real battle.</div></div>')
+
+
 # --------------------------------------------------------------------------------------------------------------
 # The end of the battle
 # --------------------------------------------------------------------------------------------------------------
@@ -432,8 +427,12 @@ class BattleView:
     _hp: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
     _x: list[int] = field(default_factory=list)
     _end: dict[str, SideSnapshot | None] | None = None
+    _shown: list[dict[str, SideSnapshot | None]] = field(default_factory=list)
+    """Each decision's snapshots with the spectator log's HP (``end_snapshot``): the view's one HP source."""
     notes: dict[int, dict[str, list[str]]] = field(default_factory=dict)
     """Lines stored rescores add to decision panels: ``{decision index: {side: [line, …]}}``."""
+    display: dict[str, str] = field(default_factory=dict)
+    """Names shown instead of the recorded ones (``rename``), kept when the battle finishes."""
 
     def __post_init__(self) -> None:
         self._narrator = Narrator(names=dict(self.meta.names))
@@ -477,13 +476,20 @@ class BattleView:
         self.turns.append(record)
         self.narration.append(self._narrator.feed(record.events))
         self._x.append(record.turn)
+        # One HP source per view: the spectator log, as narrated up to this decision (the snapshot's one-decimal
+        # percent only where the log has not told a Pokémon's HP yet), written by ``public_hp`` everywhere.
+        hp = dict(self._narrator.hp)
+        shown = {side: end_snapshot(record.snapshot.get(side), side, hp, None) for side in SIDES}
+        self._shown.append(shown)
         for side in SIDES:
-            self._hp[side].append(public_team_hp(record.snapshot.get(side)))
+            self._hp[side].append(public_team_hp(shown[side]))
 
     def finish(self, recording: Recording) -> None:
         """Take the final result and narrate what happened after the last decision point."""
         assert self._narrator is not None
         self.meta = BattleMeta.of(recording)
+        if self.display:
+            self.meta = replace(self.meta, names={**self.meta.names, **self.display})
         consumed = sum(len(t.events) for t in self.turns)
         tail_lines = recording.log[consumed:] if consumed <= len(recording.log) else []
         self.tail = self._narrator.feed(tail_lines)
@@ -532,8 +538,15 @@ class BattleView:
                 f'<div class="wc-teams">{_team_row("p1", snaps.get("p1"), hide["p1"])}'
                 f'{_team_row("p2", snaps.get("p2"), hide["p2"])}</div>')
 
-    def html(self, index: int, perspective: str | None = "p1", text_limit: int = MAX_TEXT) -> str:
-        """One step as HTML. ``perspective`` None renders both viewpoints (the browser picks one by CSS)."""
+    def html(self, index: int, perspective: str | None = "p1", text_limit: int = MAX_TEXT,
+             secret: str | None = None) -> str:
+        """One step as HTML. ``perspective`` None renders both viewpoints (the browser picks one by CSS).
+
+        ``secret``: the side whose private knowledge is withheld from this page (a person plays the other side and
+        the battle is not over): its unrevealed Pokémon are not in the HTML at all (no CSS trick to undo) and its
+        decision panel (state, prompt, scores, output, even the choice) is replaced by one line."""
+        if secret in SIDES:
+            perspective = "p2" if secret == "p1" else "p1"
         if not self.turns:
             return (f'<div class="wc-view">{self._header("")}'
                     f'<div class="wc-card wc-muted">Waiting for the first decision…</div></div>')
@@ -559,13 +572,14 @@ class BattleView:
                  f'{before}</div><div class="wc-card"><div class="wc-subhead">What followed</div>{after}</div></div>')
         order = list(SIDES) if perspective in (None, "p1") else ["p2", "p1"]
         panels = "".join(
+            _secret_panel(side, names[side]) if side == secret else
             _decision_panel(side, names[side], record.decisions[side], settled, text_limit,
                             self.notes.get(index, {}).get(side, ()))
             for side in order if side in record.decisions
         )
         if not panels:
             panels = '<div class="wc-card wc-muted">No side had to decide here.</div>'
-        return (f'<div class="wc-view">{header}{self._field(record.snapshot, perspective)}{story}'
+        return (f'<div class="wc-view">{header}{self._field(self._shown[index], perspective)}{story}'
                 f'<div class="wc-decisions">{panels}</div></div>')
 
     def _end_html(self, index: int, perspective: str | None) -> str:
@@ -577,15 +591,26 @@ class BattleView:
                  f'{_narration(self.tail or [], "Nothing happened after the last decision.")}</div></div>')
         return f'<div class="wc-view wc-end">{header}{self._field(self._end or {}, perspective)}{story}</div>'
 
-    def turn_row(self, index: int) -> dict[str, Any]:
-        """One line of the turn list: turn, both actions, the knockouts that followed."""
+    def rename(self, names: Mapping[str, str]) -> None:
+        """Show some sides under other names from now on (a person's side is "You"), the narration included."""
+        if not names:
+            return
+        merged = {**self.meta.names, **names}
+        self.display = dict(names)
+        self.meta = replace(self.meta, names=merged)
+        assert self._narrator is not None
+        self._narrator.names.update(names)
+
+    def turn_row(self, index: int, secret: str | None = None) -> dict[str, Any]:
+        """One line of the turn list: turn, both actions (not the ``secret`` side's), the knockouts that followed."""
         if index >= len(self.turns):
             return {"turn": self.step_turn(index), "label": "End", "p1": "", "p2": "",
                     "kos": [s.text for s in (self.tail or []) if s.kind == "faint"],
                     "text": result_text(self.meta.result, self.meta.names)}
         record = self.turns[index]
         followed = self.narration[index + 1] if index + 1 < len(self.turns) else (self.tail or [])
-        acts = {side: action_text(record.decisions[side]) if side in record.decisions else "" for side in SIDES}
+        acts = {side: ("hidden" if side == secret else action_text(record.decisions[side]))
+                if side in record.decisions else "" for side in SIDES}
         return {"turn": record.turn, "label": f"T{record.turn}", **acts,
                 "kos": [s.text for s in followed if s.kind == "faint"] if self.settled(index) else [], "text": ""}
 

@@ -7,7 +7,8 @@ browser only swaps ``innerHTML`` and moves two SVG markers: well under a frame.
 
 Bounded: long texts (states, prompts) are cut to ``TEXT_LIMIT`` per step, and a payload carries at most
 ``MAX_PAYLOAD_BYTES`` of panels: for a battle larger than that the steps around the requested one are sent
-(``first``…``first+len(steps)``) and the viewer reloads the page at a step outside them.
+(``first``…``first+len(steps)``) and the viewer fetches further windows (``window_payload``) in the background
+as it nears their edge, never reloading the page.
 """
 
 from __future__ import annotations
@@ -19,11 +20,14 @@ from typing import Any, Mapping, Sequence
 
 from wolfeclick.ui.view import SIDE_COLORS, SIDES, BattleView
 
-__all__ = ["battle_payload", "live_payload", "charts_svg", "turn_list_html", "nice_ticks", "MAX_PAYLOAD_BYTES",
+__all__ = ["battle_payload", "live_payload", "window_payload", "WINDOW_BYTES",
+           "charts_svg", "turn_list_html", "nice_ticks", "MAX_PAYLOAD_BYTES",
            "TEXT_LIMIT"]
 
 MAX_PAYLOAD_BYTES = 8 * 1024 * 1024
 """Panels per payload at most (a 300-turn battle is about 4.4 MB; a 100k-turn upload gets a window)."""
+WINDOW_BYTES = 2 * 1024 * 1024
+"""Panels per background window (a long replay's further steps; small enough to arrive in well under a second)."""
 TEXT_LIMIT = 6000
 """A state or prompt longer than this is cut in the step panels (the JSON download has it whole)."""
 CHART_W, CHART_H = 460, 210
@@ -132,11 +136,11 @@ def _charts(view: BattleView) -> tuple[str, dict[str, list[list[float]]]]:
     return f'<div class="wc-charts">{hp_html}{reward_html}</div>', {"hp": hp_marks, "reward": reward_marks}
 
 
-def turn_list_html(view: BattleView, start: int, stop: int) -> list[str]:
+def turn_list_html(view: BattleView, start: int, stop: int, secret: str | None = None) -> list[str]:
     """One ``<li>`` per step (turn, both actions, knockouts that followed), clickable in the viewer."""
     items = []
     for index in range(start, stop):
-        row = view.turn_row(index)
+        row = view.turn_row(index, secret)
         kos = "".join(f'<span class="wc-ko">✖ {esc(text)}</span>' for text in row["kos"])
         if row["label"] == "End":
             body = f'<b>End</b> <span class="wc-tl-text">{esc(row["text"])}</span>{kos}'
@@ -183,19 +187,37 @@ def battle_payload(view: BattleView, *, replay_id: str | None, start: int = 0, v
     }
 
 
+def window_payload(view: BattleView, *, replay_id: str, start: int, token: str = "",
+                   budget: int = WINDOW_BYTES) -> dict[str, Any]:
+    """More of an open replay for the viewer to hold (fetched in the background as it nears the edge of what it
+    has, or when it is sent to a step it does not have): the panels, list items and markers around ``start``."""
+    start = view.clamp(start)
+    first, stop, panels = _window(view, start, budget) if view.steps else (0, 0, [])
+    _, marks = charts_svg(view)
+    return {"kind": "window", "viewer": "replays", "token": token, "id": replay_id, "total": view.steps,
+            "first": first, "panels": panels, "list": turn_list_html(view, first, stop),
+            "marks": {k: v[first:stop] for k, v in marks.items()}, "marks_first": first}
+
+
 def live_payload(view: BattleView, *, run: str, since: int, status: str, replay_id: str | None = None,
-                 link: str = "") -> dict[str, Any]:
+                 link: str = "", you: str | None = None) -> dict[str, Any]:
     """A live battle's update: the steps from ``since`` on (the previous last step is re-sent once its outcome is
-    known), the charts redrawn, and the status line. The browser appends them to the same viewer."""
+    known), the charts redrawn, and the status line. The browser appends them to the same viewer.
+
+    ``you``: the side a person at this page plays. Until the battle ends the other side's private knowledge is not
+    in the payload at all (``BattleView.html(secret=…)``) and the viewer shows the battle as ``you`` see it; the
+    finished battle's panels carry everything, and the viewer offers a toggle to show it."""
     since = max(0, min(since, view.steps))
     charts, marks = charts_svg(view)
+    secret = None if you not in SIDES or view.finished else ("p2" if you == "p1" else "p1")
+    perspective = you if secret else None
     return {
         "kind": "live", "viewer": "live", "token": run, "id": replay_id, "total": view.steps, "first": since,
         "finished": view.finished, "turns": [view.step_turn(i) for i in range(view.steps)],
-        "panels": [view.html(i, None, text_limit=TEXT_LIMIT) for i in range(since, view.steps)],
-        "list": turn_list_html(view, since, view.steps), "charts": charts,
+        "panels": [view.html(i, perspective, text_limit=TEXT_LIMIT, secret=secret) for i in range(since, view.steps)],
+        "list": turn_list_html(view, since, view.steps, secret), "charts": charts,
         "marks": marks, "marks_first": 0, "status": status, "link": link,
-        "decisions": len(view),
+        "decisions": len(view), "you": you if you in SIDES else None, "secret": secret is not None,
     }
 
 

@@ -18,6 +18,7 @@
         <button type="button" data-act="last" title="Last (End)">»</button>
         <label>Speed <select data-role="speed">${SPEEDS.map(s => `<option value="${s}"${s === 1 ? " selected" : ""}>${s}/s</option>`).join("")}</select></label>
         <label>View as <select data-role="persp"><option value="p1">p1</option><option value="p2">p2</option></select></label>
+        <label data-role="revealrow" class="wc-reveal" hidden><input type="checkbox" data-role="reveal"> Show what the other side knew (the battle is over)</label>
         <label>Jump to turn <input data-role="jump" type="text" inputmode="numeric" size="5" placeholder="turn"></label>
       </div>
       <div class="wc-vpos"><input data-role="slider" type="range" min="1" max="1" value="1" step="1" aria-label="Decision">
@@ -35,15 +36,24 @@
   const viewer = host.querySelector(".wc-viewer");
   const ui = { panel: $("panel"), charts: $("charts"), list: $("list"), slider: $("slider"), label: $("label"),
                msg: $("msg"), link: $("link"), jump: $("jump"), speed: $("speed"), persp: $("persp"),
-               play: host.querySelector('[data-act="play"]') };
-  const state = { data: null, panels: [], first: 0, turns: [], total: 0, index: 0, marks: null, marksFirst: 0,
-                  playing: false, timer: null, follow: true, open: {}, token: null, items: [] };
+               reveal: $("reveal"), revealRow: $("revealrow"), play: host.querySelector('[data-act="play"]') };
+  // panels, list items and chart markers are held by absolute step (sparse: a long replay arrives in windows)
+  const state = { data: null, panels: [], turns: [], total: 0, index: 0, marks: null, playing: false, timer: null,
+                  follow: true, open: {}, token: null, items: [], want: null, fetching: false, queued: null,
+                  shown: false };
+  const AHEAD = 60;  // steps kept ready on either side of the shown one; a window is fetched before they run out
+  const failedSprites = new Set();  // a sprite that failed once is never asked for again (offline: text only)
   window.__wcTimings = window.__wcTimings || [];
   window.__wcViewers = window.__wcViewers || {};
 
-  const visible = () => host.offsetParent !== null;
+  // Whether the viewer is on the page (its tab shown), kept by an observer: asking the layout (offsetParent) in a
+  // key handler would force a layout before every step.
+  new IntersectionObserver((entries) => { for (const e of entries) state.shown = e.isIntersecting; },
+                           { root: document, rootMargin: "100000px" }).observe(host);
+  const visible = () => state.shown;
   const clampIndex = (i) => Math.max(0, Math.min(state.total - 1, i));
   const say = (text) => { ui.msg.textContent = text || ""; };
+  const have = (i) => state.panels[i] !== undefined;
 
   function firstOfTurn(turn) {
     for (let i = 0; i < state.turns.length; i++) if (state.turns[i] >= turn) return i;
@@ -61,7 +71,7 @@
   function moveMarks(i) {
     if (!state.marks) return;
     for (const key of Object.keys(state.marks)) {
-      const m = state.marks[key][i - state.marksFirst];
+      const m = state.marks[key][i];
       const svg = ui.charts.querySelector(`[data-chart="${key}"] svg`);
       if (!m || !svg) continue;
       const line = svg.querySelector(".wc-mark");
@@ -72,40 +82,152 @@
     }
   }
 
+  function position(i) {  // the slider and its label: always the battle as it is now (live: ended or not)
+    ui.slider.max = String(state.total); ui.slider.value = String(i + 1);
+    const decisions = state.data.decisions;
+    ui.label.textContent = !have(i) ? `Loading decision ${i + 1}…`
+      : i >= decisions ? `End of battle · turn ${state.turns[i]}`
+      : `Decision ${i + 1} of ${decisions}${state.data.finished ? "" : " so far"} · turn ${state.turns[i]}`;
+  }
+
+  // Sprites come from Showdown's server. One probe image decides whether this page can reach it: until it has
+  // loaded, panels are painted with names only; if it fails (or hangs: offline) they stay text, asked for once.
+  const sprites = { ok: null, probe: null };
+  function probeSprites(src) {
+    if (sprites.probe) return;
+    const img = sprites.probe = new Image();
+    const settle = (ok) => { if (sprites.ok !== null) return; sprites.ok = ok; img.onload = img.onerror = null;
+      if (ok && state.total && have(state.index)) redraw(); };
+    img.onload = () => settle(true); img.onerror = () => settle(false);
+    setTimeout(() => settle(false), 5000);
+    img.referrerPolicy = "no-referrer"; img.src = src;
+  }
+
+  function paint(html) {  // a panel, without asking again for sprites that failed (or before they are known to load)
+    const t = document.createElement("template");
+    t.innerHTML = html;
+    t.content.querySelectorAll("img.wc-sprite").forEach((img) => {
+      const src = img.getAttribute("src");
+      if (sprites.ok === null) probeSprites(src);
+      if (sprites.ok !== true || failedSprites.has(src)) img.remove();
+    });
+    ui.panel.replaceChildren(t.content);
+  }
+
+  function redraw() {
+    paint(state.panels[state.index]);
+    ui.panel.querySelectorAll("details[data-key]").forEach((d) => { if (state.open[d.dataset.key]) d.open = true; });
+  }
+
   function show(i, why) {
     if (!state.total) return;
     i = clampIndex(i);
-    const local = i - state.first;
-    if (local < 0 || local >= state.panels.length) {  // outside the window this payload carries: ask the server
-      if (state.data && state.data.id && name === "replays") { location.search = `?replay=${encodeURIComponent(state.data.id)}&step=${i}`; }
-      return;
+    if (!have(i)) {  // not here yet: fetch the window around it in the background; shown when it arrives
+      state.want = i; position(i); fetchWindow(i); return;
     }
+    state.want = null;
     state.index = i;
-    const onPage = name === "replays" && visible();  // read layout before writing the DOM (no forced reflow)
-    ui.panel.innerHTML = state.panels[local];
-    ui.panel.querySelectorAll("details[data-key]").forEach((d) => { if (state.open[d.dataset.key]) d.open = true; });
-    ui.slider.max = String(state.total); ui.slider.value = String(i + 1);
-    const decisions = state.data.decisions;
-    ui.label.textContent = i >= decisions ? `End of battle · turn ${state.turns[i]}`
-      : `Decision ${i + 1} of ${decisions}${state.data.finished ? "" : " so far"} · turn ${state.turns[i]}`;
+    redraw();
+    position(i);
     moveMarks(i);
     const old = ui.list.querySelector("li.wc-current");
     if (old) old.classList.remove("wc-current");
-    const item = state.items[i - state.first];
-    if (item) { item.classList.add("wc-current"); if (why !== "live") requestAnimationFrame(() => scrollListTo(item)); }
+    const item = state.items[i];
+    if (item) { item.classList.add("wc-current"); if (why !== "live") scrollListTo(item); }
     const q = shareQuery(i);
     if (q) {
       ui.link.value = location.origin + location.pathname + q;
-      if (onPage) history.replaceState(null, "", q + location.hash);
+      if (name === "replays" && visible()) history.replaceState(null, "", q + location.hash);
     } else if (state.data.link) ui.link.value = state.data.link;
     if (why !== "play" && why !== "live") state.follow = i === state.total - 1;
     if (state.playing && i >= state.total - 1 && state.data.finished) pause();
+    prefetch(i);
   }
 
-  function scrollListTo(item) {  // in the frame after the redraw: reading layout here forces no extra reflow
-    const top = item.offsetTop, list = ui.list;
-    if (top < list.scrollTop || top + item.offsetHeight > list.scrollTop + list.clientHeight)
-      list.scrollTop = top - list.clientHeight / 2;
+  // The turn list follows the shown step without reading layout: an observer reports (after the frame's own
+  // layout) whether the current line is out of the list's view, and the list scrolls by the difference.
+  const listWatch = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      listWatch.unobserve(e.target);
+      if (!e.rootBounds || e.intersectionRatio >= 0.99) continue;
+      ui.list.scrollBy(0, e.boundingClientRect.top - e.rootBounds.top - e.rootBounds.height / 2);
+    }
+  }, { root: ui.list, threshold: [0, 0.99] });
+  function scrollListTo(item) { listWatch.disconnect(); listWatch.observe(item); }
+
+  // --- long replays: windows of steps fetched from the server in the background (no page reload) ---------------
+  function apiBase() {
+    const root = (window.gradio_config && window.gradio_config.root) || "";
+    if (root) return root.replace(/\/$/, "") + "/";
+    return location.pathname.endsWith("/") ? location.pathname : location.pathname.replace(/[^/]*$/, "");
+  }
+
+  async function callApi(endpoint, data) {  // Gradio's REST API: queue the call, then read its event stream
+    const url = `${apiBase()}gradio_api/call/${endpoint}`;
+    const queued = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" },
+                                      body: JSON.stringify({ data }) });
+    if (!queued.ok) throw new Error(`the server answered ${queued.status}`);
+    const { event_id: id } = await queued.json();
+    const text = await (await fetch(`${url}/${id}`)).text();
+    const match = text.match(/event: complete\ndata: (.*)/);
+    if (!match) throw new Error("the server sent no window");
+    return JSON.parse(match[1])[0];
+  }
+
+  function prefetch(i) {
+    if (name !== "replays" || !state.data || !state.data.id) return;
+    const high = Math.min(state.total - 1, i + AHEAD), low = Math.max(0, i - AHEAD);
+    if (!have(high)) fetchWindow(high);
+    else if (!have(low)) fetchWindow(low);
+  }
+
+  function fetchWindow(at) {
+    if (name !== "replays" || !state.data || !state.data.id) return;
+    if (state.fetching) { state.queued = at; return; }
+    state.fetching = true;
+    const token = state.token, id = state.data.id;
+    callApi("replay_window", [id, at, token]).then((payload) => {
+      if (payload && payload.error) say(payload.error);
+      else if (payload && payload.token === state.token && payload.id === id) merge(payload);
+    }).catch((e) => say(`Could not fetch more of this battle: ${e.message}`)).finally(() => {
+      state.fetching = false;
+      const next = state.queued; state.queued = null;
+      if (state.want !== null && !have(state.want)) fetchWindow(state.want);
+      else if (next !== null && !have(next)) fetchWindow(next);
+      else prefetch(state.index);
+    });
+  }
+
+  function merge(payload) {  // a window: its panels, markers and list lines, wherever they belong
+    payload.panels.forEach((p, k) => { state.panels[payload.first + k] = p; });
+    addMarks(payload);
+    insertItems(payload.first, payload.list);
+    if (state.want !== null && have(state.want)) show(state.want, state.playing ? "play" : undefined);
+  }
+
+  function addMarks(payload) {
+    state.marks = state.marks || {};
+    for (const [key, values] of Object.entries(payload.marks || {})) {
+      const into = state.marks[key] || (state.marks[key] = []);
+      values.forEach((m, k) => { into[payload.marks_first + k] = m; });
+    }
+  }
+
+  function insertItems(first, html) {  // list lines for steps first…, each before the next line already there
+    if (!html.length) return;
+    const tmp = document.createElement("ol");
+    tmp.innerHTML = html.join("");
+    const fresh = [...tmp.children];
+    let next = null;
+    for (let s = first + fresh.length; s < state.items.length; s++) if (state.items[s]) { next = state.items[s]; break; }
+    for (let k = fresh.length - 1; k >= 0; k--) {
+      const s = first + k;
+      if (state.items[s]) { next = state.items[s]; continue; }
+      ui.list.insertBefore(fresh[k], next);
+      state.items[s] = fresh[k]; next = fresh[k];
+    }
+    if (state.index >= first && state.index < first + fresh.length && state.items[state.index])
+      state.items[state.index].classList.add("wc-current");
   }
 
   function play() {
@@ -120,7 +242,7 @@
       ticks += 1;
       window.__wcPlayTicks = (window.__wcPlayTicks || []);
       window.__wcPlayTicks.push(performance.now());
-      show(state.index + 1, "play");
+      if (state.want === null) show(state.index + 1, "play");  // else: the next window is on its way
       if (!state.playing) return;
       state.timer = setTimeout(tick, Math.max(0, started + (ticks + 1) * interval - performance.now()));
     };
@@ -150,8 +272,10 @@
     if (!turns.length) return;
     const first = turns[0], last = turns[turns.length - 1];
     const text = String(value).trim();
+    if (text === "") { say(`Type a turn number (${first}–${last}) first.`); return; }
+    // decimal digits only: Number() would read "0x10" as 16 and "" as 0
+    if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(text)) { say(`“${text.slice(0, 20)}” is not a turn number (${first}–${last}): staying here.`); return; }
     const number = Number(text);
-    if (text === "" || !Number.isFinite(number)) { say(`“${text.slice(0, 20)}” is not a turn number: showing turn ${first}.`); show(firstOfTurn(first)); return; }
     const wanted = Math.trunc(number);
     let note = Number.isInteger(number) ? "" : `Turn numbers are whole: ${text.slice(0, 20)} → ${wanted}. `;
     if (wanted < first || wanted > last) {
@@ -183,10 +307,28 @@
     if (d.tagName === "DETAILS" && d.dataset.key) state.open[d.dataset.key] = d.open;
   }, true);
   ui.slider.addEventListener("input", () => { pause(); show(Number(ui.slider.value) - 1); });
-  ui.persp.addEventListener("change", () => {
-    viewer.classList.toggle("wc-persp-p1", ui.persp.value === "p1");
-    viewer.classList.toggle("wc-persp-p2", ui.persp.value === "p2");
-  });
+  function perspective(side) {
+    viewer.classList.toggle("wc-persp-p1", side === "p1");
+    viewer.classList.toggle("wc-persp-p2", side === "p2");
+  }
+  ui.persp.addEventListener("change", () => perspective(ui.persp.value));
+  // A person's own battle: the page shows it as their side sees it until it ends (the server does not even send
+  // the rest); then everything may be shown, and this toggle says so.
+  function secrecy() {
+    const you = state.data && state.data.you;
+    const keep = Boolean(you) && (state.data.secret || !ui.reveal.checked);
+    ui.revealRow.hidden = !you || state.data.secret;
+    viewer.classList.toggle("wc-keep-secret", keep);
+    viewer.classList.toggle("wc-you-p1", you === "p1");
+    viewer.classList.toggle("wc-you-p2", you === "p2");
+    ui.persp.disabled = keep;
+    if (keep) { ui.persp.value = you; perspective(you); }
+  }
+  ui.reveal.addEventListener("change", secrecy);
+  host.addEventListener("error", (event) => {  // a sprite that cannot load: text only, and never asked again
+    const img = event.target;
+    if (img && img.tagName === "IMG") { failedSprites.add(img.getAttribute("src")); img.remove(); }
+  }, true);
   ui.speed.addEventListener("change", () => { if (state.playing) { pause(); play(); } });
   ui.jump.addEventListener("keydown", (event) => { if (event.key === "Enter") { event.preventDefault(); pause(); jump(ui.jump.value); } });
   ui.jump.addEventListener("change", () => { pause(); jump(ui.jump.value); });
@@ -212,10 +354,8 @@
     requestAnimationFrame(() => window.__wcTimings.push({ key: event.key, sync, handler, frame: performance.now() - t0 }));
   });
 
-  function setItems(fromStep, html) {
-    // drop list items from fromStep on, then append the new ones
-    const keep = Math.max(0, fromStep - state.first);
-    while (state.items.length > keep) state.items.pop().remove();
+  function setItems(fromStep, html) {  // live: the lines from fromStep on are replaced by these
+    while (state.items.length > fromStep) { const li = state.items.pop(); if (li) li.remove(); }
     if (html.length) {
       const tmp = document.createElement("ol");
       tmp.innerHTML = html.join("");
@@ -228,20 +368,23 @@
       ui.list.innerHTML = ""; ui.charts.innerHTML = ""; ui.panel.innerHTML = payload.html || ""; ui.label.textContent = "";
       say(payload.message || ""); return; }
     if (payload.kind === "message") { say(payload.message); return; }
+    if (payload.kind === "window") { if (payload.token === state.token) merge(payload); return; }
     const fresh = payload.kind === "open" || payload.token !== state.token;
     if (fresh) {
-      pause(); state.panels = []; state.items = []; ui.list.innerHTML = ""; state.first = payload.first; state.follow = true;
+      pause(); state.panels = []; state.items = []; state.marks = {}; ui.list.innerHTML = ""; state.follow = true;
+      state.want = null; state.queued = null; ui.reveal.checked = false;
       say("");
     }
     state.token = payload.token; state.data = payload; state.turns = payload.turns; state.total = payload.total;
-    state.panels.length = Math.max(0, payload.first - state.first);
-    for (const p of payload.panels) state.panels.push(p);
-    setItems(payload.first, payload.list);
-    ui.charts.innerHTML = payload.charts; state.marks = payload.marks; state.marksFirst = payload.marks_first || 0;
+    if (payload.kind === "live") state.panels.length = Math.min(state.panels.length, payload.first);
+    payload.panels.forEach((p, k) => { state.panels[payload.first + k] = p; });
+    if (payload.kind === "live") setItems(payload.first, payload.list); else insertItems(payload.first, payload.list);
+    ui.charts.innerHTML = payload.charts; addMarks(payload);
+    secrecy();
     if (payload.kind === "open") { show(payload.start, "open"); state.follow = false; }
     else if (state.follow || fresh) show(state.total - 1, "live");
     else if (state.index >= payload.first) show(state.index, "live");
-    else moveMarks(state.index);
+    else { moveMarks(state.index); position(state.index); }
     if (payload.kind === "live" && payload.link) ui.link.value = payload.link;
   }
 

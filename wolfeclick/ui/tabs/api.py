@@ -20,9 +20,9 @@ from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.live import LiveError, check_format, one_line, parse_seed, resolve_spec, run_live
 from wolfeclick.ui.presentation import jump_to_turn, parse_step, share_query
 from wolfeclick.ui.tabs.common import failure
-from wolfeclick.ui.viewer import TEXT_LIMIT, charts_svg
+from wolfeclick.ui.viewer import TEXT_LIMIT, charts_svg, window_payload
 
-__all__ = ["register", "replay_turn", "list_replays", "get_replay", "battle_stream"]
+__all__ = ["register", "replay_turn", "replay_window", "list_replays", "get_replay", "battle_stream"]
 
 StepRule = Callable[[int, int], int]
 
@@ -99,6 +99,21 @@ def replay_jump(ctx: AppContext, replay_id: str, turn: Any = 1, perspective: str
     return _turn(ctx, replay_id, index, perspective, message=message)
 
 
+def replay_window(ctx: AppContext, replay_id: str, step: Any = 0, token: str = "") -> dict:
+    """API (the viewer's background fetch): the panels, turn-list items and markers of a replay around ``step``,
+    for a battle too long to send at once; ``{"error": one line}`` for a bad id or step."""
+    try:
+        if not isinstance(replay_id, str):
+            raise LiveError("replay id must be a string")
+        view = ctx.library.annotated(replay_id)[0]
+        index = view.clamp(parse_step(step))
+    except WolfeClickError as exc:
+        return {"error": str(exc)}
+    except Exception as exc:  # noqa: BLE001
+        return {"error": failure(ctx, exc, "replay_window")}
+    return window_payload(view, replay_id=replay_id, start=index, token=str(token or "")[:40])
+
+
 def replay_export_html(ctx: AppContext, replay_id: str) -> dict:
     """API: the Showdown replay file (HTML text) of a recording."""
     try:
@@ -143,7 +158,7 @@ def register(ctx: AppContext) -> None:
     for fn, name in ((list_replays, "list_replays"), (get_replay, "get_replay"), (replay_turn, "replay_turn"),
                      (replay_open, "replay_open"), (replay_turn, "replay_show"), (replay_next, "replay_next"),
                      (replay_previous, "replay_previous"), (replay_first, "replay_first"),
-                     (replay_last, "replay_last"), (replay_jump, "replay_jump"),
+                     (replay_last, "replay_last"), (replay_jump, "replay_jump"), (replay_window, "replay_window"),
                      (replay_export_html, "replay_export_html"), (compare_list, "compare_list")):
         gr.api(bind(fn, ctx), api_name=name)
     gr.api(bind(battle_stream, ctx), api_name="battle_stream", concurrency_limit=16, concurrency_id="live")

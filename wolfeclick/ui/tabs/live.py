@@ -39,6 +39,7 @@ from wolfeclick.ui.presentation import (
     PACE_RANGE,
     clamp_pace,
     finished_phase,
+    plural,
     result_text,
     share_query,
     status_line,
@@ -46,7 +47,7 @@ from wolfeclick.ui.presentation import (
 from wolfeclick.ui.tabs.common import failure
 from wolfeclick.ui.viewer import live_payload, to_json
 
-__all__ = ["LiveUI", "HumanUI", "build", "live_start", "live_stop", "human_choose", "STREAM_OUTPUTS",
+__all__ = ["LiveUI", "HumanUI", "OPEN_AT_CURSOR_JS", "build", "live_start", "live_stop", "human_choose", "STREAM_OUTPUTS",
            "HUMAN_OUTPUTS", "BANK_SIZE"]
 
 STREAM_OUTPUTS = ("status", "data", "turn", "open_button", "link", "last")
@@ -68,13 +69,14 @@ class HumanUI:
     state: gr.Markdown
     buttons: list[gr.Button]
     note: gr.Markdown
+    state_box: gr.Accordion
 
     def outputs(self) -> list[Any]:
-        return [*(getattr(self, name) for name in HUMAN_OUTPUTS), *self.buttons]
+        return [*(getattr(self, name) for name in HUMAN_OUTPUTS), *self.buttons, self.state_box]
 
     def show(self, prompt: Any, names: dict[str, str]) -> dict:
         update = {self.prompt: prompt_markdown(prompt, names), self.key: prompt.key, self.state: prompt.state,
-                  self.note: ""}
+                  self.note: "", self.state_box: gr.Accordion(visible=True)}
         for index, button in enumerate(self.buttons):
             if index < len(prompt.buttons):
                 update[button] = gr.Button(value=prompt.buttons[index].label, visible=True, interactive=True)
@@ -82,8 +84,12 @@ class HumanUI:
                 update[button] = gr.Button(visible=False)
         return update
 
-    def hide(self, text: str = "") -> dict:
-        return {self.prompt: text, self.key: "", **{button: gr.Button(visible=False) for button in self.buttons}}
+    def hide(self, text: str = "", over: bool = True) -> dict:
+        """No buttons; ``over``: nobody plays any more, so the state box goes too (it is only for a person)."""
+        update = {self.prompt: text, self.key: "", **{button: gr.Button(visible=False) for button in self.buttons}}
+        if over:
+            update[self.state_box] = gr.Accordion(visible=False)
+        return update
 
 
 @dataclass
@@ -108,6 +114,7 @@ class LiveUI:
     last: gr.State
     timer: gr.Textbox
     human: HumanUI
+    open_step: gr.Number
 
     def stream_outputs(self) -> list[Any]:
         return [getattr(self, name) for name in STREAM_OUTPUTS] + self.human.outputs()
@@ -163,6 +170,7 @@ async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title
     the end)."""
     run = uuid.uuid4().hex[:12]
     names: dict[str, str] = {}
+    you = next(iter(seats or {}), None)  # the side this page's person plays: the other's secrets stay off the page
     try:
         async for event in events:
             if event.view is not None:
@@ -172,21 +180,21 @@ async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title
                        **ui.human.show(event.prompt, names)}
                 continue
             if event.kind == "answered":
-                yield {**ui.human.hide(event.message or "Sent. Waiting for the battle to go on…")}
+                yield {**ui.human.hide(event.message or "Sent. Waiting for the battle to go on…", over=False)}
                 continue
             if event.kind == "loading":
                 progress(None, desc=event.message)
                 update = {ui.status: status_line("loading", title, event.message), ui.link: "",
                           ui.open_button: gr.Button(visible=False), ui.last: None}
                 if event.view is not None:
-                    update[ui.data] = to_json(live_payload(event.view, run=run, since=0, status=""))
+                    update[ui.data] = to_json(live_payload(event.view, run=run, since=0, status="", you=you))
                 yield update
             elif event.kind == "turn":
                 view = event.view
                 phase = "stopping" if stop.is_set() else "live"
-                yield {ui.status: status_line(phase, title, f"turn {event.turn.turn} · {len(view)} decisions"),
-                       ui.data: to_json(live_payload(view, run=run, since=max(0, len(view) - 2), status="")),
-                       ui.turn: event.turn.model_dump(mode="json")}
+                yield {ui.status: status_line(phase, title, f"turn {event.turn.turn} · {plural(len(view), 'decision')}"),
+                       ui.data: to_json(live_payload(view, run=run, since=max(0, len(view) - 2), status="", you=you)),
+                       ui.turn: seen_turn(event.turn, you)}
             elif event.kind == "error":
                 yield {ui.status: f"⚠ {event.message}", ui.turn: {"error": event.message}, **ui.human.hide()}
                 return
@@ -198,8 +206,10 @@ async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title
                 result = recording.result.model_dump()
                 detail = result_text(result, view.meta.names) + (f" · ⚠ {event.message}" if event.message else "")
                 yield {ui.status: status_line(finished_phase(result), title, detail),
-                       ui.data: to_json(live_payload(view, run=run, since=max(0, len(view) - 1), status="",
-                                                     replay_id=recording.id, link=link)),
+                       # every step again: the panels sent while it played said "in progress" (and, when a
+                       # person played, held back the other side's secrets)
+                       ui.data: to_json(live_payload(view, run=run, since=0, status="", replay_id=recording.id,
+                                                     link=link, you=you)),
                        ui.link: f"Recorded as `{recording.id}`. Replay link: [{link}]({query})",
                        ui.turn: {"done": True, "recording": recording.id, "result": result, "link": link,
                                  "step": max(0, len(turns) - 1)},
@@ -213,6 +223,21 @@ async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title
             ctx.seats.release(request, seat)
 
 
+def seen_turn(turn: Any, you: str | None) -> dict:
+    """A turn record as ``/live_start`` sends it: whole, unless a person plays — then the other side's decision
+    (its state, prompt, scores, output) and its unrevealed Pokémon are left out until the battle ends (the page
+    receives this too, in a hidden component)."""
+    data = turn.model_dump(mode="json")
+    if you not in ("p1", "p2"):
+        return data
+    other = "p2" if you == "p1" else "p1"
+    data["decisions"].pop(other, None)
+    snap = data["snapshot"].get(other)
+    if snap:
+        snap["team"] = [mon for mon in snap["team"] if mon.get("revealed") or mon.get("active") or mon.get("fainted")]
+    return data
+
+
 async def human_choose(ctx: AppContext, index: int, key: str | None, request: gr.Request = None) -> str:
     """A click on button ``index`` of the prompt ``key``: answers this session's own seat, nobody else's."""
     seat = ctx.seats.get(request)
@@ -223,6 +248,14 @@ async def human_choose(ctx: AppContext, index: int, key: str | None, request: gr
     except HumanAnswerError as exc:
         return f"⚠ {exc}"
     return f"Sent `{command}`."
+
+
+OPEN_AT_CURSOR_JS = """(last, step) => {
+  const viewer = (window.__wcViewers || {}).live;
+  return [last, viewer && viewer.state.total ? viewer.state.index : -1];
+}"""
+"""*Open this battle in Replays (at this turn)* reads the Live viewer's cursor: the decision the person is looking
+at, not the battle's last one (the server never sees the cursor)."""
 
 
 RECORDED = "recorded"
@@ -291,10 +324,11 @@ def _human_controls() -> HumanUI:
             buttons = [gr.Button(visible=False, variant="primary", size="sm", elem_id=f"wc-human-{index}",
                                  elem_classes=["wc-human-choice"]) for index in range(BANK_SIZE)]
         note = gr.Markdown("", elem_id="wc-human-note")
-        with gr.Accordion("The state the policies see (yours, this decision)", open=False):
+        with gr.Accordion("The state the policies see (yours, this decision)", open=False, visible=False,
+                          elem_id="wc-human-state") as state_box:  # shown only while someone plays
             state = gr.Markdown("")
         key = gr.Textbox("", visible=False, elem_id="wc-human-key")
-    return HumanUI(prompt, key, state, buttons, note)
+    return HumanUI(prompt, key, state, buttons, note, state_box)
 
 
 def build(ctx: AppContext) -> LiveUI:
@@ -329,11 +363,13 @@ def build(ctx: AppContext) -> LiveUI:
             viewer = viewer_component("live", "wc-live-viewer")
             data = data_component("wc-live-data")
             link = gr.Markdown("")
-            open_button = gr.Button("Open this battle in Replays (at this turn)", visible=False)
+            open_button = gr.Button("Open this battle in Replays (at this turn)", visible=False,
+                                    elem_id="wc-live-open")
+            open_step = gr.Number(-1, visible=False, precision=0)
             turn = gr.JSON(visible=False, label="Latest turn record")
             last = gr.State(None)
     ui = LiveUI(agent, agent_custom, opponent, opponent_custom, format_box, seed, mode, pace, start, stop,
-                hardware_box, status, data, viewer, link, open_button, turn, last, timer, human)
+                hardware_box, status, data, viewer, link, open_button, turn, last, timer, human, open_step)
     agent.change(custom_box, agent, agent_custom, api_visibility="private")
     opponent.change(custom_box, opponent, opponent_custom, api_visibility="private")
     start.click(bind(live_start, ctx, ui), [agent, agent_custom, opponent, opponent_custom, format_box, seed, mode,

@@ -156,8 +156,8 @@ async def compare_first(ctx: AppContext, pair: PairUI, a_id: str | None, b_id: s
 def _pair_controls(ctx: AppContext) -> PairUI:
     with gr.Accordion("Compare move by move (same seed and format)", open=False):
         with gr.Row():
-            a = gr.Dropdown(choices=[], label="Battle A", allow_custom_value=True, scale=2)
-            b = gr.Dropdown(choices=[], label="Battle B", allow_custom_value=True, scale=2)
+            a = gr.Dropdown(choices=[], label="Battle A", allow_custom_value=True, scale=2, elem_id="wc-pair-a")
+            b = gr.Dropdown(choices=[], label="Battle B", allow_custom_value=True, scale=2, elem_id="wc-pair-b")
             button = gr.Button("⇆ Compare", scale=1)
         step = gr.Slider(0, 1, value=0, step=1, label="Decision (one cursor for both)")
         view = gr.HTML("", elem_id="wc-pair")
@@ -339,7 +339,7 @@ def build(ctx: AppContext) -> ReplaysUI:
         with gr.Row():
             search = gr.Textbox(label="Search", placeholder="policy, format, winner, source (e.g. source:tournament)",
                                 scale=4)
-            page = gr.Number(1, label="Page", precision=0, minimum=1, scale=1)
+            page = gr.Number(1, label="Page", precision=0, minimum=1, scale=1, elem_id="wc-replays-page")
         caption = gr.Markdown("")
         table = gr.Dataframe(headers=LIST_HEADERS, datatype="str", interactive=False, wrap=True)
     pair = _pair_controls(ctx)
