@@ -36,7 +36,7 @@ run: setup-app
 	$(PY) app.py
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check wolfeclick tests scripts app.py
+	$(VENV)/bin/ruff check wolfeclick tests scripts server app.py
 
 # Two pytest workers (pytest-xdist), each test file whole on one worker (module fixtures such as the app server and
 # the Ray instance are started once per file). TEST_WORKERS=0 runs the suite in this process, one file after another.
