@@ -103,6 +103,44 @@ def cold_start(recordings: Path, results: Path) -> tuple[float, bool]:
         return elapsed, torch_loaded
 
 
+START_HEADING = "## App: cold start and idle memory"
+
+
+def start_section(recordings: Path, results: Path, starts: int) -> str:
+    """Cold starts of ``python app.py`` (spawn to ``GET /config``) and the idle RSS after the first page load, with
+    the heavy modules the process ended up holding: the goal is <= 3 s and <= 250 MB on a quiet machine."""
+    import httpx
+    import psutil
+
+    load = os.getloadavg()[0]
+    times, rss, mapped = [], [], set()
+    for _ in range(starts):
+        with running_app(recordings, results) as (proc, port, started):
+            wait_until_serving(proc, port)
+            times.append(time.perf_counter() - started)
+            httpx.get(f"http://127.0.0.1:{port}/", timeout=60)
+            time.sleep(2)  # idle: the first page served, nothing asked since
+            rss.append(psutil.Process(proc.pid).memory_info().rss / 2**20)
+            maps = Path(f"/proc/{proc.pid}/maps").read_text()
+            mapped |= {lib for lib in ("libtorch", "libray") if lib in maps}
+        print(f"cold start {times[-1]:.2f} s, idle RSS {rss[-1]:.0f} MB", flush=True)
+    return "\n".join([
+        f"`.venv/bin/python scripts/bench_app.py --start-only --starts {starts}` on {os.cpu_count()} cores, "
+        f"{platform.machine()}, Python {platform.python_version()}; load average {load:.2f} before, "
+        f"{os.getloadavg()[0]:.2f} after. The venv holds every extra (train, ray, dev: mcp comes with "
+        "openenv-core), the worst case for what the app could import.",
+        "",
+        "| what | goal | fastest | median | slowest |",
+        "| --- | --- | --- | --- | --- |",
+        f"| `python app.py` to `GET /config` answering | <= 3 s | {min(times):.2f} s | {statistics.median(times):.2f} s "
+        f"| {max(times):.2f} s |",
+        f"| RSS idle after the first page load | <= 250 MB | {min(rss):.0f} MB | {statistics.median(rss):.0f} MB "
+        f"| {max(rss):.0f} MB |",
+        f"| libtorch or Ray mapped at start | no | {', '.join(sorted(mapped)) or 'no'} | | |",
+        "",
+    ])
+
+
 def step_times(recordings: Path, steps: int) -> dict[str, float]:
     """Server side, in process: the first open (view + payload) and /replay_turn steps of the long replay."""
     os.environ["WOLFECLICK_SPRITES"] = "1"
@@ -409,6 +447,8 @@ def main() -> int:
     parser.add_argument("--battles", type=int, default=200, help="battles for the memory benchmark")
     parser.add_argument("--upload-mb", type=float, default=8.0, help="size of each of the 16 uploads")
     parser.add_argument("--no-write", action="store_true", help="print the section instead of writing it")
+    parser.add_argument("--start-only", action="store_true",
+                        help="only cold starts and idle memory, written to their own section")
     parser.add_argument("--viewer-only", action="store_true",
                         help="only the browser part, written to its own section")
     args = parser.parse_args()
@@ -427,6 +467,14 @@ def main() -> int:
 
         huge = long_recording(HUGE_ID, 900, BASE)
         (recordings / f"{HUGE_ID}.json").write_text(json.dumps(huge), encoding="utf-8")
+        if args.start_only:
+            text = start_section(recordings, results, args.starts)
+            if args.no_write:
+                print(text)
+            else:
+                write_section(START_HEADING, text)
+                print(f"wrote the {START_HEADING!r} section of {DOC.relative_to(ROOT)}")
+            return 0
         if args.viewer_only:
             load = os.getloadavg()[0]
             with running_app(recordings, results) as (proc, port, _):

@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -178,27 +177,20 @@ def test_resume_on_ray_after_local_start_survives_a_killed_worker(ray_instance, 
 def test_checkpoint_on_ray_batches_decisions_from_several_workers(ray_instance, tiny_checkpoint,  # noqa: F811
                                                                  tmp_path: Path) -> None:
     spec = f"llm:{tiny_checkpoint}"
-    config = TournamentConfig(players=(spec,), vs=("random",), pairs=2, format="gen9randombattle", seed=5,
+    config = TournamentConfig(players=(spec,), vs=("random",), pairs=3, format="gen9randombattle", seed=5,
                               max_turns=10)
     # Two battles (two checkpoint sides) in flight per worker; a batch waits up to 25 ms for the other sides.
     engine = RayEngine(workers=2, worker_cpus=0.5, batch_window_ms=25)
     killed: list[int] = []
 
-    def kill_server_mid_battle() -> None:  # Ray restarts it; the decisions it had not answered are retried
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not killed:
-            if engine.servers:
-                stats = ray.get(engine.servers[0].stats.remote())
-                if stats["requests"] >= 1:  # at once: the tournament must still have decisions to ask after the kill
-                    killed.append(stats["pid"])
-                    ray.kill(engine.servers[0], no_restart=False)
-            time.sleep(0.1)
+    def kill_server_after_the_first_battle(row, done, total) -> None:  # Ray restarts it; unanswered decisions retry
+        if not killed:  # 6 battles, 4 in flight: at least two start after this, on the restarted server
+            killed.append(ray.get(engine.servers[0].stats.remote())["pid"])
+            ray.kill(engine.servers[0], no_restart=False)
 
-    killer = threading.Thread(target=kill_server_mid_battle, daemon=True)
-    killer.start()
-    summary = asyncio.run(run_tournament(config, tmp_path, concurrency=4, engine=engine))
-    killer.join(timeout=1)
-    assert summary.complete and summary.aborted == 0 and summary.battles == 4
+    summary = asyncio.run(run_tournament(config, tmp_path, concurrency=4, engine=engine,
+                                         on_result=kill_server_after_the_first_battle))
+    assert summary.complete and summary.aborted == 0 and summary.battles == 6
     directory = tournament_dir(tmp_path, config)
     sizes = []
     for path in sorted((directory / "recordings").iterdir()):
