@@ -124,7 +124,15 @@ def start_section(recordings: Path, results: Path, starts: int) -> str:
             maps = Path(f"/proc/{proc.pid}/maps").read_text()
             mapped |= {lib for lib in ("libtorch", "libray") if lib in maps}
         print(f"cold start {times[-1]:.2f} s, idle RSS {rss[-1]:.0f} MB", flush=True)
+    floor = []  # what importing Gradio alone costs here: the part of a cold start the app cannot cut
+    for _ in range(starts):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import sys; sys.modules['mcp'] = None; import gradio"], check=True)
+        floor.append(time.perf_counter() - started)
+    print(f"import gradio alone: {statistics.median(floor):.2f} s (median)", flush=True)
     return "\n".join([
+        START_HEADING,
+        "",
         f"`.venv/bin/python scripts/bench_app.py --start-only --starts {starts}` on {os.cpu_count()} cores, "
         f"{platform.machine()}, Python {platform.python_version()}; load average {load:.2f} before, "
         f"{os.getloadavg()[0]:.2f} after. The venv holds every extra (train, ray, dev: mcp comes with "
@@ -137,6 +145,8 @@ def start_section(recordings: Path, results: Path, starts: int) -> str:
         f"| RSS idle after the first page load | <= 250 MB | {min(rss):.0f} MB | {statistics.median(rss):.0f} MB "
         f"| {max(rss):.0f} MB |",
         f"| libtorch or Ray mapped at start | no | {', '.join(sorted(mapped)) or 'no'} | | |",
+        f"| of the start: a Python process that only imports Gradio (6.31, mcp kept out as the app does) | – | "
+        f"{min(floor):.2f} s | {statistics.median(floor):.2f} s | {max(floor):.2f} s |",
         "",
     ])
 

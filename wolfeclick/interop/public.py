@@ -19,6 +19,7 @@ import wolfeclick
 from wolfeclick.battle.schema import Recording, Versions, is_valid_id
 from wolfeclick.battle.store import RecordingError, _first_error
 from wolfeclick.battle.tracker import SideTracker, generation
+from wolfeclick.digits import ascii_int
 from wolfeclick.game.reward import RewardView, reward_view
 from wolfeclick.game.snapshot import side_snapshot
 
@@ -68,18 +69,12 @@ _HP_FIELD = {"switch": 4, "drag": 4, "replace": 4, "-damage": 3, "-heal": 3, "-s
 """Where a line carries an ``HP/MAX`` field (``|switch|p1a: X|X, L80|245/245``, ``|-damage|p1a: X|120/245``)."""
 
 
-def ascii_number(text: str, digits: int = MAX_TURN_DIGITS) -> int | None:
-    """``text`` as a whole number when it is 1..``digits`` ASCII digits, else None (``'²'.isdigit()`` is true, but
-    ``int('²')`` raises)."""
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= digits else None
-
-
 def turn_number(parts: list[str]) -> int | None:
     """The battle turn of a split ``|turn|N`` line (None for any other line); a turn that is not a plain number is a
     one-line ImportFormatError."""
     if parts[1:2] != ["turn"]:
         return None
-    value = ascii_number(parts[2]) if len(parts) > 2 else None
+    value = ascii_int(parts[2], MAX_TURN_DIGITS) if len(parts) > 2 else None
     if value is None:
         shown = parts[2][:20] if len(parts) > 2 else ""
         raise ImportFormatError(f"a '|turn|' line has no plain turn number ({shown!r})")
@@ -134,7 +129,7 @@ def generation_format(log: list[str]) -> str | None:
     for line in log:
         parts = line.split("|")
         if parts[1:2] == ["gen"] and len(parts) > 2:
-            number = ascii_number(parts[2], 2)
+            number = ascii_int(parts[2], 2)
             return f"gen{number}" if number else None
     return None
 
