@@ -308,6 +308,30 @@ def parse_recording(data: bytes | str) -> Recording:
         raise RecordingError(_first_error(exc)) from None
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, in words (from its ``st_mode``), for one-line refusals."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+
+
+def read_at_most(fd: int, count: int) -> bytes:
+    """Up to ``count`` bytes from ``fd``, whatever its size claims (a file that grows, a device): the bounded read
+    every reader of files it did not write uses, after checking the descriptor is a regular file."""
+    chunks, total = [], 0
+    while total < count:
+        chunk = os.read(fd, min(1 << 20, count - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
 def read_limited(path: Path | str, limit: int = MAX_RECORDING_BYTES) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes; RecordingError (one line) for anything else.
 
@@ -326,17 +350,11 @@ def read_limited(path: Path | str, limit: int = MAX_RECORDING_BYTES) -> bytes:
         if stat.S_ISDIR(info.st_mode):
             raise RecordingError(f"{path.name} is a folder, not a recording file")
         if not stat.S_ISREG(info.st_mode):
-            raise RecordingError(f"{path.name} is not a regular file (a pipe, a device or a socket)")
+            raise RecordingError(f"{path.name} is not a regular file ({file_kind(info.st_mode)})")
         _check_size(info.st_size, limit)
-        chunks, total = [], 0
-        while total <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        _check_size(total, limit)
-        return b"".join(chunks)
+        data = read_at_most(fd, limit + 1)
+        _check_size(len(data), limit)
+        return data
     except OSError as exc:
         raise RecordingError(f"cannot read {path.name}: {exc.strerror or exc.__class__.__name__}") from None
     finally:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, save_recording
+from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, file_kind, read_at_most, save_recording
 from wolfeclick.interop.public import ImportFormatError
 from wolfeclick.interop.serverlog import FALLBACK_NOTE, SimHost
 from wolfeclick.interop.sniff import read_any
@@ -36,27 +36,17 @@ def read_bounded(path: Path, limit: int = MAX_RECORDING_BYTES) -> bytes:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
-                    "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
-                    else "not a regular file")
-            raise ImportFormatError(f"{kind}, not a battle file")
+            raise ImportFormatError(f"{file_kind(mode)}, not a battle file")
         os.set_blocking(fd, True)
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data = read_at_most(fd, limit + 1)
     except OSError as exc:
         raise ImportFormatError(f"cannot read: {exc.strerror or exc.__class__.__name__}") from None
     finally:
         os.close(fd)
-    if size > limit:
+    if len(data) > limit:
         raise ImportFormatError(f"file is over {limit // (1024 * 1024)} MB; recordings are limited to "
                                 f"{limit // (1024 * 1024)} MB")
-    return b"".join(chunks)
+    return data
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
