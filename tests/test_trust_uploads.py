@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from wolfeclick.battle.store import RecordingError
+from wolfeclick.battle.store import RecordingError, parse_recording
 from wolfeclick.ui import library as library_mod
 from wolfeclick.ui.library import Library, upload_id
 from wolfeclick.ui.uploads import UploadBusy, UploadGate
@@ -36,7 +36,7 @@ def test_the_check_runs_in_another_process_one_per_session(gate: UploadGate) -> 
     first, second, other = asyncio.run(go())
     assert isinstance(second, UploadBusy) and "still being checked" in str(second)
     assert first.stored is None and other.stored is None  # a recording is stored byte for byte
-    assert first.info["id"] == upload_id(data) and first.info["source_kind"] == "imported"
+    assert first.info["id"] == upload_id(data, parse_recording(data)) and first.info["source_kind"] == "imported"
     assert gate._proc is not None and gate._proc.pid != os.getpid()
 
 
