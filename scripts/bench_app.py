@@ -103,6 +103,15 @@ def cold_start(recordings: Path, results: Path) -> tuple[float, bool]:
         return elapsed, torch_loaded
 
 
+def emit(heading: str, text: str, no_write: bool) -> None:
+    """Print a section (``--no-write``) or write it into docs/benchmarks.md under ``heading``."""
+    if no_write:
+        print(text)
+    else:
+        write_section(heading, text)
+        print(f"wrote the {heading!r} section of {DOC.relative_to(ROOT)}")
+
+
 START_HEADING = "## App: cold start and idle memory"
 
 
@@ -478,24 +487,14 @@ def main() -> int:
         huge = long_recording(HUGE_ID, 900, BASE)
         (recordings / f"{HUGE_ID}.json").write_text(json.dumps(huge), encoding="utf-8")
         if args.start_only:
-            text = start_section(recordings, results, args.starts)
-            if args.no_write:
-                print(text)
-            else:
-                write_section(START_HEADING, text)
-                print(f"wrote the {START_HEADING!r} section of {DOC.relative_to(ROOT)}")
+            emit(START_HEADING, start_section(recordings, results, args.starts), args.no_write)
             return 0
         if args.viewer_only:
             load = os.getloadavg()[0]
             with running_app(recordings, results) as (proc, port, _):
                 wait_until_serving(proc, port)
                 viewer = browser_figures(port, args.keys)
-            text = viewer_section(viewer, (load, os.getloadavg()[0]))
-            if args.no_write:
-                print(text)
-            else:
-                write_section(VIEWER_HEADING, text)
-                print(f"wrote the {VIEWER_HEADING!r} section of {DOC.relative_to(ROOT)}")
+            emit(VIEWER_HEADING, viewer_section(viewer, (load, os.getloadavg()[0])), args.no_write)
             return 0
         starts, torch_loaded = [], False
         for _ in range(args.starts):
