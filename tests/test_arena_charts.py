@@ -79,7 +79,7 @@ def test_battle_length_and_illegal_charts() -> None:
     fig = illegal_actions_chart(illegal, n_battles=1)
     assert [t.type for t in fig.data] == ["histogram", "histogram"]
     assert list(fig.data[0].x) == [0, 0, 1, 3]
-    assert "1 battle)" in fig.layout.title.text
+    assert "1 battle<" in fig.layout.title.text
 
 
 def test_charts_are_deterministic() -> None:

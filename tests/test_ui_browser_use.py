@@ -195,6 +195,11 @@ OVERFLOW = """(() => {  // shown elements past the screen's right edge that no s
 })()"""
 """The page clips what is wider than the screen (``.gradio-container`` hides overflow), so its scroll width stays
 414 px: the test looks for what sticks out instead."""
+CUT_TITLES = """(() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].filter(t => {
+  const box = t.getBoundingClientRect(), svg = t.ownerSVGElement.getBoundingClientRect();
+  return box.width && (box.left < svg.left - 1 || box.right > svg.right + 1);
+}).map(t => t.textContent))()"""
+"""A chart's title is SVG text: it does not wrap, and the chart's <svg> cuts what is wider than the chart."""
 
 
 def test_phone_width_every_tab_fits_the_screen(server, phone):  # noqa: F811
@@ -207,12 +212,14 @@ def test_phone_width_every_tab_fits_the_screen(server, phone):  # noqa: F811
     phone.wait_for("document.body.innerText.includes('complete.')", timeout=240)  # the default small tournament
     frames(phone)
     assert phone.evaluate(OVERFLOW) == [], "Compare"
+    assert phone.evaluate(CUT_TITLES) == [], "Compare's chart titles"
     phone.open(f"{server.url}?policy=heuristic")
     phone.wait_for("document.body.innerText.includes('finished battles of') && "
                    "document.querySelectorAll('.js-plotly-plot').length >= 1 && !document.querySelector("
                    "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')", timeout=90)
     frames(phone)
     assert phone.evaluate(OVERFLOW) == [], "Leaderboard"
+    assert phone.evaluate(CUT_TITLES) == [], "Leaderboard's chart titles"
     open_replay(phone, f"{server.url}?replay={PAIR[0]}&turn=1", 1)
     # side by side: the two battles of one seed, as the app renders them, put in the page at phone width
     from gradio_client import Client

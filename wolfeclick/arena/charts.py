@@ -36,8 +36,10 @@ def _battles(n: int) -> str:
     return f"{n} battle" if n == 1 else f"{n} battles"
 
 
-def _base_layout(fig: go.Figure, title: str) -> go.Figure:
-    fig.update_layout(title={"text": title}, template="plotly_white")
+def _base_layout(fig: go.Figure, title: str, basis: str) -> go.Figure:
+    """The title on one line and what the chart rests on (its battle count) on a second, smaller one: SVG text does
+    not wrap, and one long line was cut by the chart's edge at phone width (414 px)."""
+    fig.update_layout(title={"text": f"{title}<br><sup>{basis}</sup>"}, template="plotly_white")
     return fig
 
 
@@ -70,7 +72,7 @@ def win_rate_chart(
     )
     fig.add_hline(y=0.5, line_dash="dot", line_color="grey")
     fig.update_yaxes(range=[0, 1], title_text="win rate of first policy (ties ½)")
-    return _base_layout(fig, f"Win rate per pairing ({_battles(n)})")
+    return _base_layout(fig, "Win rate per pairing", _battles(n))
 
 
 def win_heatmap(
@@ -121,7 +123,7 @@ def win_heatmap(
     )
     fig.update_yaxes(autorange="reversed", title_text="row policy")
     fig.update_xaxes(title_text="column policy")
-    return _base_layout(fig, f"Head-to-head score, row vs column ({_battles(n)})")
+    return _base_layout(fig, "Head-to-head score, row vs column", _battles(n))
 
 
 def ratings_chart(
@@ -170,7 +172,7 @@ def ratings_chart(
                                    hovertext=f"{'upper' if up else 'lower'} end open: no bound from the data")
     fig.update_yaxes(title_text="rating (Elo scale)")
     note = "; arrows: no bound from the data" if any(open_high(v) or open_low(v) for v in sides.values()) else ""
-    return _base_layout(fig, f"Ratings with 95% intervals ({_battles(n_battles)}{note})")
+    return _base_layout(fig, "Ratings with 95% intervals", f"{_battles(n_battles)}{note}")
 
 
 def _count_entries(by_policy: Mapping[str, Sequence[int]]) -> int:
@@ -194,7 +196,7 @@ def battle_length_chart(
     )
     fig.update_layout(showlegend=False)
     fig.update_yaxes(title_text="turns")
-    return _base_layout(fig, f"Battle length per policy ({_battles(n)})")
+    return _base_layout(fig, "Battle length per policy", _battles(n))
 
 
 def illegal_actions_chart(
@@ -220,7 +222,7 @@ def illegal_actions_chart(
     fig.update_layout(barmode="group")
     fig.update_xaxes(title_text="illegal actions in a battle", dtick=1)
     fig.update_yaxes(title_text="battles")
-    return _base_layout(fig, f"Illegal actions per battle ({_battles(n)})")
+    return _base_layout(fig, "Illegal actions per battle", _battles(n))
 
 
 def rating_history_chart(policy: str, points: Sequence[Any], z: float = 1.96) -> go.Figure:
@@ -263,4 +265,4 @@ def rating_history_chart(policy: str, points: Sequence[Any], z: float = 1.96) ->
     )
     fig.update_xaxes(title_text="rating period", tickmode="array", tickvals=xs, ticktext=labels)
     fig.update_yaxes(title_text="Glicko-2 rating")
-    return _base_layout(fig, f"{_label(policy)}: Glicko-2 rating over time, 95% band ({_battles(n)})")
+    return _base_layout(fig, f"{_label(policy)}: Glicko-2 rating over time", f"95% band; {_battles(n)}")
