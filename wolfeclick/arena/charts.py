@@ -265,4 +265,4 @@ def rating_history_chart(policy: str, points: Sequence[Any], z: float = 1.96) ->
     )
     fig.update_xaxes(title_text="rating period", tickmode="array", tickvals=xs, ticktext=labels)
     fig.update_yaxes(title_text="Glicko-2 rating")
-    return _base_layout(fig, f"{_label(policy)}: Glicko-2 rating over time", f"95% band; {_battles(n)}")
+    return _base_layout(fig, "Glicko-2 rating over time", f"{_label(policy)}, 95% band; {_battles(n)}")

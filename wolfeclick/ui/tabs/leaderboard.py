@@ -244,7 +244,7 @@ def build(ctx: AppContext) -> LeaderboardUI:
     with gr.Group(elem_id="wc-policy-page"):
         policy = gr.Dropdown(choices=[], label="Policy page", allow_custom_value=True)
         page = gr.HTML("", elem_id="wc-policy-head")
-        with gr.Row(equal_height=False):
+        with gr.Row(equal_height=False, elem_classes=["wc-chart-row"]):
             record = gr.Dataframe(headers=view.RECORD_HEADERS, label="Against every opponent (score: ties ½)",
                                   datatype=["str"] * 4 + ["markdown"], interactive=False, elem_id="wc-policy-record")
             chart = gr.Plot(show_label=False)
