@@ -272,3 +272,22 @@ def test_live_shows_the_players_state_box_only_when_someone_plays(server, browse
     browser.wait_for("document.querySelector('#wc-live-start') !== null", timeout=90)
     assert "The state the policies see" not in browser.evaluate("document.body.innerText")
 
+
+# --------------------------------------------------------------------------------------------------------------
+# 8. Recordings "Page" 0 or -1 showed red Error badges and a blank table
+# --------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("typed", ["0", "-1"])
+def test_a_page_below_one_shows_the_first_page(server, browser, typed):  # noqa: F811
+    open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
+    page = "document.querySelector('#wc-replays-page input')"
+    browser.evaluate(f"(() => {{ const e = {page}; e.focus(); e.select(); }})()")
+    browser.call("Input.insertText", text=typed)
+    for kind in ("keyDown", "keyUp"):  # with its text: Gradio submits a number box on the key's character
+        browser.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13,
+                     text="\r" if kind == "keyDown" else "")
+    error = "document.querySelector('.toast-body.error, .error')"  # Gradio's toast and its red badges
+    browser.wait_for(f"{page}.value === '1' && !document.querySelector('#wc-replays-page').closest('.pending') || "
+                     f"!!{error}", timeout=60)
+    assert browser.evaluate(f"{error}?.textContent ?? null") is None
+    assert browser.evaluate("document.querySelectorAll('#wc-replays-table tbody tr').length") > 0
+

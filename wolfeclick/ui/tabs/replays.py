@@ -339,9 +339,12 @@ def build(ctx: AppContext) -> ReplaysUI:
         with gr.Row():
             search = gr.Textbox(label="Search", placeholder="policy, format, winner, source (e.g. source:tournament)",
                                 scale=4)
-            page = gr.Number(1, label="Page", precision=0, minimum=1, scale=1, elem_id="wc-replays-page")
+            # no ``minimum``: Gradio refuses a value below it with red Error badges and an empty table, while page_of
+            # clamps any page to the first or last one (a person typing 0 or -1 means "the start")
+            page = gr.Number(1, label="Page", precision=0, scale=1, elem_id="wc-replays-page")
         caption = gr.Markdown("")
-        table = gr.Dataframe(headers=LIST_HEADERS, datatype="str", interactive=False, wrap=True)
+        table = gr.Dataframe(headers=LIST_HEADERS, datatype="str", interactive=False, wrap=True,
+                             elem_id="wc-replays-table")
     pair = _pair_controls(ctx)
     ui = ReplaysUI(data, viewer, select_box, upload_box, message, json_file, export_file, search, page, caption,
                    table, rescores, takeover, pair)
