@@ -166,10 +166,9 @@ def test_an_installed_agent_plays_a_tournament_by_entry_point_and_py_spec_and_re
     env = subprocess_env(agent_site)
     listed = wolfeclick(["policies"], env, tmp_path)
     assert listed.returncode == 0, listed.stderr[-2000:]
-    assert ("power  [CPU; entry point power_agent:make (wolfeclick-power-agent 0.1.0)]\n"
-            "    Plays the legal move with the highest base power; switches below an HP fraction.\n"
-            "    options:\n      switch_below: number, default 0.0\n      greedy: true/false, default True"
-            ) in listed.stdout
+    (documented,) = re.findall(r"```text\n(power .*?)```", DOC.read_text(), re.S)  # the page shows what it prints
+    assert documented.startswith("power  [CPU; entry point power_agent:make (wolfeclick-power-agent 0.1.0)]\n")
+    assert documented in listed.stdout + "\n"
     for kind in ("random", "maxdamage", "heuristic", "human", "preset:", "llm:", "py:"):
         assert f"\n{kind}" in "\n" + listed.stdout, kind
 

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import parse_qsl
 
 from wolfeclick.errors import InputError, WolfeClickError, one_line
+from wolfeclick.policies.base import Policy
 
 __all__ = ["ENTRY_POINT_GROUP", "Option", "PolicyKind", "PolicyRegistry", "PolicySpecError", "ExternalPolicy",
            "builtin_kinds", "default_registry", "describe_kinds", "load_object", "parse_options"]
@@ -197,9 +198,8 @@ class PolicyKind:
         return list(listed() if callable(listed) else listed)
 
     def resolve_factory(self) -> Callable[..., Any]:
-        factory = self.factory
-        if isinstance(factory, str):
-            factory = load_object(factory, f"policy kind {self.name!r}")
+        factory: Callable[..., Any] = (load_object(self.factory, f"policy kind {self.name!r}")
+                                       if isinstance(self.factory, str) else self.factory)
         return factory
 
 
@@ -319,7 +319,7 @@ class PolicyRegistry:
         else:
             kind = kind_from_factory(name, obj, point.value, source)
         self._kinds[name] = kind
-        del self._pending[name]
+        self._entry_points().pop(name)
         return kind
 
     # -- reading
@@ -385,7 +385,7 @@ class PolicyRegistry:
         return self.split(spec)[0]
 
     # -- building
-    def build(self, spec: str, **checkpoint_options: Any) -> Any:
+    def build(self, spec: str, **checkpoint_options: Any) -> Policy:
         """The policy ``spec`` names. ``checkpoint_options`` (the CLI's ``--mode``, ``--quant``…; ``cache``) reach
         checkpoint kinds only, and must be checkpoint options: a misspelt one is refused here, for every spec."""
         kind, text, written = self.split(spec)
@@ -396,16 +396,20 @@ class PolicyRegistry:
         if not kind.buildable:
             raise PolicySpecError(kind.refusal or f"policy {kind.name!r} cannot be built from a spec")
         factory = kind.resolve_factory()
+        policy: Policy
         if kind.body:
             if kind.checkpoint:
-                return factory(text, **extra, **({"cache": cache} if cache is not None else {}))
-            return factory(text, **dict(kind.bind))
+                policy = factory(text, **extra, **({"cache": cache} if cache is not None else {}))
+            else:
+                policy = factory(text, **dict(kind.bind))
+            return policy
         options = check_options(written, kind.option_list(), f"policy spec {text!r}")
         missing = [o.name for o in kind.option_list() if o.default is REQUIRED and o.name not in options]
         if missing:
             raise PolicySpecError(f"policy spec {text!r} needs option(s) {', '.join(missing)}")
         if not kind.external:
-            return factory(text, **dict(kind.bind), **options)
+            policy = factory(text, **dict(kind.bind), **options)
+            return policy
         target = kind.factory if isinstance(kind.factory, str) else _qualname(kind.factory)
         return make_external(text, factory, _filled(options, kind), {"kind": kind.name, "factory": target,
                                                                      "source": kind.source})
