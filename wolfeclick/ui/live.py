@@ -35,7 +35,7 @@ from wolfeclick.sim.protocol import door_names
 from wolfeclick.ui.view import BattleMeta, BattleView
 
 __all__ = [
-    "policy_choices", "FORMATS", "CUSTOM", "LiveError", "LiveEvent", "PolicyCache",
+    "policy_choices", "builds_once", "FORMATS", "CUSTOM", "LiveError", "LiveEvent", "PolicyCache",
     "HardwareProbe", "hardware_report", "parse_seed", "check_format", "resolve_spec", "run_live", "HUMAN",
     "SeatRegistry", "prompt_markdown", "human_sides",
 ]
@@ -110,7 +110,7 @@ def one_line(exc: BaseException) -> str:
 # --------------------------------------------------------------------------------------------------------------
 # Checkpoints, shared
 # --------------------------------------------------------------------------------------------------------------
-def _shared(spec: str) -> bool:
+def builds_once(spec: str) -> bool:
     """Kinds that need a GPU (checkpoints) are built once and shared; an unknown spec is one line for the page."""
     try:
         return needs_gpu(spec)
@@ -131,7 +131,7 @@ class PolicyCache:
 
     def build(self, spec: str, mode: str = "score") -> Policy:
         """Blocking: the policy for ``spec`` (cheap kinds are made fresh; checkpoints come from the cache)."""
-        if not _shared(spec):
+        if not builds_once(spec):
             try:
                 return make_policy(spec)
             except PolicySpecError as exc:
@@ -369,7 +369,7 @@ class _Failure:
 
 async def _build(spec: str, mode: str, cache: PolicyCache, stop: asyncio.Event | None) -> AsyncIterator[Any]:
     """Yield loading messages every second while the policy builds; the last item is the policy."""
-    if not _shared(spec):
+    if not builds_once(spec):
         yield cache.build(spec, mode)
         return
     if cache.loaded(spec, mode):
