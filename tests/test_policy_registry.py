@@ -213,3 +213,52 @@ def test_an_agent_plays_the_same_battle_twice_from_the_same_seed(agent_site: Pat
 
     first, second = play(), play()
     assert first == second and len(first["inputlog"]) > 4
+
+
+KINDS_MODULE = '''
+from wolfeclick.policies.base import Decision
+from wolfeclick.policies.registry import Option, PolicyKind
+
+class Last:
+    blocking = True
+    def __init__(self, k):
+        self.k = k
+    def decide(self, observation):
+        return Decision(action=observation.legal_actions[-1])
+
+def make(k=1):
+    return Last(k)
+
+KIND = PolicyKind("ignored", "Plays the last legal action.", "ep_agents:make", gpu=True,
+                  options=(Option("k", int, 1, "how many", (1, 2, 3)),))
+'''
+
+
+def test_entry_points_become_kinds_and_the_bad_ones_are_named_in_one_line(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distribution's entry points, found through ``importlib.metadata`` (a dist-info folder on ``sys.path``): a
+    ``PolicyKind`` keeps its own options and GPU need, a built-in name is never taken over, a bad one is told."""
+    (tmp_path / "ep_agents.py").write_text(KINDS_MODULE)
+    info = tmp_path / "ep_agents-1.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-agents\nVersion: 1.2\n")
+    (info / "entry_points.txt").write_text("[wolfeclick.policies]\nlast = ep_agents:KIND\nrandom = ep_agents:make\n"
+                                           "Bad_Name = ep_agents:make\ngone = ep_agents_missing:make\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = PolicyRegistry(builtin_kinds())
+    assert registry.names()[-2:] == ["last", "gone"]
+    last = registry.get("last")
+    assert last.gpu and last.external and last.source == "entry point ep_agents:KIND (ep-agents 1.2)"
+    policy = make_policy("last?k=2", registry)
+    assert policy.blocking and policy.metadata()["options"] == {"k": 2}
+    assert policy.metadata()["distribution"] == "ep-agents 1.2"
+    with pytest.raises(PolicySpecError, match=r"option k='5' is not one of 1, 2, 3"):
+        make_policy("last?k=5", registry)
+    assert make_policy("random", registry).metadata()["kind"] == "baseline"  # the built-in wins
+    with pytest.raises(PolicySpecError, match="module 'ep_agents_missing' not found") as error:
+        make_policy("gone", registry)
+    assert "\n" not in str(error.value)
+    assert [k.name for k in registry.kinds()][-1] == "last"  # listing leaves the broken one out, and says why
+    problems = " | ".join(registry.problems)
+    assert "'random' (ep_agents:make) is shadowed by the built-in" in problems
+    assert "'Bad_Name' (ep_agents:make): not a valid kind name" in problems and "ep_agents_missing" in problems

@@ -179,6 +179,8 @@ class PolicyKind:
     bind: Mapping[str, Any] = field(default_factory=dict)
     """Arguments the factory always gets (a baseline's poke-env player)."""
     source: str = "built-in"
+    distribution: str | None = None
+    """``name version`` of the installed distribution an entry-point kind comes from."""
 
     def spec_form(self) -> str:
         return self.form or (f"{self.name}:…" if self.body else self.name)
@@ -304,7 +306,8 @@ class PolicyRegistry:
     def _load_entry_point(self, name: str) -> PolicyKind:
         point = self._entry_points()[name]
         dist = getattr(point, "dist", None)
-        source = f"entry point {point.value}" + (f" ({dist.name} {dist.version})" if dist is not None else "")
+        distribution = f"{dist.name} {dist.version}" if dist is not None else None
+        source = f"entry point {point.value}" + (f" ({distribution})" if distribution else "")
         where = f"policy {name!r} (entry point {point.value})"
         try:
             obj = point.load()
@@ -315,9 +318,10 @@ class PolicyRegistry:
         except Exception as exc:
             raise PolicySpecError(f"{where}: loading failed: {exc.__class__.__name__}: {one_line(exc)}") from None
         if isinstance(obj, PolicyKind):
-            kind = replace(obj, name=name, external=True, source=source, form=obj.form or name)
+            kind = replace(obj, name=name, external=True, source=source, form=obj.form or name,
+                           distribution=distribution)
         else:
-            kind = kind_from_factory(name, obj, point.value, source)
+            kind = replace(kind_from_factory(name, obj, point.value, source), distribution=distribution)
         self._kinds[name] = kind
         self._entry_points().pop(name)
         return kind
@@ -411,8 +415,10 @@ class PolicyRegistry:
             policy = factory(text, **dict(kind.bind), **options)
             return policy
         target = kind.factory if isinstance(kind.factory, str) else _qualname(kind.factory)
-        return make_external(text, factory, _filled(options, kind), {"kind": kind.name, "factory": target,
-                                                                     "source": kind.source})
+        about = {"kind": kind.name, "factory": target, "source": kind.source}
+        if kind.distribution:
+            about["distribution"] = kind.distribution
+        return make_external(text, factory, _filled(options, kind), about)
 
     def checkpoint_options(self) -> tuple[Option, ...]:
         """The options checkpoint kinds take (the union over them: ``llm:`` and ``preset:`` share one list)."""
@@ -460,10 +466,13 @@ def make_external(spec: str, factory: Callable[..., Any], options: Mapping[str, 
     if not callable(getattr(agent, "decide", None)):
         raise PolicySpecError(f"policy spec {spec!r}: the factory returned {type(agent).__name__}, not a policy "
                               "(it needs a decide(observation) method)")
+    about = dict(about)
     module = str(about.get("factory", "")).partition(":")[0]
-    distribution = _distribution_of(module) if module else None
-    return ExternalPolicy(spec, agent, {**about, **({"distribution": distribution} if distribution else {}),
-                                        "options": dict(options)})
+    if "distribution" not in about and module:
+        found = _distribution_of(module)
+        if found:
+            about["distribution"] = found
+    return ExternalPolicy(spec, agent, {**about, "options": dict(options)})
 
 
 def build_py(spec: str) -> ExternalPolicy:
