@@ -21,7 +21,6 @@ the registry wraps it so the recording names the spec and the agent's distributi
 from __future__ import annotations
 
 import importlib
-import inspect
 import re
 from dataclasses import dataclass, field, replace
 from importlib import metadata as importlib_metadata
@@ -208,6 +207,8 @@ class PolicyKind:
 def kind_from_factory(name: str, factory: Callable[..., Any], target: str, source: str) -> PolicyKind:
     """A kind for a plain factory: its keyword parameters are the options, its docstring's first line the
     description, its ``gpu`` attribute (default False) the GPU need."""
+    import inspect  # only for third-party factories: the registry's readers (the app's cold start) never need it
+
     where = f"policy {name!r}"
     if not callable(factory):
         raise PolicySpecError(f"{where}: {target!r} is neither a factory nor a PolicyKind")
@@ -345,7 +346,8 @@ class PolicyRegistry:
             try:
                 found.append(self.get(name))
             except PolicySpecError as exc:
-                self.problems.append(str(exc))
+                if str(exc) not in self.problems:  # listed again and again by the app: told once
+                    self.problems.append(str(exc))
         return found
 
     def spec_help(self, *, installed: bool = True) -> str:
