@@ -8,8 +8,7 @@ Grammar (``docs/llm.md`` has the long form)::
 
     MODEL, BASE, ADAPTER:  HUB_ID[@REVISION]  (owner/name, revision = branch, tag or commit)
                         |  /local/path  (./rel and ~/… too; no revision)
-    OPTIONS:               key=value&key=value   (mode, quant, profile, temperature, device, norm, samples,
-                                                  max_new_tokens, gen_temperature, top_p, top_k, parser)
+    OPTIONS:               key=value&key=value   (``CHECKPOINT_OPTIONS`` below; ``wolfeclick policies`` lists them)
 
 Hub checkpoints are fetched with ``huggingface_hub.snapshot_download`` (so they land in the usual cache); the
 revision is resolved to the commit sha of the snapshot, which goes into the recording. With ``HF_HUB_OFFLINE=1`` or
