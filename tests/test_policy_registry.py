@@ -145,8 +145,8 @@ def test_py_specs_build_typed_factories_and_each_failure_is_one_line(tmp_path: P
         assert words in str(info.value) and "\n" not in str(info.value), (spec, str(info.value))
 
 
-def test_the_app_and_the_cli_offer_what_the_registry_holds() -> None:
-    from wolfeclick.cli import build_parser
+def test_the_app_and_the_cli_offer_what_the_registry_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    from wolfeclick.cli import build_parser, main
     from wolfeclick.ui.live import policy_choices
 
     toy = PolicyKind("toy", "A toy agent.", "my_agents:make", external=True)
@@ -158,6 +158,13 @@ def test_the_app_and_the_cli_offer_what_the_registry_holds() -> None:
     record = build_parser()._subparsers._group_actions[0].choices["record"]  # type: ignore[union-attr]
     mode = next(a for a in record._actions if a.dest == "mode")
     assert tuple(mode.choices) == ("score", "generate")
+    assert main(["policies", "--json"]) == 0
+    listed = {row["name"]: row for row in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert {"random", "maxdamage", "heuristic", "human", "preset", "llm", "py"} <= set(listed)
+    assert listed["llm"]["gpu"] and not listed["heuristic"]["gpu"] and not listed["human"]["buildable"]
+    top_k = next(o for o in listed["llm"]["options"] if o["name"] == "top_k")
+    assert top_k == {"name": "top_k", "type": "integer", "default": 20, "choices": None,
+                     "help": "generate mode: top-k sampling"}
 
 
 # ------------------------------------------------------------------------------------------------- third parties
