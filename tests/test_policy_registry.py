@@ -254,6 +254,9 @@ def test_entry_points_become_kinds_and_the_bad_ones_are_named_in_one_line(tmp_pa
     monkeypatch.syspath_prepend(str(tmp_path))
     registry = PolicyRegistry(builtin_kinds())
     assert registry.names()[-2:] == ["last", "gone"]
+    offered = [(spec, label) for spec, label, _ in registry.choices()]
+    assert offered[-2:] == [("last", "ep-agents 1.2"), ("gone", "ep-agents 1.2")]
+    assert "ep_agents" not in sys.modules  # offered by name: nothing imported until one is chosen
     last = registry.get("last")
     assert last.gpu and last.external and last.source == "entry point ep_agents:KIND (ep-agents 1.2)"
     policy = make_policy("last?k=2", registry)

@@ -361,8 +361,18 @@ class PolicyRegistry:
         return " | ".join(forms)
 
     def choices(self) -> list[tuple[str, str, PolicyKind]]:
-        """Concrete specs to offer in a chooser: ``(spec, label, kind)`` for every listed spec of every kind."""
-        return [(spec, label, kind) for kind in self.kinds() for spec, label in kind.choices()]
+        """Concrete specs to offer in a chooser: ``(spec, label, kind)`` for every listed spec of every kind.
+
+        An installed agent not loaded yet is offered by name without importing it (the app lists choices at cold
+        start; a third party's module may import a model stack): its kind here is a stand-in that says where it
+        comes from, and the real one is loaded when the agent is chosen."""
+        found = [(spec, label, kind) for kind in self._kinds.values() for spec, label in kind.choices()]
+        for name, point in self._entry_points().items():
+            dist = getattr(point, "dist", None)
+            label = f"{dist.name} {dist.version}" if dist is not None else point.value
+            found.append((name, label, PolicyKind(name, label, point.value, external=True,
+                                                  source=f"entry point {point.value}")))
+        return found
 
     def split(self, spec: str) -> tuple[PolicyKind, str, dict[str, str]]:
         """``spec`` → its kind, the spec stripped, and (name-matched kinds) the options written in it."""
