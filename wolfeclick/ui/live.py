@@ -134,7 +134,7 @@ class PolicyCache:
         if not builds_once(spec):
             try:
                 return make_policy(spec)
-            except PolicySpecError as exc:
+            except WolfeClickError as exc:  # a bad spec, or a third-party factory's own one-line refusal
                 raise LiveError(one_line(exc)) from None
         key = (spec, mode)
         with self._lock:
