@@ -28,9 +28,9 @@ from tests.server_logs import resim_output, server_log  # noqa: E402
 from wolfeclick.battle.resim import spectator_log  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
+from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.llm.prompts import WolfeclickV1, v1_choice, v1_options, v1_state  # noqa: E402
 from wolfeclick.policies.base import Decision, Observation  # noqa: E402
-from wolfeclick.policies.baselines import BaselinePolicy  # noqa: E402
 
 XSS = '<script>window.__pwned=1</script><img src=x id="pwned" onerror="window.__pwned=2">'
 
@@ -41,7 +41,7 @@ class Capturing:
     blocking = False
 
     def __init__(self, spec: str) -> None:
-        self.inner = BaselinePolicy(spec)
+        self.inner = make_policy(spec)
         self.spec = spec
         self.profile = WolfeclickV1()
         self.seen: list[dict[str, Any]] = []
@@ -169,13 +169,13 @@ async def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
 
     agent = Capturing("heuristic")
-    opponent = BaselinePolicy("random")
+    opponent = make_policy("random")
     recording = await play_battle(agent, opponent, format_id="gen4randombattle", seed=3)
     record = record_battle_log(recording, agent.seen, model="heuristic (a WolfeClick Arena baseline, fixture)")
     write(args.out / "record_battle.json", record)
     write(args.out / "replay_battle.json", replay_battle(record))
 
-    other = await play_battle(BaselinePolicy("maxdamage"), BaselinePolicy("heuristic"),
+    other = await play_battle(make_policy("maxdamage"), make_policy("heuristic"),
                               format_id="gen9randombattle", seed=5)
     room = renamed(other, {"p1": "Alice", "p2": "Bob"})
     write(args.out / "showdown_replay.json", {
@@ -190,7 +190,7 @@ async def main() -> None:
     (args.out / "showdown_replay.html").write_text(replay_page("gen9randombattle-2000000005", "[Gen 9] Random Battle",
                                                                human_room(room, hostile=True)), encoding="utf-8")
 
-    served = await play_battle(BaselinePolicy("heuristic"), BaselinePolicy("random"), format_id="gen9randombattle",
+    served = await play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen9randombattle",
                                seed=7)
     write(args.out / "showdown_server.json", await server_log(served))
     for name, fmt, team in (("showdown_doubles.log", "gen9randomdoublesbattle", None),

@@ -160,9 +160,9 @@ def test_preset_metadata_from_warm_offline_cache(hub_cache) -> None:  # noqa: F8
 
 
 def test_bad_options_are_one_line(tiny_checkpoint) -> None:  # noqa: F811
-    for spec, words in [(f"llm:{tiny_checkpoint}?mode=dream", "unknown decoding mode"),
-                        (f"llm:{tiny_checkpoint}?temperature=hot", "not a valid float"),
-                        (f"llm:{tiny_checkpoint}?norm=max", "normalisation")]:
+    for spec, words in [(f"llm:{tiny_checkpoint}?mode=dream", "mode='dream' is not one of score, generate"),
+                        (f"llm:{tiny_checkpoint}?temperature=hot", "not a valid number"),
+                        (f"llm:{tiny_checkpoint}?norm=max", "norm='max' is not one of sum, mean")]:
         with pytest.raises(CheckpointError, match=words) as info:
             make_llm_policy(spec)
         assert "\n" not in str(info.value)
@@ -267,7 +267,7 @@ def test_reference_parser_rejects_what_the_reference_rejected(tiny_checkpoint, m
 
 
 def test_bad_parser_option_is_one_line(tiny_checkpoint) -> None:  # noqa: F811
-    with pytest.raises(CheckpointError, match="unknown parser mode 'lenient'") as info:
+    with pytest.raises(CheckpointError, match="parser='lenient' is not one of tolerant, reference") as info:
         make_llm_policy(f"llm:{tiny_checkpoint}?parser=lenient")
     assert "\n" not in str(info.value)
 

@@ -20,6 +20,7 @@ import pytest
 
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import MAX_SEED, Recording, is_valid_id
+from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import (
     EncodedRecording,
     RecordingError,
@@ -32,7 +33,6 @@ from wolfeclick.battle.store import (
 )
 from wolfeclick.cli import main
 from wolfeclick.errors import StorageError, WolfeClickError
-from wolfeclick.policies.baselines import BaselinePolicy
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
@@ -133,7 +133,7 @@ def test_validate_a_folder_checks_the_recordings_inside(tmp_path: Path, capsys: 
 # --- 5: ids never collide ---------------------------------------------------------------------------------------
 
 def play(seed: int, max_turns: int) -> Recording:
-    return asyncio.run(play_battle(BaselinePolicy("heuristic"), BaselinePolicy("random"), format_id="gen9randombattle",
+    return asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen9randombattle",
                                    seed=seed, max_turns=max_turns))
 
 

@@ -19,16 +19,15 @@ from wolfeclick.paths import recordings_dir, results_dir
 
 
 def _add_llm_options(parser: argparse.ArgumentParser) -> None:
+    """The checkpoint kinds' options from the policy registry, as flags (each also written ``llm:…?mode=…``)."""
+    from wolfeclick.policies.registry import default_registry
+
+    options = {o.name: o for o in default_registry().checkpoint_options()}
     group = parser.add_argument_group("checkpoint options (llm:/preset: specs only)")
-    group.add_argument("--mode", choices=["score", "generate"], default="score",
-                       help="score every legal action (default) or sample like the reference")
-    group.add_argument("--quant", choices=["none", "nf4", "int8"], default=None,
-                       help="weights on CUDA (default nf4; without CUDA: none)")
-    group.add_argument("--profile", default=None, help="prompt profile (default: the checkpoint's own)")
-    group.add_argument("--temperature", type=float, default=0.0, help="0 = take the best-scored action")
-    group.add_argument("--parser", choices=["tolerant", "reference"], default=None,
-                       help="generate mode: how samples are read (default tolerant; reference = exactly what the "
-                            "reference harness accepted)")
+    for name, default in (("mode", "score"), ("quant", None), ("profile", None), ("temperature", 0.0),
+                          ("parser", None)):
+        option = options[name]
+        group.add_argument(f"--{name}", type=option.type, choices=option.choices, default=default, help=option.help)
 
 
 def _add_team_options(parser: argparse.ArgumentParser, *, seats: bool = True) -> None:
@@ -87,13 +86,17 @@ EXIT_STATUSES = """exit statuses:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from wolfeclick.battle.specs import spec_help
+
+    specs = (f"policy specs (--p1, --players, --policy…):\n  {spec_help(installed=False)}\n  or an installed "
+             "agent's name; `wolfeclick policies` lists every kind with its options\n\n")
     parser = argparse.ArgumentParser(prog="wolfeclick", description=__doc__.split("\n")[0],
-                                     epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     epilog=specs + EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     record = commands.add_parser("record", help="play seeded battles and write one recording per battle",
                                  description="Play battles on the embedded simulator; print each recording's path.")
-    record.add_argument("--p1", required=True, help="policy spec for side p1 (random, maxdamage, heuristic, llm:…)")
+    record.add_argument("--p1", required=True, help="policy spec for side p1 (`wolfeclick policies` lists them)")
     record.add_argument("--p2", required=True, help="policy spec for side p2")
     record.add_argument("--format", default=DEFAULT_FORMAT, help=f"Showdown format (default {DEFAULT_FORMAT})")
     record.add_argument("--seed", type=SEED, default=0, help="battle seed; battle i uses seed+i")
@@ -234,6 +237,11 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Installs the simulator's Node packages from the lock shipped in the package into "
                                     "$WOLFECLICK_CACHE (default ~/.cache/wolfeclick) and prints where. Needs Node.js "
                                     ">= 20 and npm; does nothing when it is already installed.")
+    listing = commands.add_parser("policies", help="list every policy kind a spec can name, with its options",
+                                  description="Every registered kind (built-ins, installed agents from the "
+                                              "wolfeclick.policies entry points, py: factories): how its specs are "
+                                              "written, whether it needs a GPU, its options with types and defaults.")
+    listing.add_argument("--json", action="store_true", help="one JSON object per kind instead of text")
     commands.add_parser("app", help="serve the Gradio app (as python app.py does)",
                         description="Serves Live, Replays, Compare and Leaderboard on GRADIO_SERVER_NAME:"
                                     "GRADIO_SERVER_PORT (default 127.0.0.1:7860).")
@@ -795,6 +803,27 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_policies(args: argparse.Namespace) -> int:
+    import json
+
+    from wolfeclick.policies.registry import default_registry, describe_kinds
+
+    registry = default_registry()
+    kinds = registry.kinds()
+    if args.json:
+        for kind in kinds:
+            print(json.dumps({"name": kind.name, "form": kind.spec_form(), "description": kind.description,
+                              "gpu": kind.gpu, "source": kind.source, "buildable": kind.buildable,
+                              "options": [{"name": o.name, "type": o.type_name(), "default": o.default,
+                                           "choices": list(o.choices) if o.choices else None, "help": o.help}
+                                          for o in kind.option_list()]}, default=str))
+    else:
+        print(describe_kinds(kinds))
+    for problem in registry.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    return 0
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     from wolfeclick.ui.serve import serve
 
@@ -802,7 +831,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"setup": cmd_setup, "app": cmd_app, "ladder": cmd_ladder, "server": cmd_server,
+COMMANDS = {"setup": cmd_setup, "app": cmd_app, "policies": cmd_policies, "ladder": cmd_ladder, "server": cmd_server,
             "record": cmd_record, "validate": cmd_validate, "resim": cmd_resim, "schema": cmd_schema,
             "bench": cmd_bench, "branch": cmd_branch, "rescore": cmd_rescore, "analyse": cmd_analyse, "leaderboard": cmd_leaderboard,
             "import": cmd_import, "export": cmd_export, "serve-env": cmd_serve_env}

@@ -1,39 +1,35 @@
-"""Policy spec strings → policies. Baselines by name; checkpoints (``llm:…``, ``preset:…``) via ``wolfeclick.llm``."""
+"""Policy spec strings → policies, through the policy registry (``wolfeclick.policies.registry``).
+
+Kept as the battle layer's door to the registry: ``make_policy(spec)`` builds what a spec names (a baseline, a
+checkpoint, an installed agent, a ``py:`` factory); ``spec_help()`` says how specs are written.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from wolfeclick.errors import WolfeClickError
 from wolfeclick.extras import require
 from wolfeclick.policies.base import Policy
-from wolfeclick.policies.baselines import BASELINES, BaselinePolicy
-from wolfeclick.policies.human import HUMAN_SPEC
+from wolfeclick.policies.registry import PolicyRegistry, PolicySpecError, default_registry
 
-SPEC_HELP = (
-    "random | maxdamage | heuristic | preset:run1|run2|run3 | llm:REPO[@REV][+ADAPTER[@REV]] | llm:/local/path"
-)
+__all__ = ["PolicySpecError", "make_policy", "spec_help", "needs_gpu"]
 
 
-class PolicySpecError(WolfeClickError, ValueError):
-    """A spec that names no policy; the message is one line."""
+def spec_help(registry: PolicyRegistry | None = None, *, installed: bool = True) -> str:
+    """One line of every spec form the registry knows (``random | … | llm:… | py:… | myagent``)."""
+    return (registry or default_registry()).spec_help(installed=installed)
 
 
-def is_baseline(spec: str) -> bool:
-    return spec.strip() in BASELINES
+def needs_gpu(spec: str, registry: PolicyRegistry | None = None) -> bool:
+    """Whether the kind a spec names wants a GPU (checkpoints): built once and shared, not made fresh per use."""
+    return (registry or default_registry()).lookup(spec).gpu
 
 
-def make_policy(spec: str, **llm_options: Any) -> Policy:
-    """Build the policy a spec names. Language-model options (mode, quant, …) apply to checkpoint specs only."""
-    spec = spec.strip()
-    if spec in BASELINES:
-        return BaselinePolicy(spec)
-    if spec == HUMAN_SPEC:
-        raise PolicySpecError("'human' is a person choosing with buttons in the app (Live: You, or Replays: take over); "
-                              "there is no one to ask here")
-    if spec.startswith(("llm:", "preset:")):
-        require("llm", f"the checkpoint policy {spec!r}")
-        from wolfeclick.llm.policy import make_llm_policy  # heavy (torch): imported only when asked for
-
-        return make_llm_policy(spec, **llm_options)
-    raise PolicySpecError(f"unknown policy spec {spec!r}; expected {SPEC_HELP}")
+def make_policy(spec: str, registry: PolicyRegistry | None = None, **llm_options: Any) -> Policy:
+    """Build the policy a spec names. Checkpoint options (mode, quant, …; ``cache``) apply to checkpoint specs only,
+    and a misspelt one is refused whatever the spec."""
+    registry = registry or default_registry()
+    kind = registry.lookup(spec)
+    if kind.checkpoint:
+        require("llm", f"the checkpoint policy {spec.strip()!r}")
+    return registry.build(spec, **llm_options)

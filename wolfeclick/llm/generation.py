@@ -18,8 +18,6 @@ import torch
 
 from wolfeclick.llm.scoring import _cache_kw, adapters_for, model_device, prefill
 
-REFERENCE_SAMPLING = {"samples": 4, "max_new_tokens": 24, "temperature": 0.3, "top_p": 0.95, "top_k": 20}
-
 
 @dataclass
 class GenerateRequest:

@@ -21,12 +21,21 @@ import time
 from typing import Any
 
 from wolfeclick.game.actions import DEFAULT_PARSER, PARSER_MODES, parse_action
-from wolfeclick.llm.generation import REFERENCE_SAMPLING, GenerateRequest
+from wolfeclick.llm.generation import GenerateRequest
 from wolfeclick.llm.loading import MODEL_CACHE, ModelHandle
 from wolfeclick.llm.prompts import Candidate, Profile, make_profile
 from wolfeclick.llm.scoring import ScoreRequest
-from wolfeclick.llm.specs import CheckpointError, ResolvedCheckpoint, is_llm_spec, parse_spec, resolve_checkpoint
+from wolfeclick.llm.specs import (
+    CHECKPOINT_OPTIONS,
+    REFERENCE_SAMPLING,
+    CheckpointError,
+    ResolvedCheckpoint,
+    is_llm_spec,
+    parse_spec,
+    resolve_checkpoint,
+)
 from wolfeclick.policies.base import Decision, Observation, fallback_decision
+from wolfeclick.policies.registry import PolicySpecError, check_options
 from wolfeclick.sim.protocol import is_random_format
 
 MODES = ("score", "generate")
@@ -228,46 +237,37 @@ def _with_legal(observation: Observation, legal: list[Any]) -> Observation:
 # ------------------------------------------------------------------------------------------------- building
 
 
-def _option(options: dict[str, str], key: str, cast: Any, default: Any) -> Any:
-    if key not in options:
-        return default
+def checkpoint_options(spec: str, given: dict[str, Any], written: dict[str, str]) -> dict[str, Any]:
+    """Every checkpoint option, typed: written in the spec (wins), else given as an argument, else the default.
+
+    An unknown or mistyped option (in either place) is a ``CheckpointError`` naming the valid ones."""
+    where = f"checkpoint spec {spec.strip()!r}"
     try:
-        return cast(options[key])
-    except ValueError as exc:
-        raise CheckpointError(f"checkpoint option {key}={options[key]!r} is not a valid {cast.__name__}") from exc
+        passed = check_options({k: v for k, v in given.items() if v is not None}, CHECKPOINT_OPTIONS, where)
+        inline = check_options(written, CHECKPOINT_OPTIONS, where)
+    except PolicySpecError as exc:
+        raise CheckpointError(str(exc)) from None
+    return {o.name: inline.get(o.name, passed.get(o.name, o.default)) for o in CHECKPOINT_OPTIONS}
 
 
-def make_llm_policy(spec: str, *, mode: str | None = "score", quant: str | None = None, profile: str | None = None,
-                    temperature: float | None = 0.0, device: str | None = None, parser: str | None = None,
-                    cache: Any = None, **_ignored: Any) -> LLMPolicy:
+def make_llm_policy(spec: str, *, cache: Any = None, **options: Any) -> LLMPolicy:
     """Resolve, load (through the shared cache) and wrap the checkpoint a spec names.
 
-    ``cache`` is where the model comes from: ``MODEL_CACHE`` (this process) unless another object with the same
+    ``options`` are the checkpoint options (``wolfeclick.llm.specs.CHECKPOINT_OPTIONS``: mode, quant, profile,
+    temperature, …; None means "not given"); a misspelt or mistyped one is refused, never dropped. ``cache`` is
+    where the model comes from: ``MODEL_CACHE`` (this process) unless another object with the same
     ``get(checkpoint, device=…, quant=…) -> ModelHandle`` is given (the Ray engine's model-server client).
 
     Options written in the spec (``llm:…?mode=generate&quant=nf4``) win over these arguments, so one command line
     can pit differently configured checkpoints against each other. Raises ``CheckpointError`` (one line).
     """
     parsed = parse_spec(spec)
-    o = parsed.options
-    mode = o.get("mode") or mode or "score"
-    quant = o.get("quant") or quant
-    device = o.get("device") or device
-    temperature = _option(o, "temperature", float, 0.0 if temperature is None else temperature)
-    profile_name = o.get("profile") or profile or (parsed.preset.profile if parsed.preset else None)
-    norm = o.get("norm") or "sum"
-    parser = o.get("parser") or parser or DEFAULT_PARSER
-    if parser not in PARSER_MODES:
-        raise CheckpointError(f"unknown parser mode {parser!r} (expected {' or '.join(PARSER_MODES)})")
-    sampling = {
-        "samples": _option(o, "samples", int, REFERENCE_SAMPLING["samples"]),
-        "max_new_tokens": _option(o, "max_new_tokens", int, REFERENCE_SAMPLING["max_new_tokens"]),
-        "temperature": _option(o, "gen_temperature", float, REFERENCE_SAMPLING["temperature"]),
-        "top_p": _option(o, "top_p", float, REFERENCE_SAMPLING["top_p"]),
-        "top_k": _option(o, "top_k", int, REFERENCE_SAMPLING["top_k"]),
-    }
-    if mode not in MODES:
-        raise CheckpointError(f"unknown decoding mode {mode!r} (expected score or generate)")
+    o = checkpoint_options(spec, options, parsed.options)
+    mode, quant, device, temperature, norm, parser = (o["mode"], o["quant"], o["device"], o["temperature"], o["norm"],
+                                                      o["parser"])
+    profile_name = o["profile"] or (parsed.preset.profile if parsed.preset else None)
+    sampling = {"samples": o["samples"], "max_new_tokens": o["max_new_tokens"], "temperature": o["gen_temperature"],
+                "top_p": o["top_p"], "top_k": o["top_k"]}
     profile_obj = make_profile(profile_name)
     checkpoint = resolve_checkpoint(parsed)
     handle = (cache if cache is not None else MODEL_CACHE).get(checkpoint, device=device, quant=quant)

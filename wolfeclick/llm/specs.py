@@ -8,8 +8,7 @@ Grammar (``docs/llm.md`` has the long form)::
 
     MODEL, BASE, ADAPTER:  HUB_ID[@REVISION]  (owner/name, revision = branch, tag or commit)
                         |  /local/path  (./rel and ~/… too; no revision)
-    OPTIONS:               key=value&key=value   (mode, quant, profile, temperature, device, norm, samples,
-                                                  max_new_tokens, gen_temperature, top_p, top_k, parser)
+    OPTIONS:               key=value&key=value   (``CHECKPOINT_OPTIONS`` below; ``wolfeclick policies`` lists them)
 
 Hub checkpoints are fetched with ``huggingface_hub.snapshot_download`` (so they land in the usual cache); the
 revision is resolved to the commit sha of the snapshot, which goes into the recording. With ``HF_HUB_OFFLINE=1`` or
@@ -28,6 +27,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.policies.registry import Option
 
 PRESET_REPO = "Atharva2099/openenv-smogon-rl"
 PRESET_BASE = "Qwen/Qwen3-4B-Instruct-2507"
@@ -36,10 +36,31 @@ PRESET_FORMAT = "gen4randombattle"
 HUB_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.jinja", "*.model", "*.tiktoken", "adapter_model.bin"]
 """What is fetched from a Hub repo: configs, safetensors weights, tokenizer files (not duplicate .bin/.pth/.gguf)."""
 
-OPTION_KEYS = {
-    "mode", "quant", "profile", "temperature", "device", "norm", "samples", "max_new_tokens", "gen_temperature",
-    "top_p", "top_k", "parser",
-}
+REFERENCE_SAMPLING = {"samples": 4, "max_new_tokens": 24, "temperature": 0.3, "top_p": 0.95, "top_k": 20}
+"""The reference harness's sampling in generate mode (k samples of up to 24 new tokens)."""
+
+CHECKPOINT_OPTIONS: tuple[Option, ...] = (
+    Option("mode", str, "score", "score every legal action, or generate (sample like the reference)",
+           ("score", "generate")),
+    Option("quant", str, None, "weights: auto (nf4 on CUDA, none on CPU; the default), none, nf4 or int8",
+           ("auto", "none", "nf4", "int8")),
+    Option("profile", str, None, "prompt profile (default: the checkpoint's own, else arena-v1)"),
+    Option("temperature", float, 0.0, "score mode: 0 plays the best-scored action, >0 draws from softmax(score/T)"),
+    Option("device", str, None, "cuda, cuda:1, cpu… (default: cuda when there is one)"),
+    Option("norm", str, "sum", "score mode: an answer's log-probability summed or averaged over its tokens",
+           ("sum", "mean")),
+    Option("samples", int, REFERENCE_SAMPLING["samples"], "generate mode: completions sampled per decision"),
+    Option("max_new_tokens", int, REFERENCE_SAMPLING["max_new_tokens"], "generate mode: tokens per completion"),
+    Option("gen_temperature", float, REFERENCE_SAMPLING["temperature"], "generate mode: sampling temperature"),
+    Option("top_p", float, REFERENCE_SAMPLING["top_p"], "generate mode: nucleus sampling"),
+    Option("top_k", int, REFERENCE_SAMPLING["top_k"], "generate mode: top-k sampling"),
+    Option("parser", str, "tolerant", "generate mode: tolerant, or reference (exactly what the reference harness "
+           "accepted)", ("tolerant", "reference")),
+)
+"""The options every checkpoint spec takes (``llm:…?mode=generate``; the CLI's ``--mode``…), typed: the registry
+lists them, and ``make_llm_policy`` refuses any other."""
+
+OPTION_KEYS = {option.name for option in CHECKPOINT_OPTIONS}
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 
 
@@ -73,6 +94,12 @@ PRESETS: dict[str, Preset] = {
 
 def preset_names() -> list[str]:
     return sorted(PRESETS)
+
+
+def preset_choices() -> list[tuple[str, str]]:
+    """The presets as concrete specs for choosers: ``("preset:run1", "WolfeClick GRPO run 1")``."""
+    return [(f"preset:{name}", f"WolfeClick GRPO run {name.removeprefix('run')} (Qwen3-4B + LoRA)")
+            for name in preset_names()]
 
 
 @dataclass(frozen=True)

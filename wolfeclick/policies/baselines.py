@@ -21,11 +21,9 @@ from wolfeclick.errors import InputError
 from wolfeclick.game.actions import find_by_command
 from wolfeclick.policies.base import Decision, Observation
 
-BASELINES = {
-    "random": (RandomPlayer, "Picks uniformly among legal moves and switches."),
-    "maxdamage": (MaxBasePowerPlayer, "Uses the move with the highest base power; switches only when it must."),
-    "heuristic": (SimpleHeuristicsPlayer, "poke-env's SimpleHeuristicsPlayer: matchups, boosts, hazards, switching."),
-}
+PLAYERS = {cls.__name__: cls for cls in (RandomPlayer, MaxBasePowerPlayer, SimpleHeuristicsPlayer)}
+"""The poke-env players a baseline kind may name (the kinds themselves, names and descriptions, are registered in
+``wolfeclick.policies.registry``)."""
 
 _RNG_LOCK = threading.Lock()
 _RNG_MODULES = (_pe_player, _pe_baselines)
@@ -42,10 +40,10 @@ class BaselinePolicy:
 
     blocking = False
 
-    def __init__(self, spec: str) -> None:
-        if spec not in BASELINES:
-            raise InputError(f"unknown baseline {spec!r}; choose one of {', '.join(BASELINES)}")
-        player_class, self.description = BASELINES[spec]
+    def __init__(self, spec: str, player: str, description: str) -> None:
+        if player not in PLAYERS:
+            raise InputError(f"unknown poke-env player {player!r}; choose one of {', '.join(PLAYERS)}")
+        player_class, self.description = PLAYERS[player], description
         self.spec = spec
         self._player = player_class(start_listening=False, log_level=logging.CRITICAL)
 

@@ -23,7 +23,7 @@ from wolfeclick.arena.results import charts_from_rows, summary_from_rows
 from wolfeclick.arena.schedule import build_schedule
 from wolfeclick.battle.schema import is_valid_id
 from wolfeclick.errors import WolfeClickError
-from wolfeclick.ui.live import LiveError, PolicyCache, check_format, one_line
+from wolfeclick.ui.live import LiveError, PolicyCache, builds_once, check_format, one_line
 from wolfeclick.ui.presentation import compare_label, verdict_rows
 
 __all__ = ["CompareUpdate", "run_compare", "load_compare", "list_compares", "TABLE_HEADERS", "BATTLE_HEADERS",
@@ -138,7 +138,7 @@ async def run_compare(
     # checkpoints come from the shared cache (loaded once for Live and Compare alike)
     policies = {}
     for spec in specs:
-        if not cache.loaded(spec, mode) and spec.startswith(("llm:", "preset:")):
+        if not cache.loaded(spec, mode) and builds_once(spec):  # a checkpoint: loading takes a while
             yield CompareUpdate(0, 0, f"Loading {spec}…")
         policies[spec] = await asyncio.to_thread(cache.build, spec, mode)
     try:

@@ -24,37 +24,42 @@ from typing import Any, AsyncIterator
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS, player_names, recording_id
 from wolfeclick.battle.schema import Recording, TurnRecord
-from wolfeclick.battle.specs import SPEC_HELP, PolicySpecError, is_baseline, make_policy
+from wolfeclick.battle.specs import PolicySpecError, make_policy, needs_gpu, spec_help
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.digits import ascii_int
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
 from wolfeclick.policies.human import HUMAN_SPEC, Answered, HumanPolicy, HumanSeat, Prompt
+from wolfeclick.policies.registry import PolicyRegistry, default_registry
 from wolfeclick.sim.protocol import door_names
 from wolfeclick.ui.view import BattleMeta, BattleView
 
 __all__ = [
-    "AGENT_CHOICES", "OPPONENT_CHOICES", "FORMATS", "CUSTOM", "LiveError", "LiveEvent", "PolicyCache",
+    "policy_choices", "builds_once", "FORMATS", "CUSTOM", "LiveError", "LiveEvent", "PolicyCache",
     "HardwareProbe", "hardware_report", "parse_seed", "check_format", "resolve_spec", "run_live", "HUMAN",
     "SeatRegistry", "prompt_markdown", "human_sides",
 ]
 
 CUSTOM = "custom"
-PRESETS = [("preset:run1", "WolfeClick GRPO run 1"), ("preset:run2", "WolfeClick GRPO run 2"),
-           ("preset:run3", "WolfeClick GRPO run 3")]
-BASELINE_LABELS = [("heuristic", "heuristic baseline"), ("maxdamage", "max-damage baseline"),
-                   ("random", "random baseline")]
 HUMAN = HUMAN_SPEC
 YOU = "You"
 """How the page names the side its own person plays (header, panels, narration, result)."""
-"""The choice (and recorded policy spec) for a side a person plays with the buttons."""
 HUMAN_CHOICE = ("You — play this side yourself (buttons)", HUMAN)
-AGENT_CHOICES = ([(f"{spec} — {label}", spec) for spec, label in BASELINE_LABELS]
-                 + [(f"{spec} — {label} (Qwen3-4B + LoRA)", spec) for spec, label in PRESETS]
-                 + [HUMAN_CHOICE, ("custom spec…", CUSTOM)])
-OPPONENT_CHOICES = ([(f"{spec} — {label}", spec) for spec, label in reversed(BASELINE_LABELS)]
-                    + [(f"{spec} — {label} (checkpoint)", spec) for spec, label in PRESETS]
-                    + [HUMAN_CHOICE, ("another checkpoint (custom spec)…", CUSTOM)])
+"""The choice (and recorded policy spec) for a side a person plays with the buttons."""
+
+
+def policy_choices(registry: PolicyRegistry | None = None, *, opponent: bool = False) -> list[tuple[str, str]]:
+    """The dropdown of a side, from the policy registry: every listed spec (baselines, presets, installed agents),
+    then a person, then a custom spec. The agent's side leads with the strongest baseline, the opponent's with the
+    weakest."""
+    listed = (registry or default_registry()).choices()
+    cheap = [(f"{spec} — {label}", spec) for spec, label, kind in listed if not kind.gpu and not kind.external]
+    models = [(f"{spec} — {label}", spec) for spec, label, kind in listed if kind.gpu and not kind.external]
+    installed = [(f"{spec} — {label} (installed agent)", spec) for spec, label, kind in listed if kind.external]
+    custom = ("another checkpoint (custom spec)…" if opponent else "custom spec…", CUSTOM)
+    return [*(cheap if opponent else cheap[::-1]), *models, *installed, HUMAN_CHOICE, custom]
+
+
 FORMATS = [DEFAULT_FORMAT] + [f"gen{n}randombattle" for n in (9, 8, 7, 6, 5, 3, 2, 1)]
 _FORMAT_RE = re.compile(r"^gen[1-9][a-z0-9]{2,60}$")
 MAX_SEED = 2**31 - 1
@@ -91,7 +96,7 @@ def resolve_spec(choice: str | None, custom: str | None) -> str:
     spec = (custom if choice == CUSTOM else choice) or ""
     spec = spec.strip()
     if not spec:
-        raise LiveError(f"enter a policy spec ({SPEC_HELP})")
+        raise LiveError(f"enter a policy spec ({spec_help()})")
     if len(spec) > 300 or "\n" in spec:
         raise LiveError("policy spec is too long")
     return spec
@@ -105,6 +110,14 @@ def one_line(exc: BaseException) -> str:
 # --------------------------------------------------------------------------------------------------------------
 # Checkpoints, shared
 # --------------------------------------------------------------------------------------------------------------
+def builds_once(spec: str) -> bool:
+    """Kinds that need a GPU (checkpoints) are built once and shared; an unknown spec is one line for the page."""
+    try:
+        return needs_gpu(spec)
+    except PolicySpecError as exc:
+        raise LiveError(one_line(exc)) from None
+
+
 class PolicyCache:
     """Checkpoint policies by (spec, mode), built once even when many sessions ask at the same time."""
 
@@ -117,9 +130,12 @@ class PolicyCache:
         return (spec, mode) in self._policies
 
     def build(self, spec: str, mode: str = "score") -> Policy:
-        """Blocking: the policy for ``spec`` (baselines are made fresh; checkpoints come from the cache)."""
-        if is_baseline(spec):
-            return make_policy(spec)
+        """Blocking: the policy for ``spec`` (cheap kinds are made fresh; checkpoints come from the cache)."""
+        if not builds_once(spec):
+            try:
+                return make_policy(spec)
+            except WolfeClickError as exc:  # a bad spec, or a third-party factory's own one-line refusal
+                raise LiveError(one_line(exc)) from None
         key = (spec, mode)
         with self._lock:
             if key in self._policies:
@@ -353,7 +369,7 @@ class _Failure:
 
 async def _build(spec: str, mode: str, cache: PolicyCache, stop: asyncio.Event | None) -> AsyncIterator[Any]:
     """Yield loading messages every second while the policy builds; the last item is the policy."""
-    if is_baseline(spec):
+    if not builds_once(spec):
         yield cache.build(spec, mode)
         return
     if cache.loaded(spec, mode):

@@ -143,11 +143,11 @@ class RayEngine:
         Ready policies in ``policies`` cannot travel to the actors; they are rebuilt there from their specs.
         """
         from wolfeclick.battle.specs import make_policy
-        from wolfeclick.llm.specs import is_llm_spec
+        from wolfeclick.policies.registry import default_registry
 
         bases: dict[str, str] = {}
         for spec in specs:
-            if is_llm_spec(spec):
+            if default_registry().lookup(spec).checkpoint:  # its weights are served by one model server
                 from wolfeclick.llm.specs import parse_spec, resolve_checkpoint
 
                 bases[spec] = str(resolve_checkpoint(parse_spec(spec)).base.path)

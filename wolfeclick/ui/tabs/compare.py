@@ -8,6 +8,7 @@ from typing import Any, AsyncIterator
 import gradio as gr
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT
+from wolfeclick.policies.registry import default_registry
 from wolfeclick.ui import compare as compare_mod
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
@@ -17,7 +18,6 @@ from wolfeclick.ui.tabs.common import failure
 
 __all__ = ["CompareUI", "build", "compare_run", "compare_stop", "compare_load", "RUN_OUTPUTS", "LOAD_OUTPUTS"]
 
-BASELINES = ["random", "maxdamage", "heuristic", "preset:run1", "preset:run2", "preset:run3"]
 RUN_OUTPUTS = ("status", "table", "win", "heat", "ratings", "select", "games", "verdicts")
 LOAD_OUTPUTS = ("status", "table", "win", "heat", "ratings", "games", "verdicts")
 """The order of ``/compare_run``'s and ``/compare_load``'s outputs for API clients."""
@@ -107,7 +107,10 @@ def build(ctx: AppContext) -> CompareUI:
     with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
         with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
             with gr.Accordion("Tournament settings", open=True, elem_classes=["wc-controls"]):
-                specs = gr.CheckboxGroup(BASELINES, value=["random", "maxdamage", "heuristic"], label="Policies")
+                listed = default_registry().choices()
+                specs = gr.CheckboxGroup([spec for spec, _, _ in listed],
+                                         value=[spec for spec, _, kind in listed if not kind.gpu and not kind.external],
+                                         label="Policies")
                 extra = gr.Textbox(label="More specs (comma separated)", placeholder="llm:…, preset:run2")
                 battles = gr.Slider(2, 40, value=4, step=2, label="Battles per pairing",
                                     info="played in pairs: same teams, seats swapped")

@@ -22,15 +22,14 @@ from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.live import (
-    AGENT_CHOICES,
     CUSTOM,
     FORMATS,
-    OPPONENT_CHOICES,
     LiveError,
     check_format,
     hardware_report,
     human_sides,
     parse_seed,
+    policy_choices,
     prompt_markdown,
     resolve_spec,
     run_live,
@@ -260,7 +259,11 @@ at, not the battle's last one (the server never sees the cursor)."""
 
 RECORDED = "recorded"
 """The take-over choice that keeps a side's recorded policy."""
-TAKEOVER_CHOICES = [("as recorded (the policy that played)", RECORDED)] + AGENT_CHOICES
+
+
+def takeover_choices() -> list[tuple[str, str]]:
+    """Replays' take-over dropdowns: keep the recorded policy, or any the agent's side may choose."""
+    return [("as recorded (the policy that played)", RECORDED), *policy_choices()]
 
 
 async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: str, p1_custom: str,
@@ -336,10 +339,10 @@ def build(ctx: AppContext) -> LiveUI:
     with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
         with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
             with gr.Accordion("Battle settings", open=True, elem_classes=["wc-controls"]):
-                agent = gr.Dropdown(AGENT_CHOICES, value="heuristic", label="Agent (p1)", elem_id="wc-live-agent")
+                agent = gr.Dropdown(policy_choices(), value="heuristic", label="Agent (p1)", elem_id="wc-live-agent")
                 agent_custom = gr.Textbox(label="Agent spec", visible=False,
                                           placeholder="llm:REPO[@REV][+ADAPTER] or llm:/path")
-                opponent = gr.Dropdown(OPPONENT_CHOICES, value="random", label="Opponent (p2)",
+                opponent = gr.Dropdown(policy_choices(opponent=True), value="random", label="Opponent (p2)",
                                        elem_id="wc-live-opponent")
                 opponent_custom = gr.Textbox(label="Opponent checkpoint spec", visible=False,
                                              placeholder="preset:run2 or llm:…")

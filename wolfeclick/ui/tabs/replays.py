@@ -88,14 +88,14 @@ TAKEOVER_JS = """(...args) => {
 
 
 def _takeover_controls() -> TakeoverUI:
-    from wolfeclick.ui.tabs.live import RECORDED, TAKEOVER_CHOICES, custom_box
+    from wolfeclick.ui.tabs.live import RECORDED, custom_box, takeover_choices
 
     with gr.Accordion("Take over from here", open=False, elem_classes=["wc-controls"]):
         gr.Markdown("The shown decision on, chosen policies play the battle on live (its earlier choices are "
                     "replayed exactly); saved as a branch. Choose **You** for a side to play it yourself.")
-        p1 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p1 from here", elem_id="wc-takeover-p1")
+        p1 = gr.Dropdown(takeover_choices(), value=RECORDED, label="p1 from here", elem_id="wc-takeover-p1")
         p1_custom = gr.Textbox(label="p1 spec", visible=False, placeholder="llm:… or preset:run2")
-        p2 = gr.Dropdown(TAKEOVER_CHOICES, value=RECORDED, label="p2 from here", elem_id="wc-takeover-p2")
+        p2 = gr.Dropdown(takeover_choices(), value=RECORDED, label="p2 from here", elem_id="wc-takeover-p2")
         p2_custom = gr.Textbox(label="p2 spec", visible=False, placeholder="llm:… or preset:run2")
         mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)")
         timer = gr.Textbox(label="Your timer (seconds per decision, when you play)", placeholder="blank = no timer",
