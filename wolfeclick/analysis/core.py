@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from wolfeclick.analysis.rollout import Forks, Outcome, prefix_lines, rollout
+from wolfeclick.analysis.rollout import Forks, Outcome, lean_rollout, prefix_lines, rollout
 from wolfeclick.analysis.schema import (
     AnalysedDecision,
     Analysis,
@@ -144,13 +144,15 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int
                   options: Iterable[str] = (), at: Iterable[int] | None = None, margin: float = DEFAULT_MARGIN,
                   concurrency: int = 16, progress: Callable[[int, int], None] | None = None,
                   stop: asyncio.Event | None = None, steps: Iterable[int] | None = None,
-                  fork: bool = True) -> Analysis:
+                  fork: bool = True, lean: bool = True) -> Analysis:
     """Analyse ``recording`` with ``policy`` playing both sides of every rollout.
 
     ``options`` names the sides whose options are valued at each of their decisions (``at`` narrows that to some
     decision indices); ``steps`` limits the whole analysis to some decisions; ``progress(done, total)`` is told
     after each rollout; a set ``stop`` cancels what is left. ``fork`` starts rollouts as copies of their decision
-    (``rollout.Forks``); without it each replays its prefix. Both play the very same battles.
+    (``rollout.Forks``); without it each replays its prefix. Both play the very same battles. ``lean`` plays
+    rollouts for their winner only (``rollout.lean_rollout``); without it each is a full recorded battle, the
+    same winner at several times the cost.
     """
     replayable(recording)
     for name, wanted in (("--at", at), ("steps", steps)):
@@ -176,7 +178,7 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int
             if stop is not None and stop.is_set():
                 raise AnalysisStopped(f"{recording.id}: the analysis was stopped")
             first = {task.side: task.action} if task.side is not None and task.action is not None else None
-            outcome = await rollout(recording, task.step, policies, process=pool.pick(), seed=seed, number=number,
+            outcome = await play(recording, task.step, policies, process=pool.pick(), seed=seed, number=number,
                                     first=first, prefix=prefixes[task.step], forks=forks)
         done += 1
         if progress is not None:
@@ -184,6 +186,7 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int
         return outcome
 
     forks = Forks() if fork else None
+    play = lean_rollout if lean else rollout
     running = [asyncio.ensure_future(one(task, n)) for task in tasks for n in range(k)]
     try:
         results = await asyncio.gather(*running)
