@@ -327,18 +327,36 @@ def test_export_as_value_gives_each_decision_its_state_and_values_and_loads_with
     assert "recordings without an analysis" in capsys.readouterr().err
 
 
-def test_the_analysis_card_escapes_every_text_and_marks_what_the_analysis_found(sample: Recording) -> None:
-    from wolfeclick.ui.analysis_view import analysis_card
-
+def _hostile_analysis(sample: Recording) -> Analysis:
     hostile = ActionRecord(action="move", choice="<img src=x onerror=alert(1)>")
     plain = ActionRecord(action="switch", choice="Gurdurr")
     decisions = [AnalysedDecision(index=i, turn=i + 1, deciding=["p1"], win=_estimate(w, 64))
                  for i, w in enumerate([32, 60, 4])]
     decisions[1].options["p1"] = option_table("p1", [(hostile, _estimate(2, 64)), (plain, _estimate(62, 64))],
                                               hostile, 0.15)
-    analysis = Analysis(recording=sample.id, policy="<b>heuristic</b>", k=64, seed=0, margin=0.15, winner="p1",
-                        decisions=decisions, turning_points=turning_points(decisions, "p1"),
-                        mistakes=mistakes(decisions))
+    return Analysis(recording=sample.id, policy="<b>heuristic</b>", k=64, seed=0, margin=0.15, winner="p1",
+                    decisions=decisions, turning_points=turning_points(decisions, "p1"), mistakes=mistakes(decisions))
+
+
+def test_the_viewer_gets_marks_by_step_as_text_and_option_tables_escaped(sample: Recording) -> None:
+    from wolfeclick.ui.analysis_view import viewer_analysis
+
+    analysis = _hostile_analysis(sample)
+    part = viewer_analysis(analysis)
+    assert sorted(part["marks"]) == ["0", "1", "2"]  # three decisions, three swings (the last one to the result)
+    assert all("turning" in part["marks"][str(p.index)] for p in analysis.turning_points)
+    assert [i for i, m in part["marks"].items() if "mistake" in m] == ["1"]
+    loss = analysis.mistakes[0].loss
+    assert part["marks"]["1"]["mistake"] == (f"p1's mistake: move <img src=x onerror=alert(1)> lost {loss:.2f} "
+                                             "(best switch Gurdurr)")  # text: the viewer sets it as text
+    assert list(part["options"]) == ["1"] and "<img" not in part["options"]["1"]
+    assert "&lt;img src=x" in part["options"]["1"] and part["options"]["1"].count("<tr") == 3 and part["k"] == 64
+
+
+def test_the_analysis_card_escapes_every_text_and_marks_what_the_analysis_found(sample: Recording) -> None:
+    from wolfeclick.ui.analysis_view import analysis_card
+
+    analysis = _hostile_analysis(sample)
     card = analysis_card(analysis, sample)
     assert "<img" not in card and "<b>heuristic" not in card and "&lt;img src=x" in card
     assert card.count('class="wc-an-turning"') == 3 and card.count('class="wc-an-mistake"') == 1

@@ -56,6 +56,8 @@ class Forks:
     Per simulator process and decision, the prefix is replayed once and frozen there (the bridge's ``snapshot``:
     Showdown's ``State.serializeBattle``), and its output kept; each rollout is then a ``fork`` of that snapshot
     (``deserializeBattle``) fed only its reseed, and the runner absorbs the kept output followed by the copy's own.
+    A lean rollout (``begin``) keeps instead what the policies saw at the decision, read from that output once per
+    decision and copied into each rollout (``LeanRun.freeze``/``thaw``), and absorbs only the copy's own output.
     ``close`` frees the snapshots. One per analysis: nothing is shared between analyses.
     """
 
@@ -63,6 +65,7 @@ class Forks:
         self._kept: dict[tuple[int, int, str], tuple[str, Any]] = {}
         self._locks: dict[tuple[int, int, str], asyncio.Lock] = {}
         self._processes: dict[int, SimProcess] = {}
+        self._frozen: dict[int, bytes] = {}
 
     async def _template(self, process: SimProcess, recording: Recording, step: int, prefix: list[str],
                         kind: str, keep: Callable[[list[str]], Any]) -> tuple[str, Any]:
@@ -93,10 +96,12 @@ class Forks:
         the prefix's output once per decision, then copied) and absorbs only the copy's own output."""
 
         def freeze(out: list[str]) -> bytes:
-            reader = LeanRun(run.policies["p1"], run.policies["p2"], format_id=run.format, seed=0,
-                             max_turns=run.max_turns, battle_id=run.id, names=run.names, teams=run.teams)
-            reader.absorb(out)
-            return reader.freeze()
+            if step not in self._frozen:  # the prefix's output is the same on every process: read it once
+                reader = LeanRun(run.policies["p1"], run.policies["p2"], format_id=run.format, seed=0,
+                                 max_turns=run.max_turns, battle_id=run.id, names=run.names, teams=run.teams)
+                reader.absorb(out)
+                self._frozen[step] = reader.freeze()
+            return self._frozen[step]
 
         name, frozen = await self._template(process, recording, step, prefix, "lean", freeze)
         reply = await process.call("fork", snapshot=name, battle=run.key, lines=lines)
@@ -109,6 +114,7 @@ class Forks:
             if process.alive:
                 await process.call("forget", snapshot=name)
         self._kept.clear()
+        self._frozen.clear()
 
 
 class _FromDecision:
