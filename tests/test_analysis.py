@@ -16,9 +16,10 @@ import datasets
 import pytest
 
 from wolfeclick.analysis.core import analyse, estimate, mistakes, option_table, turning_points
-from wolfeclick.analysis.rollout import RESET_LINE, Forks, prefix_lines, rollout
+from wolfeclick.analysis.rollout import RESET_LINE, Forks, lean_rollout, prefix_lines, rollout
 from wolfeclick.analysis.schema import ANALYSIS_SCHEMA, AnalysedDecision, Analysis, Estimate, load_analyses
 from wolfeclick.battle.branch import BranchError
+from wolfeclick.battle.lean import play_winner
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.battle.specs import make_policy
@@ -41,18 +42,20 @@ async def _analyse(recording: Recording, **options) -> Analysis:
         return await analyse(recording, HEURISTIC, pool=pool, **options)
 
 
-async def _rollouts(recording: Recording, step: int, numbers: list[int], seed: int = 1, **options) -> list:
+async def _rollouts(recording: Recording, step: int, numbers: list[int], seed: int = 1, play=rollout,
+                    **options) -> list:
     async with SimPool(1) as pool:
-        return [await rollout(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=pool.pick(), seed=seed,
+        return [await play(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=pool.pick(), seed=seed,
                               number=n, **options) for n in numbers]
 
 
-async def _forked(recording: Recording, step: int, numbers: list[int], seed: int = 1, **options) -> list:
+async def _forked(recording: Recording, step: int, numbers: list[int], seed: int = 1, play=rollout,
+                  **options) -> list:
     async with SimPool(1) as pool:
         forks = Forks()
         try:
-            return [await rollout(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=pool.pick(),
-                                  seed=seed, number=n, forks=forks, **options) for n in numbers]
+            return [await play(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=pool.pick(),
+                               seed=seed, number=n, forks=forks, **options) for n in numbers]
         finally:
             await forks.close()
 
@@ -93,6 +96,48 @@ def test_reseeding_changes_the_luck_but_never_the_battle_up_to_the_decision(samp
     other_seed = run(_rollouts(sample, step, [0], seed=2))[0]
     assert tuple(other_seed.log[before:]) not in continuations  # another analysis seed: other luck again
     assert len(prefix_lines(sample, step)) == 3 + sum(len(turn.deciding) for turn in sample.turns[:step])
+
+
+def test_a_lean_rollout_plays_the_very_battle_of_the_full_one(sample: Recording) -> None:
+    """Winner only (no log, records, snapshots or rewards), yet the same simulator input to the end: the same battle,
+    forked or replayed, whichever opening is forced, whatever the luck."""
+    numbers = [0, 1, 2, 3, 4]
+    winners = set()
+    for step in (2, 10, 18):
+        full = run(_rollouts(sample, step, numbers))
+        for lean in (run(_rollouts(sample, step, numbers, play=lean_rollout)),
+                     run(_forked(sample, step, numbers, play=lean_rollout))):
+            assert [(o.winner, o.reason) for o in lean] == [(o.winner, o.reason) for o in full]
+            assert [o.inputlog for o in lean] == [o.inputlog for o in full] and all(o.log == [] for o in lean)
+        assert all(o.inputlog[:len(prefix_lines(sample, step))] == prefix_lines(sample, step) for o in full)
+        winners |= {o.winner for o in full}
+    assert winners == {"p1", "p2"}  # the luck decided some of them: the comparison could have told them apart
+    legal = sample.turns[10].decisions["p1"].legal_actions
+    for action in legal[-2:]:
+        opened = {"first": {"p1": action}}
+        full, lean = run(_rollouts(sample, 10, [0, 1], **opened)), run(_forked(sample, 10, [0, 1], play=lean_rollout,
+                                                                               **opened))
+        assert [(o.winner, o.inputlog) for o in lean] == [(o.winner, o.inputlog) for o in full]
+
+
+def test_a_lean_battle_ends_as_the_recorded_one() -> None:
+    async def both(p1: str, p2: str, seed: int):
+        async with SimPool(1) as pool:
+            full = await play_battle(make_policy(p1), make_policy(p2), format_id="gen9randombattle", seed=seed,
+                                     process=pool.pick())
+            lean = await play_winner(make_policy(p1), make_policy(p2), format_id="gen9randombattle", seed=seed,
+                                     process=pool.pick())
+        return full, lean
+
+    for p1, p2, seed in (("heuristic", "maxdamage", 1), ("random", "heuristic", 3), ("maxdamage", "random", 4)):
+        full, lean = run(both(p1, p2, seed))
+        assert (lean.winner, lean.reason, lean.inputlog) == (full.result.winner, full.result.reason, full.inputlog)
+
+
+def test_lean_and_full_analyses_write_the_same_bytes(sample: Recording) -> None:
+    lean = run(_analyse(sample, k=3, seed=4, steps=[9, 10], options=("p1",), at=[10]))
+    full = run(_analyse(sample, k=3, seed=4, steps=[9, 10], options=("p1",), at=[10], lean=False))
+    assert lean.to_json() == full.to_json() and lean.decisions[1].options["p1"].options
 
 
 def test_a_seeded_analysis_repeats_exactly_at_any_concurrency_forked_or_replayed(sample: Recording) -> None:
@@ -152,8 +197,9 @@ def test_a_recording_whose_prefix_does_not_reach_its_states_is_refused(sample: R
     data = json.loads(sample.to_json())
     data["turns"][5]["decisions"]["p1"]["state"] += "\nedited"
     edited = Recording.model_validate_json(json.dumps(data))
-    with pytest.raises(BranchError, match="decision 5: the replayed prefix does not reach the recorded state"):
-        run(_rollouts(edited, 5, [0]))
+    for play in (rollout, lean_rollout):
+        with pytest.raises(BranchError, match="decision 5: the replayed prefix does not reach the recorded state"):
+            run(_rollouts(edited, 5, [0], play=play))
     with pytest.raises(BranchError, match="decision must be between 0 and 25"):
         prefix_lines(sample, 26)
     with pytest.raises(BranchError, match="--at 26 is not a decision of .* \\(it has 26: 0 to 25\\)"):
@@ -281,18 +327,36 @@ def test_export_as_value_gives_each_decision_its_state_and_values_and_loads_with
     assert "recordings without an analysis" in capsys.readouterr().err
 
 
-def test_the_analysis_card_escapes_every_text_and_marks_what_the_analysis_found(sample: Recording) -> None:
-    from wolfeclick.ui.analysis_view import analysis_card
-
+def _hostile_analysis(sample: Recording) -> Analysis:
     hostile = ActionRecord(action="move", choice="<img src=x onerror=alert(1)>")
     plain = ActionRecord(action="switch", choice="Gurdurr")
     decisions = [AnalysedDecision(index=i, turn=i + 1, deciding=["p1"], win=_estimate(w, 64))
                  for i, w in enumerate([32, 60, 4])]
     decisions[1].options["p1"] = option_table("p1", [(hostile, _estimate(2, 64)), (plain, _estimate(62, 64))],
                                               hostile, 0.15)
-    analysis = Analysis(recording=sample.id, policy="<b>heuristic</b>", k=64, seed=0, margin=0.15, winner="p1",
-                        decisions=decisions, turning_points=turning_points(decisions, "p1"),
-                        mistakes=mistakes(decisions))
+    return Analysis(recording=sample.id, policy="<b>heuristic</b>", k=64, seed=0, margin=0.15, winner="p1",
+                    decisions=decisions, turning_points=turning_points(decisions, "p1"), mistakes=mistakes(decisions))
+
+
+def test_the_viewer_gets_marks_by_step_as_text_and_option_tables_escaped(sample: Recording) -> None:
+    from wolfeclick.ui.analysis_view import viewer_analysis
+
+    analysis = _hostile_analysis(sample)
+    part = viewer_analysis(analysis)
+    assert sorted(part["marks"]) == ["0", "1", "2"]  # three decisions, three swings (the last one to the result)
+    assert all("turning" in part["marks"][str(p.index)] for p in analysis.turning_points)
+    assert [i for i, m in part["marks"].items() if "mistake" in m] == ["1"]
+    loss = analysis.mistakes[0].loss
+    assert part["marks"]["1"]["mistake"] == (f"p1's mistake: move <img src=x onerror=alert(1)> lost {loss:.2f} "
+                                             "(best switch Gurdurr)")  # text: the viewer sets it as text
+    assert list(part["options"]) == ["1"] and "<img" not in part["options"]["1"]
+    assert "&lt;img src=x" in part["options"]["1"] and part["options"]["1"].count("<tr") == 3 and part["k"] == 64
+
+
+def test_the_analysis_card_escapes_every_text_and_marks_what_the_analysis_found(sample: Recording) -> None:
+    from wolfeclick.ui.analysis_view import analysis_card
+
+    analysis = _hostile_analysis(sample)
     card = analysis_card(analysis, sample)
     assert "<img" not in card and "<b>heuristic" not in card and "&lt;img src=x" in card
     assert card.count('class="wc-an-turning"') == 3 and card.count('class="wc-an-mistake"') == 1

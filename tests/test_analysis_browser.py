@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from test_ui_support import CHROMIUM, SAMPLE_ID, Browser, sample_data, server  # noqa: F401 (fixture)
 
-from wolfeclick.analysis.core import analyse
-from wolfeclick.analysis.schema import save_analysis
+from wolfeclick.analysis.core import analyse, mistakes
+from wolfeclick.analysis.schema import Analysis, analysis_path, save_analysis
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.specs import make_policy
 from wolfeclick.sim.process import SimPool
@@ -19,7 +19,9 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is n
 
 ROOT = Path(__file__).resolve().parents[1]
 ANALYSED_ID = "analysed-" + SAMPLE_ID
+MARKED_ID = "marked-" + SAMPLE_ID
 CARD = "document.querySelector('#wc-replays-rescores .wc-analysis')"
+VIEW = "document.querySelector('#wc-replays-viewer')"
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +42,23 @@ def analysed(server):  # noqa: F811
     analysis = asyncio.run(go())
     save_analysis(analysis, server.recordings)
     return analysis, step
+
+
+@pytest.fixture(scope="module")
+def marked(server, analysed):  # noqa: F811
+    """Another copy, whose analysis is the one above with the played option at the valued decision called a mistake:
+    four rollouts rarely separate two intervals, and the views need one to mark (the rule is tested in
+    test_analysis.py)."""
+    analysis, step = analysed
+    data = sample_data()
+    data["id"] = MARKED_ID
+    (server.recordings / f"{MARKED_ID}.json").write_text(Recording.model_validate(data).to_json(), encoding="utf-8")
+    decisions = [d.model_copy(deep=True) for d in analysis.decisions]
+    decisions[step].options["p1"].mistake = True
+    marked = analysis.model_copy(update={"recording": MARKED_ID, "decisions": decisions,
+                                         "mistakes": mistakes(decisions)})
+    save_analysis(marked, server.recordings)
+    return marked, step
 
 
 def test_an_analysed_replay_shows_its_chart_marks_and_option_table(server, analysed):  # noqa: F811
@@ -63,3 +82,91 @@ def test_an_analysed_replay_shows_its_chart_marks_and_option_table(server, analy
         assert "sees both teams" in browser.evaluate(f"{CARD}.textContent")
         browser.evaluate(f"{CARD}.scrollIntoView()")
         browser.screenshot(ROOT / "docs" / "screenshot-analysis.png")
+
+
+def test_the_turn_list_marks_turning_points_and_mistakes_and_the_decision_panel_shows_the_options(
+        server, marked):  # noqa: F811
+    analysed, step = marked
+    assert analysed.mistakes and analysed.turning_points
+    with Browser() as browser:
+        browser.open(f"{server.url}?replay={MARKED_ID}&turn=1")
+        browser.wait_for(f"{VIEW}?.querySelector('.wc-turnlist li') != null", timeout=60)
+        marked = browser.evaluate(f"[...{VIEW}.querySelectorAll('.wc-turnlist li .wc-an-mark-turning')]"
+                                  ".map(e => e.closest('li').dataset.step)")
+        assert sorted(marked, key=int) == sorted(str(p.index) for p in analysed.turning_points)
+        wrong = browser.evaluate(f"[...{VIEW}.querySelectorAll('.wc-turnlist li .wc-an-mark-mistake')]"
+                                 ".map(e => [e.closest('li').dataset.step, e.title])")
+        assert [int(s) for s, _ in wrong] == sorted({m.index for m in analysed.mistakes})
+        played = analysed.decisions[step].options["p1"].played
+        assert f"{played.action} {played.choice}" in wrong[0][1] and "mistake" in wrong[0][1]
+        panel = f"{VIEW}.querySelector('[data-role=panel]')"
+        assert browser.evaluate(f"{panel}.querySelector('.wc-an-options')") is None  # decision 0: not valued
+        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step}\"]').click()")
+        browser.wait_for(f"{panel}.querySelector('.wc-an-options[data-index=\"{step}\"]') != null")
+        rows = browser.evaluate(f"[...{panel}.querySelectorAll('.wc-an-options tbody tr')]"
+                                ".map(r => r.children[1].textContent)")
+        table = analysed.decisions[step].options["p1"]
+        assert rows == [f"{o.action.action} {o.action.choice}" for o in table.options]
+        assert browser.evaluate(f"{panel}.querySelector('tr.wc-an-played').children[1].textContent") == \
+            f"{played.action} {played.choice}"
+        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step + 1}\"]').click()")
+        browser.wait_for(f"{panel}.querySelector('.wc-an-options') == null")  # the next decision: none again
+        browser.open(f"{server.url}?replay={ANALYSED_ID}&turn=1")  # the analysis as computed, for the screenshot
+        browser.wait_for(f"{VIEW}?.querySelector('.wc-turnlist li[data-step=\"{step}\"]') != null", timeout=60)
+        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step}\"]').click()")
+        browser.wait_for(f"{panel}.querySelector('.wc-an-options[data-index=\"{step}\"]') != null")
+        browser.evaluate(f"{VIEW}.scrollIntoView()")
+        browser.screenshot(ROOT / "docs" / "screenshot-analysis-viewer.png")
+
+
+APP_ID = "app-" + SAMPLE_ID
+STATUS = "document.querySelector('#wc-analysis-status')"
+
+
+def _open_controls(browser: Browser, url: str, k: int, options: str) -> None:
+    browser.open(url)
+    browser.wait_for(f"{VIEW}?.querySelector('.wc-turnlist li') != null", timeout=60)
+    browser.evaluate("[...document.querySelectorAll('.label-wrap')].find(l => l.textContent.includes("
+                     "'Analyse this battle')).click()")
+    browser.wait_for("document.querySelector('#wc-analysis-k input') !== null")
+    browser.evaluate(f"""(() => {{ const i = document.querySelector('#wc-analysis-k input'); i.value = '{k}';
+        i.dispatchEvent(new Event('input', {{bubbles: true}})); i.dispatchEvent(new Event('change', {{bubbles: true}}));
+        document.querySelector('#wc-analysis-options input[value="{options}"]').click(); }})()""")
+
+
+@pytest.fixture(scope="module")
+def app_replay(server):  # noqa: F811
+    """Another copy of the sample recording, with no analysis yet, for the app to analyse."""
+    data = sample_data()
+    data["id"] = APP_ID
+    (server.recordings / f"{APP_ID}.json").write_text(Recording.model_validate(data).to_json(), encoding="utf-8")
+    return server.recordings
+
+
+def test_analyse_from_the_app_shows_progress_then_the_analysis(server, app_replay):  # noqa: F811
+    stored = analysis_path(app_replay, APP_ID, "heuristic", 1, 0)
+    assert not stored.exists()
+    with Browser() as browser:
+        _open_controls(browser, f"{server.url}?replay={APP_ID}", 1, "none")
+        browser.evaluate("document.querySelector('#wc-analysis-start').click()")
+        total = browser.wait_for(f"{STATUS}?.querySelector('progress.wc-an-progress')?.max > 1 && "
+                                 f"{STATUS}.querySelector('progress.wc-an-progress').max", timeout=60)
+        decisions = len(Recording.model_validate(sample_data()).turns)
+        assert int(total) == decisions  # K = 1: one rollout per decision
+        browser.wait_for(f"{STATUS}?.textContent.includes('Finished')", timeout=240)
+        assert APP_ID in browser.evaluate(f"{STATUS}.textContent")  # the summary line of the battle
+        browser.wait_for(f"{CARD}?.querySelector('svg.wc-an-chart') != null", timeout=60)
+        assert "K = 1," in browser.evaluate(f"{CARD}.textContent")
+        assert browser.evaluate(f"{VIEW}.querySelectorAll('.wc-turnlist .wc-an-mark-turning').length") >= 1
+    assert stored.exists() and Analysis.model_validate_json(stored.read_bytes()).k == 1
+
+
+def test_stopping_an_analysis_in_the_app_writes_nothing(server, app_replay):  # noqa: F811
+    with Browser() as browser:
+        _open_controls(browser, f"{server.url}?replay={APP_ID}", 64, "both")
+        browser.evaluate("document.querySelector('#wc-analysis-start').click()")
+        browser.wait_for(f"{STATUS}?.querySelector('progress.wc-an-progress')?.value >= 1", timeout=120)
+        browser.evaluate("document.querySelector('#wc-analysis-stop').click()")
+        browser.wait_for(f"{STATUS}?.textContent.includes('Stopped after')", timeout=120)
+        assert "nothing was written" in browser.evaluate(f"{STATUS}.textContent")
+    assert not analysis_path(app_replay, APP_ID, "heuristic", 64, 0).exists()

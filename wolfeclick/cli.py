@@ -592,10 +592,16 @@ def _add_analyse_parser(commands: argparse._SubParsersAction) -> None:
                          help="simulator processes (default: one per core, as for record)")
     analyse.add_argument("--replay-prefix", action="store_true",
                          help="replay each rollout's prefix instead of copying the decision (slower; same numbers)")
+    analyse.add_argument("--engine", choices=["local", "ray"], default="local",
+                         help="where rollouts run: this machine's simulators, or Ray workers (same numbers)")
+    analyse.add_argument("--address", default=None,
+                         help="with --engine ray: the cluster to join (default: start a local Ray instance)")
     _add_llm_options(analyse)
 
 
 def cmd_analyse(args: argparse.Namespace) -> int:
+    import contextlib
+
     from tqdm import tqdm
 
     from wolfeclick.analysis.core import analyse, summary_line
@@ -613,9 +619,12 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     policy = make_policy(args.policy, **_llm_options(args))
     sides = {"p1": ("p1",), "p2": ("p2",), "both": ("p1", "p2"), None: ()}[args.options]
 
+    if args.address and args.engine != "ray":
+        raise InputError("--address is for --engine ray")
+
     async def run() -> int:
         failed = 0
-        async with SimPool(args.processes) as pool:
+        async with (SimPool(args.processes) if args.engine == "local" else contextlib.nullcontext()) as pool:
             for recording, path in zip(recordings, paths):
                 bar = tqdm(unit="rollout", file=sys.stderr, desc=recording.id[:40], leave=False,
                            disable=not sys.stderr.isatty())
@@ -627,7 +636,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
                 try:
                     analysis = await analyse(recording, policy, pool=pool, k=args.k, seed=args.seed, options=sides,
                                              at=args.at, margin=args.margin, concurrency=args.concurrency,
-                                             fork=not args.replay_prefix, progress=progress)
+                                             fork=not args.replay_prefix, progress=progress,
+                                             engine=args.engine, address=args.address)
                 except WolfeClickError as exc:
                     bar.close()
                     print(f"error: {path}: {exc}", file=sys.stderr)
@@ -638,6 +648,20 @@ def cmd_analyse(args: argparse.Namespace) -> int:
                 print(f"{summary_line(analysis, recording)} ({saved})", flush=True)
         return 1 if failed else 0
 
+    if args.engine == "ray":  # one Ray instance (or connection) for every battle's rollouts
+        from wolfeclick.extras import require
+
+        require("ray", "analyse --engine ray")
+        import ray
+
+        from wolfeclick.arena.engines.ray_engine import RayEngine
+
+        own = RayEngine(args.address)._connect()
+        try:
+            return asyncio.run(run())
+        finally:
+            if own:
+                ray.shutdown()
     return asyncio.run(run())
 
 

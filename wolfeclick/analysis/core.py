@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
-from wolfeclick.analysis.rollout import Forks, Outcome, prefix_lines, rollout
+from wolfeclick.analysis.rollout import Forks, Outcome, lean_rollout, prefix_lines, rollout
 from wolfeclick.analysis.schema import (
     AnalysedDecision,
     Analysis,
@@ -25,7 +25,7 @@ from wolfeclick.analysis.schema import (
 from wolfeclick.arena.stats import wilson_interval
 from wolfeclick.battle.branch import BranchError, replayable
 from wolfeclick.battle.schema import ActionRecord, Recording
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.policies.base import Policy
 from wolfeclick.sim.process import SimPool
 from wolfeclick.sim.protocol import SIDES
@@ -140,53 +140,29 @@ def option_steps(recording: Recording, sides: Iterable[str], at: Iterable[int] |
             if side in sides and side in turn.decisions and (wanted is None or turn.index in wanted)]
 
 
-async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int = DEFAULT_K, seed: int = 0,
-                  options: Iterable[str] = (), at: Iterable[int] | None = None, margin: float = DEFAULT_MARGIN,
-                  concurrency: int = 16, progress: Callable[[int, int], None] | None = None,
-                  stop: asyncio.Event | None = None, steps: Iterable[int] | None = None,
-                  fork: bool = True) -> Analysis:
-    """Analyse ``recording`` with ``policy`` playing both sides of every rollout.
-
-    ``options`` names the sides whose options are valued at each of their decisions (``at`` narrows that to some
-    decision indices); ``steps`` limits the whole analysis to some decisions; ``progress(done, total)`` is told
-    after each rollout; a set ``stop`` cancels what is left. ``fork`` starts rollouts as copies of their decision
-    (``rollout.Forks``); without it each replays its prefix. Both play the very same battles.
-    """
-    replayable(recording)
-    for name, wanted in (("--at", at), ("steps", steps)):
-        outside = sorted(set(wanted or ()) - {turn.index for turn in recording.turns})
-        if outside:
-            raise BranchError(f"{name} {outside[0]} is not a decision of {recording.id} (it has "
-                              f"{len(recording.turns)}: 0 to {len(recording.turns) - 1})")
+async def _local_outcomes(recording: Recording, policy: Policy, tasks: list[_Task], turns: list[Any], k: int,
+                          seed: int, pool: SimPool, concurrency: int, counted: Callable[[int], None],
+                          stop: asyncio.Event | None, fork: bool, lean: bool) -> list[Outcome]:
+    """The K rollouts of every task on this machine's pool, ``concurrency`` at once, in task order."""
     policies = {side: policy for side in SIDES}
-    chosen = set(steps) if steps is not None else None
-    turns = [turn for turn in recording.turns if chosen is None or turn.index in chosen]
-    tasks = [_Task(turn.index) for turn in turns]
-    for step, side in option_steps(recording, set(options), at):
-        if chosen is None or step in chosen:
-            tasks += [_Task(step, side, action) for action in recording.turns[step].decisions[side].legal_actions]
     prefixes = {turn.index: prefix_lines(recording, turn.index) for turn in turns}
-    total = len(tasks) * k
     slots = asyncio.Semaphore(max(1, concurrency))
-    done = 0
+    forks = Forks() if fork else None
+    play = lean_rollout if lean else rollout
 
     async def one(task: _Task, number: int) -> Outcome:
-        nonlocal done
         async with slots:
             if stop is not None and stop.is_set():
                 raise AnalysisStopped(f"{recording.id}: the analysis was stopped")
             first = {task.side: task.action} if task.side is not None and task.action is not None else None
-            outcome = await rollout(recording, task.step, policies, process=pool.pick(), seed=seed, number=number,
-                                    first=first, prefix=prefixes[task.step], forks=forks)
-        done += 1
-        if progress is not None:
-            progress(done, total)
+            outcome = await play(recording, task.step, policies, process=pool.pick(), seed=seed, number=number,
+                                 first=first, prefix=prefixes[task.step], forks=forks)
+        counted(1)
         return outcome
 
-    forks = Forks() if fork else None
     running = [asyncio.ensure_future(one(task, n)) for task in tasks for n in range(k)]
     try:
-        results = await asyncio.gather(*running)
+        return list(await asyncio.gather(*running))
     except BaseException:  # one rollout failed (or we were cancelled): the others stop before the pool goes
         for future in running:
             future.cancel()
@@ -195,7 +171,60 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool, k: int
     finally:
         if forks is not None:
             await forks.close()
-    by_task = {task.key(): results[i * k:(i + 1) * k] for i, task in enumerate(tasks)}
+
+
+async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None = None, k: int = DEFAULT_K,
+                  seed: int = 0, options: Iterable[str] = (), at: Iterable[int] | None = None, margin: float = DEFAULT_MARGIN,
+                  concurrency: int = 16, progress: Callable[[int, int], None] | None = None,
+                  stop: asyncio.Event | None = None, steps: Iterable[int] | None = None,
+                  fork: bool = True, lean: bool = True, engine: str = "local",
+                  address: str | None = None) -> Analysis:
+    """Analyse ``recording`` with ``policy`` playing both sides of every rollout.
+
+    ``options`` names the sides whose options are valued at each of their decisions (``at`` narrows that to some
+    decision indices); ``steps`` limits the whole analysis to some decisions; ``progress(done, total)`` is told
+    after each rollout; a set ``stop`` cancels what is left. ``fork`` starts rollouts as copies of their decision
+    (``rollout.Forks``); without it each replays its prefix. Both play the very same battles. ``lean`` plays
+    rollouts for their winner only (``rollout.lean_rollout``); without it each is a full recorded battle, the
+    same winner at several times the cost. ``engine="ray"`` plays the rollouts on Ray workers
+    (``ray_rollouts``; ``address`` joins a cluster, else a local instance) instead of on ``pool``: the same numbers.
+    """
+    replayable(recording)
+    for name, wanted in (("--at", at), ("steps", steps)):
+        outside = sorted(set(wanted or ()) - {turn.index for turn in recording.turns})
+        if outside:
+            raise BranchError(f"{name} {outside[0]} is not a decision of {recording.id} (it has "
+                              f"{len(recording.turns)}: 0 to {len(recording.turns) - 1})")
+    chosen = set(steps) if steps is not None else None
+    turns = [turn for turn in recording.turns if chosen is None or turn.index in chosen]
+    tasks = [_Task(turn.index) for turn in turns]
+    for step, side in option_steps(recording, set(options), at):
+        if chosen is None or step in chosen:
+            tasks += [_Task(step, side, action) for action in recording.turns[step].decisions[side].legal_actions]
+    total = len(tasks) * k
+    done = 0
+
+    def counted(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(done, total)
+
+    if engine == "ray":
+        from wolfeclick.analysis.ray_rollouts import ray_winners
+
+        winners = await ray_winners(recording, policy.spec, [(t.step, t.side, t.action) for t in tasks], k, seed,
+                                    fork=fork, lean=lean, address=address, done=counted,
+                                    stopped=lambda: stop is not None and stop.is_set())
+        by_task: dict[Any, list[Any]] = {task.key(): winners[i] for i, task in enumerate(tasks)}
+    elif engine == "local":
+        if pool is None:
+            raise InputError("a local analysis needs a simulator pool")
+        results = await _local_outcomes(recording, policy, tasks, turns, k, seed, pool, concurrency, counted, stop,
+                                        fork, lean)
+        by_task = {task.key(): results[i * k:(i + 1) * k] for i, task in enumerate(tasks)}
+    else:
+        raise InputError(f"engine must be local or ray, not {engine[:20]!r}")
     decisions = []
     for turn in turns:
         tables = {}

@@ -10,10 +10,11 @@ recording's decision; each side's view is checked against the state the recordin
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from wolfeclick.battle.branch import BranchError, replayable, turn_limit_of
+from wolfeclick.battle.lean import LeanRun, play_out
 from wolfeclick.battle.runner import stream_battle
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.policies.base import Decision, Observation, Policy
@@ -55,36 +56,65 @@ class Forks:
     Per simulator process and decision, the prefix is replayed once and frozen there (the bridge's ``snapshot``:
     Showdown's ``State.serializeBattle``), and its output kept; each rollout is then a ``fork`` of that snapshot
     (``deserializeBattle``) fed only its reseed, and the runner absorbs the kept output followed by the copy's own.
+    A lean rollout (``begin``) keeps instead what the policies saw at the decision, read from that output once per
+    decision and copied into each rollout (``LeanRun.freeze``/``thaw``), and absorbs only the copy's own output.
     ``close`` frees the snapshots. One per analysis: nothing is shared between analyses.
     """
 
     def __init__(self) -> None:
-        self._kept: dict[tuple[int, int], tuple[str, list[str]]] = {}
-        self._locks: dict[tuple[int, int], asyncio.Lock] = {}
+        self._kept: dict[tuple[int, int, str], tuple[str, Any]] = {}
+        self._locks: dict[tuple[int, int, str], asyncio.Lock] = {}
         self._processes: dict[int, SimProcess] = {}
+        self._frozen: dict[int, bytes] = {}
 
-    async def start(self, process: SimProcess, recording: Recording, step: int, prefix: list[str], key: str,
-                    lines: list[str]) -> dict[str, Any]:
-        slot = (id(process), step)
+    async def _template(self, process: SimProcess, recording: Recording, step: int, prefix: list[str],
+                        kind: str, keep: Callable[[list[str]], Any]) -> tuple[str, Any]:
+        """The snapshot of decision ``step`` on ``process`` (made on first use) and ``keep`` of its prefix's output
+        (``kind`` names what ``keep`` makes: full and lean copies keep different things)."""
+        slot = (id(process), step, kind)
         async with self._locks.setdefault(slot, asyncio.Lock()):
             if slot not in self._kept:
-                name = f"analysis-{id(self)}-{step}"
+                name = f"analysis-{id(self)}-{kind}-{step}"
                 template = f"{name}-template"
                 reply = await process.call("start", battle=template, format=recording.format, lines=prefix)
                 await process.call("snapshot", battle=template, snapshot=name)
                 await process.call("close", battle=template)
-                self._kept[slot] = (name, list(reply["out"]))
+                self._kept[slot] = (name, keep(list(reply["out"])))
                 self._processes[id(process)] = process
-        name, kept = self._kept[slot]
+        return self._kept[slot]
+
+    async def start(self, process: SimProcess, recording: Recording, step: int, prefix: list[str], key: str,
+                    lines: list[str]) -> dict[str, Any]:
+        """A copy of decision ``step`` named ``key``, fed ``lines``: its reply, the prefix's output first."""
+        name, kept = await self._template(process, recording, step, prefix, "full", lambda out: out)
         reply = await process.call("fork", snapshot=name, battle=key, lines=lines)
         return {**reply, "out": [*kept, *reply["out"]]}
 
+    async def begin(self, process: SimProcess, recording: Recording, step: int, prefix: list[str], run: LeanRun,
+                    lines: list[str]) -> None:
+        """The lean form of ``start``: ``run`` continues from what the policies saw at decision ``step`` (read from
+        the prefix's output once per decision, then copied) and absorbs only the copy's own output."""
+
+        def freeze(out: list[str]) -> bytes:
+            if step not in self._frozen:  # the prefix's output is the same on every process: read it once
+                reader = LeanRun(run.policies["p1"], run.policies["p2"], format_id=run.format, seed=0,
+                                 max_turns=run.max_turns, battle_id=run.id, names=run.names, teams=run.teams)
+                reader.absorb(out)
+                self._frozen[step] = reader.freeze()
+            return self._frozen[step]
+
+        name, frozen = await self._template(process, recording, step, prefix, "lean", freeze)
+        reply = await process.call("fork", snapshot=name, battle=run.key, lines=lines)
+        run.thaw(frozen)
+        run.absorb(reply["out"])
+
     async def close(self) -> None:
-        for (process_id, _), (name, _) in list(self._kept.items()):
+        for (process_id, *_), (name, _) in list(self._kept.items()):
             process = self._processes[process_id]
             if process.alive:
                 await process.call("forget", snapshot=name)
         self._kept.clear()
+        self._frozen.clear()
 
 
 class _FromDecision:
@@ -148,11 +178,35 @@ class _Opening:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How one rollout ended: the winner (None for a tie or the turn limit) and the battle's log."""
+    """How one rollout ended: the winner (None for a tie or the turn limit), the battle's log (empty for a lean
+    rollout, which keeps none) and the simulator's input log (what makes the battle: equal logs, equal battles)."""
 
     winner: str | None
     reason: str
     log: list[str]
+    inputlog: list[str] = field(default_factory=list)
+
+
+def _openings(recording: Recording, step: int, policies: dict[str, Policy],
+              first: dict[str, ActionRecord] | None) -> dict[str, _Opening]:
+    turn = recording.turns[step]
+    return {side: _Opening(policies[side], turn.decisions[side].state if side in turn.decisions else None,
+                           (first or {}).get(side)) for side in SIDES}
+
+
+def _checked(recording: Recording, step: int, wrappers: dict[str, _Opening], reason: str, error: str | None) -> None:
+    """Raise BranchError unless the rollout began at the recorded decision and was played to an end."""
+    failure = next((w.failure for w in wrappers.values() if w.failure), None)
+    missing = [side for side in recording.turns[step].deciding if not wrappers[side].started]
+    if failure or missing:
+        raise BranchError(f"{recording.id} decision {step}: "
+                          f"{failure or 'the replayed prefix does not reach a decision of ' + ', '.join(missing)}")
+    if reason == "aborted":
+        raise BranchError(f"{recording.id} decision {step}: a rollout could not be played: {error}")
+
+
+def _policy_seed(seed: int, step: int, number: int) -> int:
+    return derive_int(seed, f"analysis-policy:{step}:{number}") >> 2
 
 
 async def rollout(recording: Recording, step: int, policies: dict[str, Policy], *, process: SimProcess, seed: int,
@@ -164,25 +218,36 @@ async def rollout(recording: Recording, step: int, policies: dict[str, Policy], 
     recorded decision or the battle cannot be played to an end."""
     lines = prefix if prefix is not None else prefix_lines(recording, step)
     reseed = reseed_line(seed, luck_label(step, number))
-    turn = recording.turns[step]
-    wrappers = {side: _Opening(policies[side], turn.decisions[side].state if side in turn.decisions else None,
-                               (first or {}).get(side)) for side in SIDES}
+    wrappers = _openings(recording, step, policies, first)
     result = None
     async for item in stream_battle(
-        wrappers["p1"], wrappers["p2"], format_id=recording.format,
-        seed=derive_int(seed, f"analysis-policy:{step}:{number}") >> 2, max_turns=turn_limit_of(recording),
-        battle_id=recording.id,
+        wrappers["p1"], wrappers["p2"], format_id=recording.format, seed=_policy_seed(seed, step, number),
+        max_turns=turn_limit_of(recording), battle_id=recording.id,
         process=_FromDecision(process, recording, step, lines, reseed, forks),  # type: ignore[arg-type]
         names={side: recording.players[side].name for side in SIDES}, teams=recording.teams,
     ):
         if isinstance(item, Recording):
             result = item
     assert result is not None
-    failure = next((w.failure for w in wrappers.values() if w.failure), None)
-    missing = [side for side in turn.deciding if not wrappers[side].started]
-    if failure or missing:
-        raise BranchError(f"{recording.id} decision {step}: "
-                          f"{failure or 'the replayed prefix does not reach a decision of ' + ', '.join(missing)}")
-    if result.result.reason == "aborted":
-        raise BranchError(f"{recording.id} decision {step}: a rollout could not be played: {result.result.error}")
-    return Outcome(result.result.winner, result.result.reason, result.log)
+    _checked(recording, step, wrappers, result.result.reason, result.result.error)
+    return Outcome(result.result.winner, result.result.reason, result.log, result.inputlog)
+
+
+async def lean_rollout(recording: Recording, step: int, policies: dict[str, Policy], *, process: SimProcess,
+                       seed: int, number: int, first: dict[str, ActionRecord] | None = None,
+                       prefix: list[str] | None = None, forks: Forks | None = None) -> Outcome:
+    """``rollout`` for its winner only (``wolfeclick.battle.lean``): the same battle, the same winner, no log."""
+    lines = prefix if prefix is not None else prefix_lines(recording, step)
+    reseed = reseed_line(seed, luck_label(step, number))
+    wrappers = _openings(recording, step, policies, first)
+    run = LeanRun(wrappers["p1"], wrappers["p2"], format_id=recording.format, seed=_policy_seed(seed, step, number),
+                  max_turns=turn_limit_of(recording), battle_id=recording.id,
+                  names={side: recording.players[side].name for side in SIDES}, teams=recording.teams)
+    if forks is not None:
+        await forks.begin(process, recording, step, lines, run, [reseed])
+    else:
+        run.absorb((await process.call("start", battle=run.key, format=recording.format,
+                                       lines=[*lines, reseed]))["out"])
+    ending = await play_out(run, process)
+    _checked(recording, step, wrappers, ending.reason, ending.error)
+    return Outcome(ending.winner, ending.reason, [], ending.inputlog)

@@ -255,15 +255,21 @@ class BattleRun:
         self.open_records.append(record)
         return record
 
+    observed: type[Observation] = Observation
+    """What ``observation`` builds (``wolfeclick.battle.lean`` builds one whose state text is made when read)."""
+
+    def state_text(self, battle: Any) -> Any:
+        return format_state(battle)
+
     def observation(self, side: str, rejected: tuple[str, ...]) -> Observation:
         tracker = self.trackers[side]
         request = self.pending_requests[side]
         legal = legal_actions(request)
         if rejected:
             legal = [a for a in legal if a.command() not in rejected]
-        return Observation(
+        return self.observed(
             side=side, turn=self.turn, format=self.format, battle=tracker.battle, request=request,
-            legal_actions=legal, state=format_state(tracker.battle), rng=self.rngs[side], rejected=rejected,
+            legal_actions=legal, state=self.state_text(tracker.battle), rng=self.rngs[side], rejected=rejected,
         )
 
     async def decide(self, side: str, rejected: tuple[str, ...]) -> tuple[Observation, Decision, float]:
@@ -391,22 +397,11 @@ async def stream_battle(
         if run.ended:
             reason = "win" if run.winner else "tie"
     except PolicyFailure as exc:  # the failing side forfeits; everything played so far is kept
-        reason, error = "forfeit", str(exc)
-        try:
-            reply = await process.call("write", battle=run.key, lines=[f">forcelose {exc.side}"])
-            run.absorb(reply["out"])
-            run.inputlog = reply.get("inputlog", [])
-        except SimulatorError as sim_exc:
-            reason, error = "aborted", f"{exc}; then {sim_exc}"
+        reason, error = await forfeit(run, process, exc)
     except SimulatorError as exc:
         reason, error = "aborted", str(exc)
     finally:
-        if not run.ended:
-            try:
-                reply = await process.call("close", battle=run.key)
-                run.inputlog = reply.get("inputlog", [])
-            except SimulatorError:
-                run.inputlog = run.sent  # the simulator is gone: what we fed it still re-simulates the battle
+        await close_unfinished(run, process)
         if own_pool is not None:
             await own_pool.close()
     decided = reason in ("win", "forfeit") and run.winner is not None
@@ -415,6 +410,27 @@ async def stream_battle(
     for done in run.flush():
         yield done
     yield run.recording(reason, error, run.winner if decided else None, process.info)
+
+
+async def forfeit(run: BattleRun, process: SimProcess, failure: PolicyFailure) -> tuple[str, str]:
+    """The failing policy's side loses (``>forcelose``): the end reason and error the result carries."""
+    try:
+        reply = await process.call("write", battle=run.key, lines=[f">forcelose {failure.side}"])
+        run.absorb(reply["out"])
+        run.inputlog = reply.get("inputlog", [])
+    except SimulatorError as sim_exc:
+        return "aborted", f"{failure}; then {sim_exc}"
+    return "forfeit", str(failure)
+
+
+async def close_unfinished(run: BattleRun, process: SimProcess) -> None:
+    """Close a battle that did not end in the simulator, keeping its input log."""
+    if not run.ended:
+        try:
+            reply = await process.call("close", battle=run.key)
+            run.inputlog = reply.get("inputlog", [])
+        except SimulatorError:
+            run.inputlog = run.sent  # the simulator is gone: what we fed it still re-simulates the battle
 
 
 async def decide_point(run: BattleRun, record: _Pending, deciding: list[str], process: SimProcess) -> None:

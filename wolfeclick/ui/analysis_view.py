@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
+from typing import Any
 
 from wolfeclick.analysis.schema import Analysis, Estimate, load_analyses, pick_analysis
 from wolfeclick.battle.schema import ActionRecord, Recording
@@ -73,10 +74,12 @@ def chart_svg(analysis: Analysis, names: dict[str, str]) -> str:
     return "".join(parts)
 
 
-def option_tables(analysis: Analysis) -> str:
-    """Pure: one table per valued decision: each option's win rate and interval, its rank, the played one marked."""
+def option_table_html(analysis: Analysis, index: int) -> str:
+    """Pure: the option tables of decision ``index`` (one per valued side; '' when none was valued)."""
     out = []
     for decision in analysis.decisions:
+        if decision.index != index:
+            continue
         for side, table in sorted(decision.options.items()):
             rows = "".join(
                 (PLAYED_ROW if option.action == table.played else "<tr>")
@@ -91,6 +94,32 @@ def option_tables(analysis: Analysis) -> str:
                        f"{verdict}{flag}</div><table><thead><tr><th>#</th><th>option</th><th>win</th>"
                        f"<th>95%</th></tr></thead><tbody>{rows}</tbody></table></div>")
     return "".join(out)
+
+
+def option_tables(analysis: Analysis) -> str:
+    """Pure: one table per valued decision: each option's win rate and interval, its rank, the played one marked."""
+    return "".join(option_table_html(analysis, d.index) for d in analysis.decisions if d.options)
+
+
+def viewer_analysis(analysis: Analysis) -> dict[str, Any]:
+    """Pure: what the replay viewer (``assets/viewer.js``) adds for an analysed battle, by step (= decision index):
+    a mark on the turn-list line of each turning point and mistake (its tooltip as plain text, which the viewer sets
+    as text) and the option tables shown in the decision panel of each valued decision (escaped HTML)."""
+    marks: dict[str, dict[str, str]] = {}
+    for point in analysis.turning_points:
+        marks.setdefault(str(point.index), {})["turning"] = (
+            f"turning point: p1's win probability {point.before:.2f} → {point.after:.2f}")
+    for mistake in analysis.mistakes:
+        line = marks.setdefault(str(mistake.index), {})
+        note = (f"{mistake.side}'s mistake: {_plain(mistake.played)} lost {mistake.loss:.2f} "
+                f"(best {_plain(mistake.best)})")
+        line["mistake"] = f"{line['mistake']}; {note}" if "mistake" in line else note
+    options = {str(d.index): option_table_html(analysis, d.index) for d in analysis.decisions if d.options}
+    return {"marks": marks, "options": options, "k": analysis.k}
+
+
+def _plain(action: ActionRecord | None) -> str:
+    return f"{action.action} {action.choice}" if action is not None else "default"
 
 
 def analysis_card(analysis: Analysis, recording: Recording) -> str:
@@ -112,8 +141,11 @@ def analysis_card(analysis: Analysis, recording: Recording) -> str:
             + f"{option_tables(analysis)}</div>")
 
 
-def stored_card(recordings_dir: Path, recording: Recording) -> str:
-    """The card for the best stored analysis of ``recording`` ('' when there is none); reads files."""
+def stored_view(recordings_dir: Path, recording: Recording) -> tuple[str, dict[str, Any] | None]:
+    """The card and the viewer's part (``viewer_analysis``) of the best stored analysis of ``recording``
+    ('' and None when there is none); reads files."""
     found, _broken = load_analyses(recordings_dir, recording.id)
     analysis = pick_analysis(found)
-    return analysis_card(analysis, recording) if analysis is not None else ""
+    if analysis is None:
+        return "", None
+    return analysis_card(analysis, recording), viewer_analysis(analysis)

@@ -40,7 +40,7 @@
   // panels, list items and chart markers are held by absolute step (sparse: a long replay arrives in windows)
   const state = { data: null, panels: [], turns: [], total: 0, index: 0, marks: null, playing: false, timer: null,
                   follow: true, open: {}, token: null, items: [], want: null, fetching: false, queued: null,
-                  shown: false };
+                  shown: false, analysis: null };
   const AHEAD = 60;  // steps kept ready on either side of the shown one; a window is fetched before they run out
   const failedSprites = new Set();  // a sprite that failed once is never asked for again (offline: text only)
   window.__wcTimings = window.__wcTimings || [];
@@ -117,6 +117,32 @@
   function redraw() {
     paint(state.panels[state.index]);
     ui.panel.querySelectorAll("details[data-key]").forEach((d) => { if (state.open[d.dataset.key]) d.open = true; });
+    analysisPanel();
+  }
+
+  // --- an analysed replay (wolfeclick/ui/analysis_view.py: viewer_analysis, sent with the "open" payload): its
+  // turning points and mistakes marked on their turn-list lines (tooltips set as text), and a valued decision's
+  // option table in its decision panel (HTML escaped on the server).
+  const AN_MARKS = { turning: ["◆", "#f59e0b"], mistake: ["?!", "#7c3aed"] };
+  function markItem(li, step) {
+    const found = state.analysis && state.analysis.marks[String(step)];
+    if (!found || li.querySelector(".wc-an-mark")) return;
+    for (const [kind, [sign, colour]] of Object.entries(AN_MARKS)) {
+      if (!found[kind]) continue;
+      const mark = document.createElement("span");
+      mark.className = `wc-an-mark wc-an-mark-${kind}`;
+      mark.textContent = ` ${sign}`; mark.title = found[kind]; mark.setAttribute("aria-label", found[kind]);
+      mark.style.color = colour; mark.style.fontWeight = "700";
+      li.appendChild(mark);
+    }
+  }
+  function analysisPanel() {
+    const html = state.analysis && state.analysis.options[String(state.index)];
+    if (!html) return;
+    const box = document.createElement("div");
+    box.className = "wc-card wc-an-panel";
+    box.innerHTML = `<div class="wc-subhead">What each option was worth (${state.analysis.k} rollouts each; the analysis sees both teams)</div>${html}`;
+    ui.panel.appendChild(box);
   }
 
   function show(i, why) {
@@ -225,6 +251,7 @@
       if (state.items[s]) { next = state.items[s]; continue; }
       ui.list.insertBefore(fresh[k], next);
       state.items[s] = fresh[k]; next = fresh[k];
+      markItem(fresh[k], s);
     }
     if (state.index >= first && state.index < first + fresh.length && state.items[state.index])
       state.items[state.index].classList.add("wc-current");
@@ -373,6 +400,7 @@
     if (fresh) {
       pause(); state.panels = []; state.items = []; state.marks = {}; ui.list.innerHTML = ""; state.follow = true;
       state.want = null; state.queued = null; ui.reveal.checked = false;
+      state.analysis = payload.analysis || null;
       say("");
     }
     state.token = payload.token; state.data = payload; state.turns = payload.turns; state.total = payload.total;

@@ -16,7 +16,9 @@ import gradio as gr
 
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError
 from wolfeclick.errors import WolfeClickError
-from wolfeclick.ui.analysis_view import stored_card
+from wolfeclick.ui.analysis_run import controls as analysis_controls
+from wolfeclick.ui.analysis_run import wire as wire_analysis
+from wolfeclick.ui.analysis_view import stored_view
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
@@ -195,8 +197,9 @@ def _prepare(ctx: AppContext, replay_id: str, step: int | None,
     else:
         start = 0
     payload = battle_payload(view, replay_id=replay_id, start=start, token=uuid.uuid4().hex[:12])
+    card, payload["analysis"] = stored_view(ctx.library.directory, ctx.library.get(replay_id))
     return (to_json(payload), str(ctx.library.path(replay_id)), str(ctx.library.export_html(replay_id)),
-            rescore_summary_html(lines) + stored_card(ctx.library.directory, ctx.library.get(replay_id)))
+            rescore_summary_html(lines) + card)
 
 
 async def open_replay(ctx: AppContext, ui: ReplaysUI, replay_id: str | None, step: int | None = None,
@@ -331,6 +334,7 @@ def build(ctx: AppContext) -> ReplaysUI:
                     export_file = gr.DownloadButton("⬇ Showdown replay", size="sm", interactive=False)
                 refresh_button = gr.Button("↻ Refresh lists", size="sm")
             takeover = _takeover_controls()
+            analysis = analysis_controls()
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
             rescores = gr.HTML("", elem_id="wc-replays-rescores")
             viewer = viewer_component("replays", "wc-replays-viewer")
@@ -356,4 +360,5 @@ def build(ctx: AppContext) -> ReplaysUI:
                          [table, page, caption, select_box, pair.a, pair.b],
                          api_name="replays_refresh")
     table.select(bind(select_row, ctx, ui), table, ui.opened(), api_visibility="private")
+    wire_analysis(ctx, analysis, select_box, bind(open_replay, ctx, ui), ui.opened())
     return ui
