@@ -291,3 +291,47 @@ def test_a_page_below_one_shows_the_first_page(server, browser, typed):  # noqa:
     assert browser.evaluate(f"{error}?.textContent ?? null") is None
     assert browser.evaluate("document.querySelectorAll('#wc-replays-table tbody tr').length") > 0
 
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 8. Battle A/B picked the first filtered option on Enter, so a parent's exactly typed id selected its branch
+# --------------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def branched():
+    """An app whose library holds a recording and a branch of it (the branch is the newest: listed first)."""
+    import asyncio
+    import os
+
+    from wolfeclick.battle.branch import branch
+    from wolfeclick.battle.store import load_recording, save_recording
+
+    app = Server(hostile=False)
+    parent = load_recording(app.recordings / f"{SAMPLE_ID}.json")
+    child = asyncio.run(branch(parent, 3, {}))
+    path = save_recording(child, app.recordings)
+    newest = max(p.stat().st_mtime for p in app.recordings.glob("*.json"))
+    os.utime(path, (newest + 60, newest + 60))
+    yield app, parent.id, child.id
+    app.stop()
+
+
+@pytest.mark.parametrize("box", ["a", "b"])
+def test_battle_a_b_take_an_exactly_typed_id_on_enter(branched, browser, box):
+    app, parent, child = branched
+    assert child.startswith(parent) and child != parent
+    open_replay(browser, f"{app.url}?replay={parent}&turn=1", 1)
+    field = f"document.querySelector('#wc-pair-{box} input')"
+    browser.evaluate("[...document.querySelectorAll('button, .label-wrap')].find(e => "
+                     "e.textContent.includes('Compare move by move')).click()")
+    browser.wait_for(f"{field} && {field}.getBoundingClientRect().width > 0", timeout=30)
+    browser.evaluate(f"(() => {{ const e = {field}; e.focus(); e.select(); }})()")
+    for ch in parent:  # typed key by key: Gradio filters its options on the keys, not on inserted text
+        browser.call("Input.dispatchKeyEvent", type="keyDown", key=ch, text=ch)
+        browser.call("Input.dispatchKeyEvent", type="keyUp", key=ch)
+    options = f"[...document.querySelectorAll('#wc-pair-{box} [role=option]')].map(o => o.getAttribute('aria-label'))"
+    listed = browser.wait_for(f"(o => o.length === 2 && o)({options})", timeout=30)  # filtered: the two that match
+    assert {label.split(" — ")[0] for label in listed} == {parent, child}
+    press(browser, "Enter")
+    browser.wait_for(f"{field}.value !== {json.dumps(parent)}", timeout=30)  # Enter chose an option
+    chosen = browser.evaluate(f"{field}.value")
+    assert chosen.startswith(f"{parent} — ") and child not in chosen, chosen

@@ -174,6 +174,25 @@ def choices(ctx: AppContext) -> list[tuple[str, str]]:
             for i in ctx.library.list()[:DROPDOWN_LIMIT]]
 
 
+def exact_first(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Pure: the same choices, each placed before every choice whose id contains its id (else newest first).
+
+    Gradio's dropdown filters its options by substring and Enter takes the first match, so with branches (whose ids
+    extend their parent's) listed first, an exactly typed parent id picked its newest branch. Ordering the list is
+    enough, and keeps the labels, values and the browser's own filtering as they are."""
+    out: list[tuple[str, str]] = []
+    for label, value in listed:
+        at = next((k for k, (_, other) in enumerate(out) if value in other), len(out))
+        out.insert(at, (label, value))
+    return out
+
+
+def pair_updates(ui: ReplaysUI, listed: list[tuple[str, str]]) -> dict:
+    """Battle A and B list the recordings with an exactly typed id first among its matches (see exact_first)."""
+    ordered = exact_first(listed)
+    return {ui.pair.a: gr.Dropdown(choices=ordered), ui.pair.b: gr.Dropdown(choices=ordered)}
+
+
 def rescore_summary_html(lines: list[str]) -> str:
     """Pure: the agreement summary of a replay's stored rescores (empty when there are none)."""
     if not lines:
@@ -268,7 +287,7 @@ def refresh(ctx: AppContext, ui: ReplaysUI, current: str | None, query: str | No
     ids = {value for _, value in listed}
     return {**list_page(ctx, ui, query, page),
             ui.select: gr.Dropdown(choices=listed, value=current if current in ids else None),
-            ui.pair.a: gr.Dropdown(choices=listed), ui.pair.b: gr.Dropdown(choices=listed)}
+            **pair_updates(ui, listed)}
 
 
 async def select_row(ctx: AppContext, ui: ReplaysUI, rows: Any, evt: gr.SelectData) -> dict:
@@ -293,7 +312,7 @@ async def on_load(ctx: AppContext, ui: ReplaysUI, tabs: gr.Tabs, request: gr.Req
         params = {}
     listed = choices(ctx)
     update = {**list_page(ctx, ui, "", 1), ui.select: gr.Dropdown(choices=listed),
-              ui.pair.a: gr.Dropdown(choices=listed), ui.pair.b: gr.Dropdown(choices=listed)}
+              **pair_updates(ui, listed)}
     replay_id = params.get("replay")
     if replay_id is None:
         tab = params.get("tab")
