@@ -136,6 +136,7 @@ class ShowdownToolEnv:
             options.update(recording=str(kwargs["recording"]), at=int(kwargs.get("at") or 0))
         horizon = kwargs.get("horizon")
         self._horizon = int(horizon) if horizon else self._horizon_default
+        options["horizon"] = self._horizon  # the env cuts the episode (Gymnasium's truncation)
         seed = kwargs.get("seed")
         text, info = self._env.reset(seed=None if seed is None else int(seed), options=options)
         self.reward, self.done, self.illegal_calls, self.decisions, self.cut = 0.0, False, 0, 0, False
@@ -193,6 +194,11 @@ class ShowdownToolEnv:
                                                                     refused=refused)
         self.reward += float(reward)
         self.decisions += 1
+        if info["cut"]:  # the horizon: the env forfeited and saved the battle; the reward is the decisions' shaped one
+            self.cut = self.done = True
+            self._settle_end(self._env.last_end)
+            self._shown = f"The rollout's horizon of {self._horizon} decisions is reached; no more moves can be played."
+            return self._shown
         if terminated or truncated:
             self.done = True
             self.recording_path = info.get("recording_path") or None
@@ -203,10 +209,6 @@ class ShowdownToolEnv:
         full = tool_text(text)
         self._shown = changed_text(self._full, full) if self._results == "changes" else full
         self._full = full
-        if self._horizon is not None and self.decisions >= self._horizon:
-            self.cut = True
-            self._finish()
-            return f"The rollout's horizon of {self._horizon} decisions is reached; no more moves can be played."
         return self._shown
 
     def _options(self) -> list[tuple[Any, str]]:
