@@ -1,7 +1,7 @@
 """Show that the GRPO loop learns: train a small, locally built model on CPU, then compare it with the model it started
 from on held-out battle seeds.
 
-    .venv/bin/python scripts/learn_demo.py --out runs/learn-demo          # about 10 minutes on 2 CPU cores
+    .venv/bin/python scripts/learn_demo.py --out runs/learn-demo          # CPU only (see docs/training.md)
 
 What runs is the project's own training loop: TRL's ``GRPOTrainer(environment_factory=ShowdownToolEnv)`` with
 ``wolfeclick.env.reward_func``, every rollout a real battle on the embedded simulator, played by tool calls. Only the
@@ -347,7 +347,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=30, help="GRPO optimizer steps")
     parser.add_argument("--generations", type=int, default=8, help="rollouts per seed (the GRPO group)")
     parser.add_argument("--prompts-per-step", type=int, default=2)
-    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--lr", type=float, default=5e-4)
     parser.add_argument("--eval-seeds", type=int, default=100, help="held-out seeds (from 1,000,000 on)")
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
