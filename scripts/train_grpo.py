@@ -57,7 +57,8 @@ def main() -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from wolfeclick.env import ShowdownToolEnv, reward_func
+    from wolfeclick.env import ShowdownToolEnv
+    from wolfeclick.env.tool_env import prompt_keeping_reward_func
     from wolfeclick.llm.specs import PRESETS
 
     adapter, revision = args.adapter, None
@@ -94,6 +95,7 @@ def main() -> None:
         gradient_checkpointing=True, logging_steps=1, save_steps=50, report_to=[], seed=args.seed,
         chat_template_kwargs={"enable_thinking": False},
     )
+    reward_func = prompt_keeping_reward_func(tokenizer, **config.chat_template_kwargs)  # recordings keep the prompts
     trainer = GRPOTrainer(model=model, reward_funcs=reward_func, args=config, train_dataset=dataset,
                           processing_class=tokenizer, environment_factory=factory)
     trainer.train()

@@ -181,3 +181,32 @@ def test_an_episode_can_start_from_decision_k_of_a_recording(service, tmp_path):
     assert child.source.kind == "training" and child.source.parent == parent.id and child.source.branch_step == k
     assert [t.events for t in child.turns[:k]] == [t.events for t in parent.turns[:k]]
     branched.close()
+
+
+def test_a_horizon_truncates_after_h_decisions_with_the_shaped_reward_over_them(service, tmp_path):
+    env = ShowdownEnv("heuristic", format=FORMAT, recordings=tmp_path, service=service, horizon=3)
+    obs, info = env.reset(seed=13)
+    keys = {key: type(value) for key, value in info.items()}
+    steps, total = [], 0.0
+    while True:
+        obs, reward, terminated, truncated, info = env.step(0)
+        assert {key: type(value) for key, value in info.items()} == keys  # stable keys and types (vector envs)
+        steps.append((terminated, truncated, info["cut"]))
+        total += reward
+        if terminated or truncated:
+            break
+    assert steps == [(False, False, False)] * 2 + [(False, True, True)]  # cut at H decisions: truncated, not terminated
+    assert "Valid options for this state:" in obs and info["legal_actions"]  # the state at the cut, to bootstrap from
+    recording = load_recording(Path(info["recording_path"]))
+    mine = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions]
+    assert len(mine) == 3 and recording.result.reason == "forfeit" and info["result"]["reason"] == "forfeit"
+    assert total == pytest.approx(sum(d.reward.total for d in mine), abs=1e-3)  # every decision's reward, no −10
+    assert info["reward"]["outcome"] == 0.0 and sorted(info["settled_decisions"])[-1] == recording.turns[-1].index
+    with pytest.raises(EnvError, match="cut at its horizon of 3 decisions: call reset"):
+        env.step(0)
+    _, info = env.reset(seed=13, options={"horizon": None})  # the option lifts it for this and later episodes
+    assert info["cut"] is False
+    for _ in range(4):
+        _, _, terminated, truncated, info = env.step(0)
+    assert not truncated and not info["cut"]
+    env.close()

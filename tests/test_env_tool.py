@@ -15,7 +15,7 @@ from tests.llm_fixtures import tiny_tool_checkpoint  # noqa: F401  (pytest fixtu
 from wolfeclick.battle.store import load_recording
 from wolfeclick.battle.teams import TeamSources
 from wolfeclick.env import ShowdownEnv, ShowdownToolEnv, reward_func
-from wolfeclick.env.tool_env import CHANGES_HEADER, changed_text, finish
+from wolfeclick.env.tool_env import CHANGES_HEADER, changed_text, finish, prompt_keeping_reward_func
 
 FORMAT = "gen9randombattle"
 
@@ -132,9 +132,10 @@ def run_grpo(tiny_tool_checkpoint, tmp_path) -> None:  # noqa: F811
     prime_to_call_a_tool(model, tokenizer, prompt_text, call)
 
     seen: list[list[float]] = []
+    keeping = prompt_keeping_reward_func(tokenizer, enable_thinking=False)
 
     def battle_reward(environments, **kwargs):
-        rewards = reward_func(environments, **kwargs)
+        rewards = keeping(environments, **kwargs)
         seen.append(rewards)
         return rewards
 
@@ -157,7 +158,14 @@ def run_grpo(tiny_tool_checkpoint, tmp_path) -> None:  # noqa: F811
     for path in files:
         recording = load_recording(path)
         assert recording.source.kind == "training"
-        played += sum(1 for t in recording.turns if "p1" in t.decisions)
+        mine = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions]
+        played += len(mine)
+        if mine:  # each decision keeps the exact chat-templated prompt its tool call answered
+            assert mine[0].policy_info["prompt"] == prompt_text
+        for decision in mine:
+            assert decision.policy_info["prompt"].startswith(prompt_text)
+            assert decision.policy_info["prompt"].endswith("<|im_start|>assistant\n")
+            assert decision.policy_info["observation"] in decision.policy_info["prompt"]
     assert played >= 1, "the primed model's tool calls were played as moves"
     assert os.path.exists(environments[0].recording_path)
 

@@ -9,6 +9,9 @@
   decided again (or the battle ended), so a step's reward is the sum over the agent's decisions settled during that
   step — almost always just the last one; after the agent's own forced switch it arrives one step later.
   The outcome (±10) comes on the final step and is reported apart in ``info["reward"]``.
+- ``horizon=H`` cuts an episode after H decisions (Gymnasium's truncation): the battle is forfeited and saved, the
+  last step's reward adds the shaped reward of the decisions the cut settled, with no outcome (a cut is not a
+  loss), and the observation returned is the state at the cut, to bootstrap a value from.
 - Every episode is a normal recording (``source.kind = "training"``), saved when it ends.
 """
 
@@ -69,7 +72,8 @@ class ShowdownEnv(gym.Env):
                  max_turns: int = DEFAULT_MAX_TURNS, agent_side: str = "p1",
                  recordings: str | os.PathLike[str] | None | bool = None, service: SimService | None = None,
                  render_mode: str | None = None, step_timeout_s: float = STEP_TIMEOUT_S,
-                 agent_spec: str = AGENT_SPEC, teams: TeamSources | None = None, **llm_options: Any) -> None:
+                 agent_spec: str = AGENT_SPEC, teams: TeamSources | None = None, horizon: int | None = None,
+                 **llm_options: Any) -> None:
         check_not_forked()
         if agent_side not in ("p1", "p2"):
             raise EnvError(f"agent_side must be 'p1' or 'p2', not {agent_side!r}")
@@ -78,6 +82,8 @@ class ShowdownEnv(gym.Env):
         self.opponent = make_policy(opponent, **llm_options) if isinstance(opponent, str) else opponent
         self.profile = make_profile(prompt)
         self.max_turns = max_turns
+        self.horizon = check_horizon(horizon)
+        """Cut each episode after this many agent decisions (None: play the battle out)."""
         self.agent_side = agent_side
         self.recordings = recordings_dir(recordings)
         self.service = service or default_service()
@@ -94,6 +100,10 @@ class ShowdownEnv(gym.Env):
         self._prompt: Prompt | None = None
         self._played_candidates: list[Candidate] = []
         self._text = ""
+        self.last_cut = False
+        """Whether the last episode was cut at the horizon (its last step returned ``truncated`` and ``info["cut"]``)."""
+        self._reported: set[int] = set()
+        """Decision indices whose rewards a step has already returned (a cut adds the rest)."""
         self._finalizer: weakref.finalize | None = None
         self.battle_seed: int | None = None
         self.last_end: EpisodeEnd | None = None
@@ -105,7 +115,7 @@ class ShowdownEnv(gym.Env):
         """Start a new battle (forfeiting one still in progress). ``seed`` is the battle seed itself.
 
         Without a seed the battle seed is drawn from the env's generator (seeded by the first ``reset(seed=…)``).
-        ``options`` may set ``opponent`` (a spec), ``format``, ``max_turns`` and ``teams`` (``TeamSources``) for
+        ``options`` may set ``opponent`` (a spec), ``format``, ``max_turns``, ``horizon`` and ``teams`` (``TeamSources``) for
         this and later episodes, and ``recording`` (a path or ``Recording``) with ``at`` (a decision index) to start
         this episode from decision ``at`` of that recording: its choices are replayed up to there (by the branch
         machinery, which refuses a recording that does not replay), then the agent and the opponent play on; the
@@ -124,6 +134,8 @@ class ShowdownEnv(gym.Env):
             self.max_turns = int(options["max_turns"])
         if "teams" in options:
             self.teams = options["teams"]
+        if "horizon" in options:
+            self.horizon = check_horizon(options["horizon"])
         start = None
         if options.get("recording") is not None:  # start from decision k of a recording (format and seed are its)
             parent = options["recording"]
@@ -136,6 +148,8 @@ class ShowdownEnv(gym.Env):
             raise EnvError(f"seed must be non-negative, not {battle_seed}")
         self.battle_seed = battle_seed
         self.steps = 0
+        self._reported = set()
+        self.last_cut = False
         detail = f"wolfeclick.env vs {self.opponent.spec}"
         episode = Episode(self.service, self.opponent, agent_side=self.agent_side, format_id=self.format,
                           seed=battle_seed, max_turns=self.max_turns, recordings=self.recordings,
@@ -155,6 +169,9 @@ class ShowdownEnv(gym.Env):
         agent read (``shown`` when a wrapper showed more than the observation, as the tool env does) and any
         ``refused_calls`` made before this one; ``raw_output`` is the agent's own text (or its tool call)."""
         episode, observation = self._episode, self._observation
+        if episode is None and self.last_cut:
+            raise EnvError(f"the episode was cut at its horizon of {self.horizon} decisions: call reset() to start "
+                           "another")
         if episode is None:
             raise EnvError("no battle in progress: call reset() first")
         if observation is None:
@@ -169,6 +186,8 @@ class ShowdownEnv(gym.Env):
         episode.answer(decision)
         records, next_observation = episode.wait(self.step_timeout_s)
         self._set_observation(next_observation)
+        if next_observation is not None and self.horizon is not None and self.steps >= self.horizon:
+            return self._cut(records, decision)
         info = self._info(records, terminal=next_observation is None, decision=decision)
         reward = info["reward"]["shaped"] + info["reward"]["outcome"]
         terminated = truncated = False
@@ -180,6 +199,22 @@ class ShowdownEnv(gym.Env):
             truncated = result.reason == "turn_limit"
             terminated = not truncated
         return self._text, float(reward), terminated, truncated, info
+
+    def _cut(self, records: list[TurnRecord], decision: Decision) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The horizon is reached: forfeit and save the battle; this step's reward is every agent decision not yet
+        rewarded (the forfeit settles the last one), without an outcome; the observation is the state at the cut."""
+        text, legal, turn = self._text, self.legal_actions, self._observation.turn if self._observation else 0
+        self._end_episode()
+        self.last_cut = True
+        end = self.last_end
+        assert end is not None
+        seen = {record.index for record in records}
+        rest = [t for t in end.recording.turns if self.agent_side in t.decisions and t.index not in self._reported
+                and t.index not in seen]
+        info = self._info(records + rest, end=end, decision=decision, outcome=False)
+        info.update(legal_actions=legal, turn=turn, cut=True)
+        self._text = text
+        return text, float(info["reward"]["shaped"]), False, True, info
 
     def render(self) -> str | None:
         return self._text if self.render_mode == "ansi" else None
@@ -246,25 +281,27 @@ class ShowdownEnv(gym.Env):
         self._prompt = self.profile.build(observation)
         self._text = self._prompt.messages[-1]["content"]
 
-    def _info(self, records: list[TurnRecord], *, terminal: bool = False,
-              decision: Decision | None = None) -> dict[str, Any]:
+    def _info(self, records: list[TurnRecord], *, terminal: bool = False, decision: Decision | None = None,
+              end: EpisodeEnd | None = None, outcome: bool = True) -> dict[str, Any]:
         """The same keys with the same types on every ``reset`` and ``step`` (Gymnasium's vector envs stack them):
         ``""`` where there is no text yet, zeros for components that did not fire, a ``result`` with empty fields
         until the battle ends."""
         side = self.agent_side
-        shaped, outcome, settled = 0.0, 0.0, []
+        shaped, won, settled = 0.0, 0.0, []
         components = dict.fromkeys(COMPONENTS, 0.0)
         for record in records:
             mine = record.decisions.get(side)
             if mine is None:
                 continue
             settled.append(record.index)
+            self._reported.add(record.index)
             shaped += mine.reward.total
-            outcome += mine.reward.outcome
+            won += mine.reward.outcome if outcome else 0.0
             for name, value in mine.reward.components.items():
                 components[name] = round(components.get(name, 0.0) + value, 6)
         observation = self._observation
-        end = self._episode.end if terminal and self._episode is not None else None
+        if end is None and terminal and self._episode is not None:
+            end = self._episode.end
         result = dict(EMPTY_RESULT)
         if end is not None:
             result.update({key: value if value is not None else EMPTY_RESULT[key]
@@ -273,7 +310,7 @@ class ShowdownEnv(gym.Env):
             "legal_actions": self.legal_actions,
             "turn": observation.turn if observation is not None else (
                 self._episode.end.recording.result.turns if self._episode and self._episode.end else 0),
-            "reward": {"shaped": round(shaped, 6) + 0.0, "outcome": float(outcome), "components": components},
+            "reward": {"shaped": round(shaped, 6) + 0.0, "outcome": float(won), "components": components},
             "settled_decisions": settled,
             "battle_seed": int(self.battle_seed or 0),
             "illegal": bool(decision.illegal) if decision is not None else False,
@@ -283,6 +320,7 @@ class ShowdownEnv(gym.Env):
             "recording_path": str(end.path) if end is not None and end.path is not None else "",
             "recording_id": end.recording.id if end is not None else "",
             "result": result,
+            "cut": False,
         }
 
     def _answer_text(self, decision: Decision) -> str | None:
@@ -303,6 +341,15 @@ class ShowdownEnv(gym.Env):
         self._observation = self._prompt = None
         if episode is not None:
             self.last_end = episode.finish(self.step_timeout_s)
+
+
+def check_horizon(horizon: Any) -> int | None:
+    """A horizon is a positive number of decisions, or None."""
+    if horizon is None:
+        return None
+    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+        raise EnvError(f"horizon must be a positive number of decisions or None, not {horizon!r}")
+    return int(horizon)
 
 
 def end_text(recording: Any, side: str) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT
+from wolfeclick.battle.store import load_recording, write_atomic
 from wolfeclick.battle.teams import TeamSources
 from wolfeclick.env.env import ShowdownEnv
 from wolfeclick.game.actions import to_id
@@ -120,6 +121,8 @@ class ShowdownToolEnv:
         """The text the model was last handed (reset's prompt part or the last tool result): what it decides on."""
         self._refused: list[dict[str, str]] = []
         """Tool calls refused since the last decision played: kept with the next decision (or the forfeit)."""
+        self._calls: list[tuple[str, str, bool]] = []
+        """Every tool call of the rollout in order: (tool, argument, played), to match TRL's turns to decisions."""
 
     def reset(self, **kwargs: Any) -> str:
         """Start the battle for a dataset row: ``seed`` (int), ``format``, ``opponent`` (a policy spec),
@@ -136,12 +139,14 @@ class ShowdownToolEnv:
             options.update(recording=str(kwargs["recording"]), at=int(kwargs.get("at") or 0))
         horizon = kwargs.get("horizon")
         self._horizon = int(horizon) if horizon else self._horizon_default
+        options["horizon"] = self._horizon  # the env cuts the episode (Gymnasium's truncation)
         seed = kwargs.get("seed")
         text, info = self._env.reset(seed=None if seed is None else int(seed), options=options)
         self.reward, self.done, self.illegal_calls, self.decisions, self.cut = 0.0, False, 0, 0, False
         self.reward_components = {}
         self.recording_path = self.result = None
         self._refused = []
+        self._calls = []
         self._shown = self._full = tool_text(text)
         return self._shown
 
@@ -182,6 +187,7 @@ class ShowdownToolEnv:
             raise ValueError("The battle is over; no more moves can be played.")
         call = tool_call(kind, name)
         index = self._find(kind, str(name))
+        self._calls.append((kind, str(name), index is not None))
         if index is None:
             self.illegal_calls += 1
             options = ", ".join(f"{a.kind}({c!r})" for a, c in self._options())
@@ -193,6 +199,11 @@ class ShowdownToolEnv:
                                                                     refused=refused)
         self.reward += float(reward)
         self.decisions += 1
+        if info["cut"]:  # the horizon: the env forfeited and saved the battle; the reward is the decisions' shaped one
+            self.cut = self.done = True
+            self._settle_end(self._env.last_end)
+            self._shown = f"The rollout's horizon of {self._horizon} decisions is reached; no more moves can be played."
+            return self._shown
         if terminated or truncated:
             self.done = True
             self.recording_path = info.get("recording_path") or None
@@ -203,10 +214,6 @@ class ShowdownToolEnv:
         full = tool_text(text)
         self._shown = changed_text(self._full, full) if self._results == "changes" else full
         self._full = full
-        if self._horizon is not None and self.decisions >= self._horizon:
-            self.cut = True
-            self._finish()
-            return f"The rollout's horizon of {self._horizon} decisions is reached; no more moves can be played."
         return self._shown
 
     def _options(self) -> list[tuple[Any, str]]:
@@ -252,3 +259,69 @@ def finish(env: ShowdownToolEnv) -> float:
 def reward_func(environments: list[ShowdownToolEnv], **kwargs: Any) -> list[float]:
     """GRPO reward: each rollout's battle reward (shaped + outcome), after ending battles the rollout left unfinished."""
     return [finish(env) for env in environments]
+
+
+def turn_prompts(tokenizer: Any, prompt: list[dict[str, Any]], completion_ids: list[int], tools: list[Any],
+                 **chat_template_kwargs: Any) -> list[str]:
+    """The exact text a model was given before each of its turns in a TRL rollout: the chat-templated prompt (as
+    TRL renders it: the row's messages with the env's first text, the tools, the generation prompt), then for every
+    later turn the completion so far, decoded from the token ids TRL concatenated (its own turns and the tool
+    results, special tokens kept) up to that turn's generation prompt."""
+    def rendered(generation_prompt: bool) -> str:
+        return tokenizer.apply_chat_template(prompt, tools=tools, add_generation_prompt=generation_prompt,
+                                             tokenize=False, **chat_template_kwargs)
+
+    head, bare = rendered(True), rendered(False)
+    marker = head[len(bare):] if head.startswith(bare) and len(head) > len(bare) else ""
+    text = tokenizer.decode(list(completion_ids), skip_special_tokens=False)
+    prompts, start = [head], 0
+    while marker and (at := text.find(marker, start)) >= 0:
+        start = at + len(marker)
+        prompts.append(head + text[:start])
+    return prompts
+
+
+def keep_prompts(env: ShowdownToolEnv, prompts: list[str], completion: list[dict[str, Any]]) -> None:
+    """Write into the rollout's saved recording, per decision, the chat-templated prompt its tool call answered
+    (``policy_info["prompt"]``, as a checkpoint policy's decisions have it). TRL's turns are matched to the env's
+    calls in order; a call TRL never handed to the env (an unknown tool, bad arguments) is skipped."""
+    if not env.recording_path:
+        return
+    turns: list[int] = []
+    calls = iter(env._calls)
+    pending = next(calls, None)
+    assistant = [m for m in completion if m.get("role") == "assistant"]
+    for turn, message in enumerate(assistant):
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            arguments = function.get("arguments") or {}
+            argument = arguments.get("name" if function.get("name") == "move" else "pokemon")
+            if pending is not None and (function.get("name"), str(argument)) == pending[:2]:
+                if pending[2]:
+                    turns.append(turn)
+                pending = next(calls, None)
+    path = Path(env.recording_path)
+    recording = load_recording(path)
+    side = env._env.agent_side
+    mine = [t.decisions[side] for t in recording.turns if side in t.decisions]
+    played = mine[len(mine) - len(turns):] if turns else []  # a branch's replayed decisions come first
+    for decision, turn in zip(played, turns):
+        if turn < len(prompts):
+            decision.policy_info["prompt"] = prompts[turn]
+    write_atomic(path, recording.to_json())
+
+
+def prompt_keeping_reward_func(tokenizer: Any, **chat_template_kwargs: Any):
+    """``reward_func`` that also keeps, per decision of each rollout's recording, the exact chat-templated prompt
+    the model answered (``policy_info["prompt"]``). Pass the trainer's tokenizer and its ``chat_template_kwargs``."""
+    def reward_func_with_prompts(environments: list[ShowdownToolEnv], prompts: list[Any] | None = None,
+                                 completions: list[Any] | None = None, completion_ids: list[list[int]] | None = None,
+                                 **kwargs: Any) -> list[float]:
+        rewards = reward_func(environments)
+        if prompts is not None and completions is not None and completion_ids is not None:
+            for env, prompt, completion, ids in zip(environments, prompts, completions, completion_ids):
+                texts = turn_prompts(tokenizer, prompt, ids, [env.move, env.switch], **chat_template_kwargs)
+                keep_prompts(env, texts, completion)
+        return rewards
+
+    return reward_func_with_prompts

@@ -1,0 +1,47 @@
+"""``scripts/learn_demo.py`` runs end to end on a tiny budget (a few examples, one GRPO step, two held-out battles)
+and writes its outputs: that it runs and reports, not that it learns (docs/training.md has the measured run)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import torch
+
+from wolfeclick.battle.store import load_recording
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "learn_demo.py"
+TEAMS = ROOT / "tests" / "data" / "teams" / "gen9ou"
+
+
+def test_learn_demo_runs_end_to_end_and_writes_its_outputs(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    spec = importlib.util.spec_from_file_location("learn_demo", SCRIPT)
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    threads = torch.get_num_threads()
+    try:
+        results = demo.main([
+            "--out", str(tmp_path), "--team1", str(TEAMS / "balance.txt"), "--teams", str(TEAMS),
+            "--corpus-seeds", "2", "--corpus-horizon", "1", "--sft-steps", "2", "--steps", "1", "--generations", "2",
+            "--prompts-per-step", "1", "--eval-seeds", "2",
+        ])
+    finally:
+        torch.set_num_threads(threads)
+    assert [row["model"] for row in results["summary"]] == ["random init", "warm start (GRPO step 0)", "GRPO-trained"]
+    assert all(row["rollouts"] == 2 and 0.0 <= row["illegal_rate"] <= 1.0 for row in results["summary"])
+    assert json.loads((tmp_path / "results.json").read_text())["summary"] == results["summary"]
+    table = (tmp_path / "results.md").read_text()
+    assert table.count("\n") == 2 + 3 and "GRPO-trained" in table
+    svg = ElementTree.fromstring((tmp_path / "learning.svg").read_text())  # well-formed, one dot per model and metric
+    assert len(svg.findall(".//{http://www.w3.org/2000/svg}circle")) == 3 * 2
+    assert "plotly" in (tmp_path / "learning.html").read_text()[:100_000].lower()
+    assert (tmp_path / "model" / "tokenizer.json").exists()
+    rollouts = sorted((tmp_path / "recordings").glob("*.json"))  # the GRPO step's rollouts are real battles
+    assert len(rollouts) == 2 and all(load_recording(p).source.kind == "training" for p in rollouts)
+    assert os.path.getsize(tmp_path / "learning.html") > 0
