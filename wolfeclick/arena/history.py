@@ -27,6 +27,7 @@ from wolfeclick.arena.tournament import RECORDINGS_DIR, find_tournaments, load_r
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS, Recording, is_valid_id
 from wolfeclick.battle.store import RecordingError, as_filed, load_recording
 from wolfeclick.errors import one_line
+from wolfeclick.sides import SIDES
 
 __all__ = [
     "INDEX_FILE",
@@ -146,8 +147,8 @@ def _checkpoint(meta: Any) -> str:
 def _from_recording(recording: Recording) -> BattleEntry:
     """An entry from a validated recording (only the header and per-turn flags are read)."""
     players, result = recording.players, recording.result
-    specs = {side: players[side].policy for side in ("p1", "p2")}
-    counts = {side: [0, 0] for side in ("p1", "p2")}
+    specs = {side: players[side].policy for side in SIDES}
+    counts = {side: [0, 0] for side in SIDES}
     for turn in recording.turns:
         for side, decision in turn.decisions.items():
             counts[side][0] += 1
@@ -177,7 +178,7 @@ def _from_row(row: dict[str, Any], format_id: str) -> BattleEntry:
     counts = {key: row.get(key) for key in ("decisions", "illegal")}
     for key, value in counts.items():
         if not (isinstance(value, dict) and all(isinstance(value.get(s), int) and not isinstance(value.get(s), bool)
-                                                 and 0 <= value.get(s) <= MAX_TURNS for s in ("p1", "p2"))):
+                                                 and 0 <= value.get(s) <= MAX_TURNS for s in SIDES)):
             raise ValueError(f"field {key!r} is not a count per side")
     if row.get("winner") is not None and not isinstance(row["winner"], str):
         raise ValueError("field 'winner' is not a policy name")
@@ -193,9 +194,14 @@ def _from_row(row: dict[str, Any], format_id: str) -> BattleEntry:
 
 
 def _merge(row: BattleEntry, recording: BattleEntry) -> BattleEntry:
-    """A tournament row completed by its recording: the row's pairing facts, the recording's provenance."""
-    return replace(row, simulator=recording.simulator, created=recording.created,
-                   p1_checkpoint=recording.p1_checkpoint, p2_checkpoint=recording.p2_checkpoint)
+    """A tournament row completed by its recording: the row's pairing facts, the recording's provenance.
+
+    Each checkpoint follows its policy, not its seat: a battle played on a server (``showdown:`` seats) may have
+    been seated the other way round from the row. The seed is the recording's: null for such a battle, whose seed
+    the server chose (the row's is the schedule's)."""
+    checkpoints = {recording.p1: recording.p1_checkpoint, recording.p2: recording.p2_checkpoint}
+    return replace(row, simulator=recording.simulator, created=recording.created, seed=recording.seed,
+                   p1_checkpoint=checkpoints.get(row.p1, "{}"), p2_checkpoint=checkpoints.get(row.p2, "{}"))
 
 
 def _battle_key(recording: Recording) -> str | None:

@@ -12,6 +12,7 @@ import gc
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Sequence
 
+from wolfeclick.battle.remote import refuse_server_seats
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, BattleNotStarted, play_battle
 from wolfeclick.battle.schema import Recording, TeamInfo
 from wolfeclick.policies.base import Policy
@@ -55,6 +56,9 @@ class BattleJob:
     battle_id: str | None = None
     teams: dict[str, TeamInfo] | None = None
     """Both sides' teams in a given-team format (``TeamDeal.infos(seed)``); None for random battles."""
+
+    def __post_init__(self) -> None:
+        refuse_server_seats(self.p1, self.p2)
 
 
 async def run_jobs(

@@ -43,6 +43,7 @@ from wolfeclick.game.reward import RewardBudget, outcome_reward, reward_view, sh
 from wolfeclick.game.snapshot import side_snapshot
 from wolfeclick.game.state import format_state
 from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sides import other
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
 from wolfeclick.sim.protocol import (
     SIDES,
@@ -75,10 +76,6 @@ class PolicyFailure(RuntimeError):
     def __init__(self, side: str, error: BaseException) -> None:
         self.side = side
         super().__init__(f"{side} policy failed: {error.__class__.__name__}: {error}".splitlines()[0])
-
-
-def other(side: str) -> str:
-    return "p2" if side == "p1" else "p1"
 
 
 def slug(text: str, limit: int = 40) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from wolfeclick.game.state import TEAM_SLOTS
+from wolfeclick.sides import other
 
 HP_UNIT = 10.0
 """Team-HP points (percent of a six-slot mean) per 1.0 of damage/healing reward."""
@@ -91,7 +92,7 @@ _SCORED = ("|move", "|turn", "|-supereffective", "|-immune")
 
 def _effectiveness(events: list[str], side: str) -> float:
     """Score ``-supereffective``/``-immune`` on the opponent that follow one of our ``|move|`` lines."""
-    opp = "p2" if side == "p1" else "p1"
+    opp = other(side)
     ours = False
     score = 0.0
     for line in events:

@@ -41,6 +41,7 @@ from wolfeclick.interop.public import ROOM_ONLY
 from wolfeclick.ladder.client import DEFAULT_LOGIN_SERVER, ArenaClient, wait_any
 from wolfeclick.ladder.credentials import Secret
 from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sides import other as opponent
 from wolfeclick.sim.protocol import SIDES, derive_int, is_timestamp
 
 Mode = Literal["accept", "challenge", "search"]
@@ -114,9 +115,12 @@ class RemotePlayer:
     spec: str
     server: str
     blocking: bool = False
+    room: str | None = None
+    """The battle room it played in (kept in its metadata: a tournament's recording is marked with the tournament's
+    source, not the server's)."""
 
     def metadata(self) -> dict[str, Any]:
-        return {"kind": "remote", "server": self.server,
+        return {"kind": "remote", "server": self.server, **({"room": self.room} if self.room else {}),
                 "note": "a user on the server: only what a player sees of an opponent is recorded"}
 
     def decide(self, observation: Observation) -> Decision:  # pragma: no cover - never called
@@ -208,8 +212,8 @@ class ServerBattle:
         if not mine:
             raise _Lost(f"neither player of {self.tag} is {self.username!r}")
         self.side = mine[0]
-        other = "p2" if self.side == "p1" else "p1"
-        remote = RemotePlayer(f"showdown:{to_id_str(self._names[other])}", self.options.server)
+        other = opponent(self.side)
+        remote = RemotePlayer(f"showdown:{to_id_str(self._names[other])}", self.options.server, room=self.tag)
         seats = {self.side: self.policy, other: remote}
         self.run = BattleRun(seats["p1"], seats["p2"], format_id=self.options.format,
                              seed=derive_int(0, f"ladder:{self.options.server}:{self.tag}:{self.username}") % MAX_SEED,
@@ -405,6 +409,7 @@ class LadderSession:
         deadline = asyncio.get_running_loop().time() + options.wait
         team = options.team.packed if options.team else None
         asked = False
+        absent = False  # the challenged user was not on the server at the last try
         while True:
             if self._stopped():
                 return None
@@ -423,6 +428,8 @@ class LadderSession:
                         self.challenges.pop(user, None)
                         await client.send(f"/reject {user}")
                 self.challenged.clear()
+            elif options.mode == "challenge" and to_id_str(options.opponent or "") in client.refused:
+                raise LadderError(f"{options.opponent} refused the challenge")
             elif not asked:
                 if options.mode == "challenge":
                     await client.challenge(to_id_str(options.opponent or ""), options.format, team)
@@ -433,6 +440,8 @@ class LadderSession:
             if remaining <= 0:
                 what = {"accept": "no challenge in " + options.format, "challenge": f"{options.opponent} did not "
                         "accept the challenge", "search": "no opponent found"}[options.mode]
+                if absent:
+                    what = f"no user {options.opponent} is connected to {options.server}"
                 if options.mode == "challenge":
                     await client.send(f"/cancelchallenge {to_id_str(options.opponent or '')}")
                 elif options.mode == "search":
@@ -440,7 +449,7 @@ class LadderSession:
                 raise LadderError(f"{what} within {options.wait:g} s")
             popup = asyncio.ensure_future(client.popups.get())
             started = asyncio.ensure_future(self._started_soon())
-            waits: list[Any] = [popup, started, client.closed, self.challenged]
+            waits: list[Any] = [popup, started, client.closed, self.challenged, client.refusal]
             if self.stop is not None:
                 waits.append(self.stop)
             await wait_any(*waits, timeout=min(remaining, 1.0))
@@ -448,6 +457,7 @@ class LadderSession:
                 message = popup.result()
                 if options.mode == "challenge" and any(word in message.lower() for word in RETRY_POPUPS):
                     asked = False  # the user is not online (or not free) yet: challenge again in a moment
+                    absent = "not found" in message.lower()
                     await asyncio.sleep(0.5)
                 elif options.mode != "accept":
                     raise LadderError(f"the server said: {message}")

@@ -22,7 +22,7 @@ from typing import Any
 
 from wolfeclick.game.actions import DEFAULT_PARSER, PARSER_MODES, parse_action
 from wolfeclick.llm.generation import REFERENCE_SAMPLING, GenerateRequest
-from wolfeclick.llm.loading import MODEL_CACHE, ModelHandle
+from wolfeclick.llm.loading import ModelHandle, model_cache
 from wolfeclick.llm.prompts import Candidate, Profile, make_profile
 from wolfeclick.llm.scoring import ScoreRequest
 from wolfeclick.llm.specs import CheckpointError, ResolvedCheckpoint, is_llm_spec, parse_spec, resolve_checkpoint
@@ -270,6 +270,6 @@ def make_llm_policy(spec: str, *, mode: str | None = "score", quant: str | None 
         raise CheckpointError(f"unknown decoding mode {mode!r} (expected score or generate)")
     profile_obj = make_profile(profile_name)
     checkpoint = resolve_checkpoint(parsed)
-    handle = (cache if cache is not None else MODEL_CACHE).get(checkpoint, device=device, quant=quant)
+    handle = (cache if cache is not None else model_cache()).get(checkpoint, device=device, quant=quant)
     return LLMPolicy(spec.strip(), handle, profile_obj, mode=mode, temperature=temperature, norm=norm,
                      sampling=sampling, parser=parser)

@@ -11,8 +11,7 @@ from typing import Any
 import orjson
 
 from wolfeclick.errors import WolfeClickError
-
-SIDES = ("p1", "p2")
+from wolfeclick.sides import SIDES
 
 
 @dataclass

@@ -36,7 +36,7 @@ from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError,
 from wolfeclick.arena.engines import FinishedBattle, SpecJob
 from wolfeclick.arena.engines.ray_actors import ModelServer, SimWorker
 from wolfeclick.battle.schema import SourceInfo
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.policies.base import Policy
 
 __all__ = ["RayEngine", "RayLineup", "EngineError", "default_workers", "local_instance_options"]
@@ -147,6 +147,8 @@ class RayEngine:
 
         bases: dict[str, str] = {}
         for spec in specs:
+            if spec.startswith("showdown:"):
+                raise InputError(f"{spec} plays on a Showdown server, challenged from this process: use --engine local")
             if is_llm_spec(spec):
                 from wolfeclick.llm.specs import parse_spec, resolve_checkpoint
 
