@@ -181,3 +181,40 @@ def test_one_side_type() -> None:
                and str(path.relative_to(PACKAGE)) not in SIDE_ALLOWED for hit in _side_spellings(path)]
     assert spelled == []
     assert _side_spellings(PACKAGE / "sides.py")  # the check sees the one definition
+
+
+def _llm_imports() -> dict[str, set[str]]:
+    """``wolfeclick.llm`` module → the package's modules it imports, at module level or inside functions."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted((PACKAGE / "llm").glob("*.py")):
+        if path.stem == "__init__":
+            continue
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            found |= {name.split(".")[2] for name in names if name.startswith("wolfeclick.llm.")}
+        graph[path.stem] = found - {path.stem}
+    return graph
+
+
+def test_the_model_code_has_no_import_cycle() -> None:
+    """The cache is passed in, not reached for: no llm module imports one that (through others) imports it back."""
+    graph = _llm_imports()
+    assert {"loading", "batcher", "scoring", "generation"} <= set(graph)
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(step == goal or (step not in seen and reaches(step, goal, seen | {step}))
+                   for step in graph.get(start, ()))
+
+    cycles = sorted(module for module in graph if reaches(module, module, {module}))
+    assert cycles == []
+
+
+@pytest.mark.parametrize("module", sorted(_llm_imports()))
+def test_each_llm_module_imports_alone(module: str) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1")
+    done = subprocess.run([sys.executable, "-c", f"import wolfeclick.llm.{module}"], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr.strip().splitlines()[-1:]

@@ -173,12 +173,11 @@ def _from_row(row: dict[str, Any], format_id: str) -> BattleEntry:
     passed on to SQLite or the ratings)."""
     for key, kind in _ROW_TYPES.items():
         value = row.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool) or (kind is int and not 0 <= value <= MAX_SEED):
+        if not isinstance(value, kind) or isinstance(value, bool) or (isinstance(value, int) and not 0 <= value <= MAX_SEED):
             raise ValueError(f"field {key!r} is not a {'whole number' if kind is int else 'text'}")
-    counts = {key: row.get(key) for key in ("decisions", "illegal")}
-    for key, value in counts.items():
-        if not (isinstance(value, dict) and all(isinstance(value.get(s), int) and not isinstance(value.get(s), bool)
-                                                 and 0 <= value.get(s) <= MAX_TURNS for s in SIDES)):
+    for key in ("decisions", "illegal"):
+        value = row.get(key)
+        if not (isinstance(value, dict) and all(_count(value.get(s)) for s in SIDES)):
             raise ValueError(f"field {key!r} is not a count per side")
     if row.get("winner") is not None and not isinstance(row["winner"], str):
         raise ValueError("field 'winner' is not a policy name")
@@ -191,6 +190,11 @@ def _from_row(row: dict[str, Any], format_id: str) -> BattleEntry:
         decisions_p1=row["decisions"]["p1"], decisions_p2=row["decisions"]["p2"],
         illegal_p1=row["illegal"]["p1"], illegal_p2=row["illegal"]["p2"],
     )
+
+
+def _count(value: object) -> bool:
+    """Whether ``value`` is a plain whole number of decisions (not a bool, within a battle's bounds)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TURNS
 
 
 def _merge(row: BattleEntry, recording: BattleEntry) -> BattleEntry:
@@ -287,8 +291,8 @@ def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path |
     for gone in set(cache or ()) - looked:  # deleted files leave the cache too
         del cache[gone]  # type: ignore[union-attr]
     entries = dict(recordings)
-    for battle, row in rows.items():
-        entries[battle] = _merge(row, recordings[battle]) if battle in recordings else row
+    for battle, entry in rows.items():
+        entries[battle] = _merge(entry, recordings[battle]) if battle in recordings else entry
     return Scan([entries[k] for k in sorted(entries)], sorted(skipped), sorted(unrated), reasons, sorted(unverified))
 
 
@@ -303,7 +307,7 @@ class _Read:
     key: str | None = None
 
 
-ScanCache = dict
+ScanCache = dict[str, "tuple[tuple[int, ...], _Read]"]
 """``path → (stat stamp, _Read)``: a caller that scans again and again (the app) keeps one, so an unchanged file is
 read and validated once, not at every rebuild."""
 
@@ -326,7 +330,7 @@ def _read_recording(path: Path, verify: Verifier | None) -> _Read:
 def _read_cached(path: Path, verify: Verifier | None, cache: ScanCache | None) -> _Read:
     try:
         info = os.stat(path)
-        stamp: tuple | None = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+        stamp: tuple[int, ...] | None = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
     except OSError:
         stamp = None
     if cache is not None and stamp is not None:

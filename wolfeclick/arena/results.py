@@ -18,7 +18,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from wolfeclick.arena.intervals import rating_text, shown_bounds
 from wolfeclick.arena.ratings import ModelFit, RatingInterval, model_fit, rating_intervals
@@ -38,7 +38,7 @@ from wolfeclick.arena.stats import (
 from wolfeclick.arena.verdicts import EQUIVALENCE_ELO, REPEATED_LOOKS, Verdict, pairing_verdict, score_to_elo
 from wolfeclick.battle.schema import Recording
 from wolfeclick.errors import InputError
-from wolfeclick.sides import SIDES, other
+from wolfeclick.sides import SIDES, Side, other
 
 __all__ = [
     "ROW_KEYS",
@@ -61,6 +61,8 @@ __all__ = [
     "format_table",
     "charts_from_rows",
 ]
+
+_V = TypeVar("_V")
 
 ROW_KEYS = frozenset({
     "tournament", "index", "pairing", "pair", "game", "seed", "p1", "p2", "winner", "winner_side", "reason",
@@ -85,14 +87,14 @@ class BattleFacts:
 
     recording: str
     """The recording's id (the row's ``recording`` until the file is saved, maybe under a free id)."""
-    winner_side: str | None
+    winner_side: Side | None
     reason: str
     turns: int
     error: str | None
-    rewards: dict[str, dict[str, float]]
-    decisions: dict[str, int]
+    rewards: dict[Side, dict[str, float]]
+    decisions: dict[Side, int]
     """Decisions each side made."""
-    illegal: dict[str, int]
+    illegal: dict[Side, int]
     """Of which illegal (replaced by a legal default)."""
 
 
@@ -114,7 +116,7 @@ def swap_seats(facts: BattleFacts) -> BattleFacts:
     """``facts`` with p1 and p2 exchanged: a battle whose server seated the players the other way round from the
     schedule (Showdown seats the challenger as p1), told in the schedule's seats."""
 
-    def swap(per_side: dict[str, Any]) -> dict[str, Any]:
+    def swap(per_side: dict[Side, _V]) -> dict[Side, _V]:
         return {other(side): value for side, value in per_side.items()}
 
     winner = other(facts.winner_side) if facts.winner_side else None

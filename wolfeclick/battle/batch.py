@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import gc
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable, Sequence
+from typing import AsyncGenerator, Callable, Sequence
 
 from wolfeclick.battle.remote import refuse_server_seats
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, BattleNotStarted, play_battle
@@ -70,7 +70,7 @@ async def run_jobs(
     on_done: Callable[[int, Recording], None] | None = None,
     stop: asyncio.Event | None = None,
     replays: int = 0,
-) -> AsyncIterator[tuple[int, Recording]]:
+) -> AsyncGenerator[tuple[int, Recording], None]:
     """Play ``jobs`` with at most ``concurrency`` in flight; yield ``(job index, recording)`` as each finishes.
 
     Battles run on ``pool`` if given (it stays open), else on a pool of ``processes`` started and closed here.

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from wolfeclick.sides import SIDES, Side
 from wolfeclick.sim.protocol import check_input_lines
 
-SCHEMA_VERSION = "wolfeclick.recording/1"
+SCHEMA_VERSION: Literal["wolfeclick.recording/1"] = "wolfeclick.recording/1"
 """Bump on any incompatible change; readers reject versions they do not know."""
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
@@ -206,9 +206,9 @@ class Recording(_Model):
         check_input_lines(value)  # UnsafeInput is a ValueError: reported as this field's one-line error
         return value
 
-    def reward_totals(self) -> dict[str, dict[str, float]]:
+    def reward_totals(self) -> dict[Side, dict[str, float]]:
         """Per side: shaped reward, outcome and their sum, over the whole battle."""
-        totals: dict[str, dict[str, float]] = {}
+        totals: dict[Side, dict[str, float]] = {}
         for side in SIDES:
             shaped = sum(t.decisions[side].reward.total for t in self.turns if side in t.decisions)
             outcome = sum(t.decisions[side].reward.outcome for t in self.turns if side in t.decisions)

@@ -23,6 +23,7 @@ from typing import Any
 
 logging.getLogger("bitsandbytes").setLevel(logging.ERROR)  # before anything imports it (peft does)
 
+from wolfeclick.llm.names import BASE_ADAPTER  # noqa: E402
 from wolfeclick.llm.specs import CheckpointError, ResolvedCheckpoint, ResolvedModel  # noqa: E402
 from wolfeclick.settings import Settings  # noqa: E402
 from wolfeclick.settings import settings as current_settings  # noqa: E402
@@ -30,8 +31,6 @@ from wolfeclick.settings import settings as current_settings  # noqa: E402
 log = logging.getLogger("wolfeclick.llm")
 
 QUANTS = ("none", "nf4", "int8")
-BASE_ADAPTER = "__base__"
-"""peft's name for 'no adapter' in a mixed-adapter batch."""
 
 _ADAPTER_IDS = itertools.count(1)
 

@@ -21,7 +21,7 @@ flight). ``keep`` is the ``SourceInfo`` to mark kept recordings with, or None wh
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -33,7 +33,7 @@ from wolfeclick.battle.store import AnyRecording, EncodedRecording
 from wolfeclick.errors import InputError
 from wolfeclick.extras import require
 from wolfeclick.policies.base import Policy
-from wolfeclick.sides import other
+from wolfeclick.sides import Side, other
 
 __all__ = ["ENGINES", "SpecJob", "FinishedBattle", "finished_battle", "Engine", "LocalEngine", "make_engine"]
 
@@ -85,7 +85,7 @@ class Engine(Protocol):
         """Check every spec (raising a one-line WolfeClickError); return what ``play`` needs (the *lineup*)."""
 
     def play(self, jobs: Sequence[SpecJob], lineup: Any, *, concurrency: int,
-             keep: SourceInfo | None = None) -> AsyncIterator[tuple[int, FinishedBattle]]:
+             keep: SourceInfo | None = None) -> AsyncGenerator[tuple[int, FinishedBattle], None]:
         """Play ``jobs``; yield ``(position in jobs, finished battle)`` as each ends, in any order (recordings
         in them only when ``keep``, marked with it)."""
 
@@ -110,7 +110,7 @@ class LocalEngine:
         return built
 
     async def play(self, jobs: Sequence[SpecJob], lineup: Mapping[str, Policy], *, concurrency: int,
-                   keep: SourceInfo | None = None) -> AsyncIterator[tuple[int, FinishedBattle]]:
+                   keep: SourceInfo | None = None) -> AsyncGenerator[tuple[int, FinishedBattle], None]:
         from contextlib import aclosing
 
         from wolfeclick.battle.batch import run_jobs
@@ -125,10 +125,11 @@ class LocalEngine:
                 yield local[position][0], finished_battle(recording, keep)  # in-process: the recording itself
 
 
-def server_seat(job: SpecJob, policies: Mapping[str, Policy]) -> tuple[ServerSeat, str] | None:
+def server_seat(job: SpecJob, policies: Mapping[str, Policy]) -> tuple[ServerSeat, Side] | None:
     """The job's server seat and the side the schedule gives it, or None when both seats play here. Two server
     seats cannot meet: the Arena plays one side of every battle."""
-    seats = [(policies[spec], side) for spec, side in ((job.p1, "p1"), (job.p2, "p2"))
+    seated: tuple[tuple[str, Side], ...] = ((job.p1, "p1"), (job.p2, "p2"))
+    seats = [(policies[spec], side) for spec, side in seated
              if isinstance(policies[spec], ServerSeat)]
     if len(seats) == 2:
         raise InputError(f"{job.p1} and {job.p2} both play on a server: the Arena must play one side of each battle")
