@@ -34,13 +34,14 @@ from wolfeclick.battle.runner import (
     decide_and_send,
     slug,
 )
-from wolfeclick.battle.schema import MAX_SEED, Recording, SourceInfo, TeamInfo
+from wolfeclick.battle.schema import MAX_SEED, EndReason, Recording, SourceInfo, TeamInfo
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.game.reward import outcome_reward
 from wolfeclick.interop.public import ROOM_ONLY
 from wolfeclick.ladder.client import DEFAULT_LOGIN_SERVER, ArenaClient, wait_any
 from wolfeclick.ladder.credentials import Secret
 from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sides import Side
 from wolfeclick.sides import other as opponent
 from wolfeclick.sim.protocol import SIDES, derive_int, is_timestamp
 
@@ -149,7 +150,7 @@ class ServerBattle:
         self._send = send
         self.inbox: asyncio.Queue[list[str] | str | None] = asyncio.Queue()
         self.run: BattleRun | None = None
-        self.side: str | None = None
+        self.side: Side | None = None
         self.ended = False
         self.answered = False
         self.rqid: Any = None
@@ -252,17 +253,19 @@ class ServerBattle:
 
     async def play(self) -> Recording | None:
         """Play the battle to its end; None only when it ended before both players were known."""
-        reason, error = "win", None
+        reason: EndReason = "win"
+        error: str | None = None
         try:
             await self._pump(lambda: self.run is not None or self.ended)
-            run = self.run
+            run: BattleRun | None = self.run
             assert run is not None
+            playing: BattleRun = run  # for the closures below
             while not run.ended:
                 if run.turn > self.options.max_turns:
                     reason, error = "turn_limit", f"past turn {self.options.max_turns}: forfeited on the server"
                     await self._send("/forfeit", self.tag)
                     break
-                await self._pump(lambda: run.ended or bool(run.deciding_sides()))
+                await self._pump(lambda: playing.ended or bool(playing.deciding_sides()))
                 if run.ended:
                     break
                 deciding = run.deciding_sides()
