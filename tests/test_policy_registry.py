@@ -176,7 +176,7 @@ def test_an_installed_agent_plays_a_tournament_by_entry_point_and_py_spec_and_re
     (documented,) = re.findall(r"```text\n(power .*?)```", DOC.read_text(), re.S)  # the page shows what it prints
     assert documented.startswith("power  [CPU; entry point power_agent:make (wolfeclick-power-agent 0.1.0)]\n")
     assert documented in listed.stdout + "\n"
-    for kind in ("random", "maxdamage", "heuristic", "human", "preset:", "llm:", "py:"):
+    for kind in ("random", "maxdamage", "heuristic", "human", "preset:", "llm:", "py:", "showdown:"):
         assert f"\n{kind}" in "\n" + listed.stdout, kind
 
     by_entry_point, by_py = "power?switch_below=0.2", "py:power_agent:make?greedy=false"

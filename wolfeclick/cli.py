@@ -16,6 +16,7 @@ from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.paths import recordings_dir, results_dir
+from wolfeclick.sides import SIDES
 
 
 def _add_llm_options(parser: argparse.ArgumentParser) -> None:
@@ -166,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
                                               "prints agreement with the recorded choices.")
     rescore.add_argument("recordings", nargs="+", type=Path, help="recording files, or folders of them")
     rescore.add_argument("--policy", required=True, help="the policy spec to ask (e.g. preset:run3, llm:/path)")
-    rescore.add_argument("--side", choices=["p1", "p2"], required=True)
+    rescore.add_argument("--side", choices=list(SIDES), required=True)
     rescore.add_argument("--out", type=Path, default=None, help="recordings folder to store rescores in "
                                                                 "(default: each recording's own folder)")
     rescore.add_argument("--concurrency", type=CONCURRENCY, default=8, help="recordings replayed at once")
@@ -617,7 +618,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     paths = expand_paths(args.recordings)
     recordings = [load_recording(path) for path in paths]
     policy = make_policy(args.policy, **_llm_options(args))
-    sides = {"p1": ("p1",), "p2": ("p2",), "both": ("p1", "p2"), None: ()}[args.options]
+    sides = {"p1": ("p1",), "p2": ("p2",), "both": SIDES, None: ()}[args.options]
 
     if args.address and args.engine != "ray":
         raise InputError("--address is for --engine ray")

@@ -27,6 +27,7 @@ from wolfeclick.arena.tournament import RECORDINGS_DIR, find_tournaments, load_r
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS, Recording, is_valid_id
 from wolfeclick.battle.store import RecordingError, as_filed, load_recording
 from wolfeclick.errors import one_line
+from wolfeclick.sides import SIDES
 
 __all__ = [
     "INDEX_FILE",
@@ -146,8 +147,8 @@ def _checkpoint(meta: Any) -> str:
 def _from_recording(recording: Recording) -> BattleEntry:
     """An entry from a validated recording (only the header and per-turn flags are read)."""
     players, result = recording.players, recording.result
-    specs = {side: players[side].policy for side in ("p1", "p2")}
-    counts = {side: [0, 0] for side in ("p1", "p2")}
+    specs = {side: players[side].policy for side in SIDES}
+    counts = {side: [0, 0] for side in SIDES}
     for turn in recording.turns:
         for side, decision in turn.decisions.items():
             counts[side][0] += 1
@@ -172,12 +173,11 @@ def _from_row(row: dict[str, Any], format_id: str) -> BattleEntry:
     passed on to SQLite or the ratings)."""
     for key, kind in _ROW_TYPES.items():
         value = row.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool) or (kind is int and not 0 <= value <= MAX_SEED):
+        if not isinstance(value, kind) or isinstance(value, bool) or (isinstance(value, int) and not 0 <= value <= MAX_SEED):
             raise ValueError(f"field {key!r} is not a {'whole number' if kind is int else 'text'}")
-    counts = {key: row.get(key) for key in ("decisions", "illegal")}
-    for key, value in counts.items():
-        if not (isinstance(value, dict) and all(isinstance(value.get(s), int) and not isinstance(value.get(s), bool)
-                                                 and 0 <= value.get(s) <= MAX_TURNS for s in ("p1", "p2"))):
+    for key in ("decisions", "illegal"):
+        value = row.get(key)
+        if not (isinstance(value, dict) and all(_count(value.get(s)) for s in SIDES)):
             raise ValueError(f"field {key!r} is not a count per side")
     if row.get("winner") is not None and not isinstance(row["winner"], str):
         raise ValueError("field 'winner' is not a policy name")
@@ -192,10 +192,20 @@ def _from_row(row: dict[str, Any], format_id: str) -> BattleEntry:
     )
 
 
+def _count(value: object) -> bool:
+    """Whether ``value`` is a plain whole number of decisions (not a bool, within a battle's bounds)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TURNS
+
+
 def _merge(row: BattleEntry, recording: BattleEntry) -> BattleEntry:
-    """A tournament row completed by its recording: the row's pairing facts, the recording's provenance."""
-    return replace(row, simulator=recording.simulator, created=recording.created,
-                   p1_checkpoint=recording.p1_checkpoint, p2_checkpoint=recording.p2_checkpoint)
+    """A tournament row completed by its recording: the row's pairing facts, the recording's provenance.
+
+    Each checkpoint follows its policy, not its seat: a battle played on a server (``showdown:`` seats) may have
+    been seated the other way round from the row. The seed is the recording's: null for such a battle, whose seed
+    the server chose (the row's is the schedule's)."""
+    checkpoints = {recording.p1: recording.p1_checkpoint, recording.p2: recording.p2_checkpoint}
+    return replace(row, simulator=recording.simulator, created=recording.created, seed=recording.seed,
+                   p1_checkpoint=checkpoints.get(row.p1, "{}"), p2_checkpoint=checkpoints.get(row.p2, "{}"))
 
 
 def _battle_key(recording: Recording) -> str | None:
@@ -281,8 +291,8 @@ def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path |
     for gone in set(cache or ()) - looked:  # deleted files leave the cache too
         del cache[gone]  # type: ignore[union-attr]
     entries = dict(recordings)
-    for battle, row in rows.items():
-        entries[battle] = _merge(row, recordings[battle]) if battle in recordings else row
+    for battle, entry in rows.items():
+        entries[battle] = _merge(entry, recordings[battle]) if battle in recordings else entry
     return Scan([entries[k] for k in sorted(entries)], sorted(skipped), sorted(unrated), reasons, sorted(unverified))
 
 
@@ -297,7 +307,7 @@ class _Read:
     key: str | None = None
 
 
-ScanCache = dict
+ScanCache = dict[str, "tuple[tuple[int, ...], _Read]"]
 """``path → (stat stamp, _Read)``: a caller that scans again and again (the app) keeps one, so an unchanged file is
 read and validated once, not at every rebuild."""
 
@@ -320,7 +330,7 @@ def _read_recording(path: Path, verify: Verifier | None) -> _Read:
 def _read_cached(path: Path, verify: Verifier | None, cache: ScanCache | None) -> _Read:
     try:
         info = os.stat(path)
-        stamp: tuple | None = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
+        stamp: tuple[int, ...] | None = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_mode)
     except OSError:
         stamp = None
     if cache is not None and stamp is not None:

@@ -77,10 +77,9 @@ def parse_query(format_id: Any = None, since: Any = None, sources: Any = None, m
                 period: Any = "tournament") -> BoardQuery:
     """Filters as typed (blank or ``all`` = no filter; sources a list or comma-separated text), checked: anything
     unusable is an `InputError` with one line saying what."""
-    fmt = _text(format_id).lower()
-    if fmt in ("", "all"):
-        fmt = None
-    elif not _FORMAT_RE.match(fmt):
+    typed = _text(format_id).lower()
+    fmt = None if typed in ("", "all") else typed
+    if fmt is not None and not _FORMAT_RE.match(fmt):
         raise InputError(f"format must be a format id such as gen9randombattle, not {_text(format_id)[:40]!r}")
     day = _text(since) or None
     if day is not None:
@@ -96,7 +95,7 @@ def parse_query(format_id: Any = None, since: Any = None, sources: Any = None, m
     unknown = [k for k in kinds if k not in SOURCES and k != "all"]
     if unknown:
         raise InputError(f"unknown source {unknown[0][:40]!r} (one of {', '.join(SOURCES)})")
-    kinds = None if not kinds or "all" in kinds else kinds
+    wanted = None if not kinds or "all" in kinds else kinds
     try:
         least = int(float(_text(min_battles) or MIN_BATTLES))
     except (TypeError, ValueError):
@@ -106,7 +105,7 @@ def parse_query(format_id: Any = None, since: Any = None, sources: Any = None, m
     chosen = _text(period) or "tournament"
     if chosen not in ("tournament", "day"):
         raise InputError(f"rating period must be tournament or day, not {chosen[:40]!r}")
-    return BoardQuery(fmt, day, kinds, least, chosen)  # type: ignore[arg-type]
+    return BoardQuery(fmt, day, wanted, least, "day" if chosen == "day" else "tournament")
 
 
 @dataclass(frozen=True)
@@ -158,7 +157,7 @@ class Leaderboard:
     too_few: list[LeaderRow]
     matrix: list[MatrixCell]
     min_battles: int
-    period: str
+    period: Period
 
     def to_dict(self) -> dict[str, Any]:
         def clean(row: LeaderRow) -> dict[str, Any]:
@@ -275,7 +274,7 @@ def glicko_history(entries: Sequence[BattleEntry], period: Period = "tournament"
     """Every policy's Glicko-2 rating after each period from its first one on: the rating over time. The last
     point of each is the table's Glicko-2 column (the same periods, applied one at a time)."""
     history: dict[str, list[GlickoPoint]] = defaultdict(list)
-    ratings: dict = {}
+    ratings: dict[str, Any] = {}
     for key, time, battles in _periods(_ratable(entries), period):
         games = games_of(battles)
         ratings = glicko2_run([games], initial=ratings)

@@ -135,10 +135,10 @@ def _ratings_from_theta(
     base: float,
 ) -> np.ndarray:
     """Elo-scale ratings, shifted so anchor = anchor_rating, else mean = base."""
-    r = theta * ELO_PER_NAT
-    if anchor is not None and anchor in players:
-        return r - r[list(players).index(anchor)] + anchor_rating
-    return r - r.mean() + base
+    r: np.ndarray = theta * ELO_PER_NAT
+    shifted: np.ndarray = (r - r[list(players).index(anchor)] + anchor_rating if anchor is not None and anchor in players
+                           else r - r.mean() + base)
+    return shifted
 
 
 def bradley_terry(

@@ -18,7 +18,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from wolfeclick.arena.intervals import rating_text, shown_bounds
 from wolfeclick.arena.ratings import ModelFit, RatingInterval, model_fit, rating_intervals
@@ -38,6 +38,7 @@ from wolfeclick.arena.stats import (
 from wolfeclick.arena.verdicts import EQUIVALENCE_ELO, REPEATED_LOOKS, Verdict, pairing_verdict, score_to_elo
 from wolfeclick.battle.schema import Recording
 from wolfeclick.errors import InputError
+from wolfeclick.sides import SIDES, Side, other
 
 __all__ = [
     "ROW_KEYS",
@@ -45,6 +46,7 @@ __all__ = [
     "BOOTSTRAP_SEED",
     "BattleFacts",
     "battle_facts",
+    "swap_seats",
     "result_row",
     "row_line",
     "parse_rows",
@@ -60,6 +62,8 @@ __all__ = [
     "charts_from_rows",
 ]
 
+_V = TypeVar("_V")
+
 ROW_KEYS = frozenset({
     "tournament", "index", "pairing", "pair", "game", "seed", "p1", "p2", "winner", "winner_side", "reason",
     "turns", "rewards", "decisions", "illegal", "recording", "error",
@@ -74,9 +78,6 @@ BOOTSTRAP_SEED = 0
 RATING_BASE = 1000.0
 """The anchor policy's rating (``random`` when it plays); otherwise the field's mean rating."""
 
-_SIDES = ("p1", "p2")
-
-
 @dataclass(frozen=True)
 class BattleFacts:
     """What a result row needs of a finished battle: a few numbers instead of its recording (``battle_facts``).
@@ -86,21 +87,21 @@ class BattleFacts:
 
     recording: str
     """The recording's id (the row's ``recording`` until the file is saved, maybe under a free id)."""
-    winner_side: str | None
+    winner_side: Side | None
     reason: str
     turns: int
     error: str | None
-    rewards: dict[str, dict[str, float]]
-    decisions: dict[str, int]
+    rewards: dict[Side, dict[str, float]]
+    decisions: dict[Side, int]
     """Decisions each side made."""
-    illegal: dict[str, int]
+    illegal: dict[Side, int]
     """Of which illegal (replaced by a legal default)."""
 
 
 def battle_facts(recording: Recording) -> BattleFacts:
     """The row's facts of ``recording``: its result, reward totals and each side's decision and illegal counts."""
-    decisions = dict.fromkeys(_SIDES, 0)
-    illegal = dict.fromkeys(_SIDES, 0)
+    decisions = dict.fromkeys(SIDES, 0)
+    illegal = dict.fromkeys(SIDES, 0)
     for turn in recording.turns:
         for side, decision in turn.decisions.items():
             if side in decisions:
@@ -109,6 +110,18 @@ def battle_facts(recording: Recording) -> BattleFacts:
     result = recording.result
     return BattleFacts(recording.id, result.winner, result.reason, result.turns, result.error,
                        recording.reward_totals(), decisions, illegal)
+
+
+def swap_seats(facts: BattleFacts) -> BattleFacts:
+    """``facts`` with p1 and p2 exchanged: a battle whose server seated the players the other way round from the
+    schedule (Showdown seats the challenger as p1), told in the schedule's seats."""
+
+    def swap(per_side: dict[Side, _V]) -> dict[Side, _V]:
+        return {other(side): value for side, value in per_side.items()}
+
+    winner = other(facts.winner_side) if facts.winner_side else None
+    return replace(facts, winner_side=winner, rewards=swap(facts.rewards), decisions=swap(facts.decisions),
+                   illegal=swap(facts.illegal))
 
 
 def result_row(tournament_id: str, battle: ScheduledBattle, facts: BattleFacts) -> dict[str, Any]:
@@ -397,7 +410,7 @@ def _per_policy(games: Sequence[GameResult], rows: Sequence[Mapping[str, Any]],
             tally[player][0 if score == 1.0 else 1 if score == 0.0 else 2] += 1
     illegal: dict[str, int] = defaultdict(int)
     for row in rows:
-        for side in _SIDES:
+        for side in SIDES:
             illegal[row[side]] += int(row["illegal"][side])
     out: list[PolicyRow] = []
     for policy, (wins, losses, ties) in tally.items():
@@ -545,7 +558,7 @@ def charts_from_rows(rows: Iterable[Mapping[str, Any]], summary: TournamentSumma
     lengths: dict[str, list[int]] = defaultdict(list)
     illegal: dict[str, list[int]] = defaultdict(list)
     for row in ordered:
-        for side in _SIDES:
+        for side in SIDES:
             lengths[row[side]].append(int(row["turns"]))
             illegal[row[side]].append(int(row["illegal"][side]))
     games = [p.games for p in summary.pairings]

@@ -80,7 +80,7 @@ class SprtResult:
 
 def elo_to_score(elo: float) -> float:
     """Expected per-game score for an Elo advantage (logistic model)."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    return float(1.0 / (1.0 + 10.0 ** (-elo / 400.0)))
 
 
 def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
@@ -137,7 +137,8 @@ def pentanomial_llr(counts: np.ndarray, elo0: float, elo1: float) -> np.ndarray:
     p = reg / n[..., None]
     p0 = _constrained_mle(p, elo_to_score(elo0))
     p1 = _constrained_mle(p, elo_to_score(elo1))
-    return n * np.sum(p * np.log(p1 / p0), axis=-1)
+    llr: np.ndarray = n * np.sum(p * np.log(p1 / p0), axis=-1)
+    return llr
 
 
 def sprt(

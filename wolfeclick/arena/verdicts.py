@@ -207,7 +207,8 @@ def plug_in_probs(paired: PairedSummary) -> np.ndarray:
     counts = np.array(paired.counts, dtype=float)
     for score, weight in VIRTUAL_PAIR:
         counts[PAIR_OUTCOMES.index(score)] += weight
-    return counts / counts.sum()
+    probs: np.ndarray = counts / counts.sum()
+    return probs
 
 
 def more_pairs_needed(paired: PairedSummary, level: float = 0.95, power: float = POWER) -> int | None:
@@ -216,7 +217,7 @@ def more_pairs_needed(paired: PairedSummary, level: float = 0.95, power: float =
     way or it would take more than `MAX_MORE_PAIRS`."""
     if paired.pairs == 0 or paired.mean == 0.5:
         return None
-    found = pairs_for_power(plug_in_probs(paired), paired.pairs, level, power)
+    found = pairs_for_power(plug_in_probs(paired).tolist(), paired.pairs, level, power)
     return None if found is None else found[0] - paired.pairs
 
 

@@ -10,8 +10,9 @@ import asyncio
 import contextlib
 import gc
 from dataclasses import dataclass
-from typing import AsyncIterator, Callable, Sequence
+from typing import AsyncGenerator, Callable, Sequence
 
+from wolfeclick.battle.remote import refuse_server_seats
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, BattleNotStarted, play_battle
 from wolfeclick.battle.schema import Recording, TeamInfo
 from wolfeclick.policies.base import Policy
@@ -56,6 +57,9 @@ class BattleJob:
     teams: dict[str, TeamInfo] | None = None
     """Both sides' teams in a given-team format (``TeamDeal.infos(seed)``); None for random battles."""
 
+    def __post_init__(self) -> None:
+        refuse_server_seats(self.p1, self.p2)
+
 
 async def run_jobs(
     jobs: Sequence[BattleJob],
@@ -66,7 +70,7 @@ async def run_jobs(
     on_done: Callable[[int, Recording], None] | None = None,
     stop: asyncio.Event | None = None,
     replays: int = 0,
-) -> AsyncIterator[tuple[int, Recording]]:
+) -> AsyncGenerator[tuple[int, Recording], None]:
     """Play ``jobs`` with at most ``concurrency`` in flight; yield ``(job index, recording)`` as each finishes.
 
     Battles run on ``pool`` if given (it stays open), else on a pool of ``processes`` started and closed here.

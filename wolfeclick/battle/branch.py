@@ -14,12 +14,13 @@ import asyncio
 import contextlib
 import hashlib
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping
 
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, stream_battle
 from wolfeclick.battle.schema import Recording, SideDecision, SourceInfo, TurnRecord
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sides import Side
 from wolfeclick.sim.process import SimPool, SimProcess
 from wolfeclick.sim.protocol import SIDES
 
@@ -38,7 +39,7 @@ class RecordedChoice:
     decision: SideDecision
 
 
-def recorded_choices(recording: Recording, side: str, until: int) -> list[RecordedChoice]:
+def recorded_choices(recording: Recording, side: Side, until: int) -> list[RecordedChoice]:
     """Every command ``side`` sent before decision ``until``, in order: refused ones first, then the one played."""
     choices: list[RecordedChoice] = []
     for turn in recording.turns[:until]:
@@ -146,7 +147,7 @@ def first_difference(a: list[TurnRecord], b: list[TurnRecord], count: int) -> in
     return None
 
 
-def branch_id(parent: Recording, step: int, specs: dict[str, str]) -> str:
+def branch_id(parent: Recording, step: int, specs: Mapping[Side, str]) -> str:
     """``<parent>-b<step>-<hash>``: the same branch of the same parent gets the same id."""
     digest = hashlib.sha256(f"{specs['p1']}\n{specs['p2']}".encode()).hexdigest()[:8]
     return f"{parent.id[:100]}-b{step}-{digest}"
@@ -180,7 +181,7 @@ async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy
                         pool: SimPool | None = None, process: SimProcess | None = None, max_turns: int | None = None,
                         stop: asyncio.Event | None = None,
                         checkpoint: Callable[[Recording], Awaitable[None]] | None = None,
-                        ) -> AsyncIterator[TurnRecord | Recording]:
+                        ) -> AsyncGenerator[TurnRecord | Recording, None]:
     """``branch`` as it plays: each turn record as it finishes (the replayed ones first), then the recording.
 
     ``checkpoint`` (the runner's crash-safe partial saves) is only handed partials past the branch point, marked as

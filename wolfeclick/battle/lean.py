@@ -31,6 +31,7 @@ from wolfeclick.battle.tracker import split_lines
 from wolfeclick.digits import ascii_int
 from wolfeclick.game.state import format_state
 from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sides import Side
 from wolfeclick.sim.process import SimProcess, SimulatorError
 from wolfeclick.sim.protocol import SIDES, start_lines
 
@@ -80,7 +81,7 @@ class LeanRun(BattleRun):
                 name = line.split("|")[2]
                 self.winner = next((s for s in SIDES if self.names[s] == name), None)
 
-    def open_point(self, deciding: list[str]) -> _Pending:
+    def open_point(self, deciding: list[Side]) -> _Pending:
         record = _Pending(self.index, self.turn, list(deciding), [], {})
         self.index += 1
         return record
@@ -90,7 +91,7 @@ class LeanRun(BattleRun):
     def state_text(self, battle: Any) -> Any:
         return _UNSET  # made by _LazyObservation if a policy reads it
 
-    def note_decision(self, record: _Pending, side: str, observation: Observation, decision: Decision,
+    def note_decision(self, record: _Pending, side: Side, observation: Observation, decision: Decision,
                       latency_ms: float, rejected: tuple[str, ...]) -> None:
         record.decisions[side] = {"command": decision.choice()}  # what decide_and_send re-reads on a refusal
 

@@ -29,13 +29,14 @@ from wolfeclick.battle.branch import (
     turn_limit_of,
 )
 from wolfeclick.battle.runner import play_battle, slug
-from wolfeclick.battle.schema import ActionRecord, Recording, Side
+from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.battle.store import read_limited, write_atomic
 from wolfeclick.policies.base import Observation, Policy
+from wolfeclick.sides import Side
 from wolfeclick.sim.process import SimPool
 from wolfeclick.sim.protocol import SIDES
 
-RESCORE_SCHEMA = "wolfeclick.rescore/1"
+RESCORE_SCHEMA: Literal["wolfeclick.rescore/1"] = "wolfeclick.rescore/1"
 RESCORE_DIR = "rescores"
 """Rescores live in ``<recordings>/rescores/<recording id>/``, beside (not among) the recordings."""
 
@@ -117,7 +118,7 @@ def rescored_decision(choice: RecordedChoice, turn: int, answer_action: Any, inf
                             probability=probability, played_rank=rank, candidates=scores)
 
 
-async def rescore_one(recording: Recording, policy: Policy, side: str, *, pool: SimPool) -> Rescore:
+async def rescore_one(recording: Recording, policy: Policy, side: Side, *, pool: SimPool) -> Rescore:
     """Replay ``recording`` and ask ``policy`` at each of ``side``'s decisions; the replay must reproduce it."""
     replayable(recording)
     answers: list[RescoredDecision] = []
@@ -146,7 +147,7 @@ async def rescore_one(recording: Recording, policy: Policy, side: str, *, pool: 
                    decisions=sorted(answers, key=lambda d: d.index))
 
 
-async def rescore_many(recordings: list[Recording], policy: Policy, side: str, *, concurrency: int = 8,
+async def rescore_many(recordings: list[Recording], policy: Policy, side: Side, *, concurrency: int = 8,
                        processes: int | None = None) -> list[Rescore | BranchError]:
     """Rescore several recordings, ``concurrency`` replays at once; a recording that fails gives its error."""
     slots = asyncio.Semaphore(max(1, concurrency))

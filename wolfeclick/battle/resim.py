@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from wolfeclick.battle.schema import Recording
 from wolfeclick.digits import ascii_int
+from wolfeclick.sides import SIDES
 from wolfeclick.sim.process import SimProcess, SimulatorError
 from wolfeclick.sim.protocol import is_timestamp, parse_chunk, split_update
 
@@ -91,7 +92,7 @@ def result_of_log(log: list[str]) -> tuple[str | None, int, bool]:
             if line == "|tie":
                 ended = True
             continue
-        if parts[1] == "player" and len(parts) > 3 and parts[2] in ("p1", "p2"):
+        if parts[1] == "player" and len(parts) > 3 and parts[2] in SIDES:
             names.setdefault(parts[3], parts[2])
         elif parts[1] == "turn":
             turn = ascii_int(parts[2], 7) or turn

@@ -23,10 +23,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.metadata import version
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncGenerator, Awaitable, Callable
 
 import wolfeclick
 from wolfeclick.battle.schema import (
+    EndReason,
     PlayerInfo,
     Recording,
     Result,
@@ -43,6 +44,7 @@ from wolfeclick.game.reward import RewardBudget, outcome_reward, reward_view, sh
 from wolfeclick.game.snapshot import side_snapshot
 from wolfeclick.game.state import format_state
 from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sides import Side, other
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
 from wolfeclick.sim.protocol import (
     SIDES,
@@ -72,13 +74,9 @@ class BattleNotStarted(WolfeClickError, ValueError):
 class PolicyFailure(RuntimeError):
     """A policy raised while deciding; its side forfeits the battle."""
 
-    def __init__(self, side: str, error: BaseException) -> None:
+    def __init__(self, side: Side, error: BaseException) -> None:
         self.side = side
         super().__init__(f"{side} policy failed: {error.__class__.__name__}: {error}".splitlines()[0])
-
-
-def other(side: str) -> str:
-    return "p2" if side == "p1" else "p1"
 
 
 def slug(text: str, limit: int = 40) -> str:
@@ -96,9 +94,9 @@ def recording_id(format_id: str, seed: int, p1: str, p2: str) -> str:
     return value
 
 
-def player_names(p1: str, p2: str) -> dict[str, str]:
+def player_names(p1: str, p2: str) -> dict[Side, str]:
     """Display names for the simulator: the spec, cleaned of protocol separators, distinct per side."""
-    return door_names({side: re.sub(r"[^A-Za-z0-9 :._@/+-]", "", spec)[:24] for side, spec in (("p1", p1), ("p2", p2))})
+    return door_names({side: re.sub(r"[^A-Za-z0-9 :._@/+-]", "", spec)[:24] for side, spec in zip(SIDES, (p1, p2))})
 
 
 @dataclass
@@ -107,11 +105,11 @@ class _Pending:
 
     index: int
     turn: int
-    deciding: list[str]
+    deciding: list[Side]
     events: list[str]
-    snapshot: dict[str, Any]
-    decisions: dict[str, dict[str, Any]] = field(default_factory=dict)
-    awaiting_reward: set[str] = field(default_factory=set)
+    snapshot: dict[Side, Any]
+    decisions: dict[Side, dict[str, Any]] = field(default_factory=dict)
+    awaiting_reward: set[Side] = field(default_factory=set)
 
     def to_record(self) -> TurnRecord:
         """One validation of plain data (much cheaper than building each nested model on the way)."""
@@ -126,7 +124,7 @@ class BattleRun:
 
     def __init__(self, p1: Policy, p2: Policy, *, format_id: str, seed: int, max_turns: int,
                  battle_id: str | None, names: dict[str, str] | None = None,
-                 teams: dict[str, TeamInfo] | None = None) -> None:
+                 teams: dict[Side, TeamInfo] | None = None) -> None:
         generation(format_id)  # fail early, in one line, on a format without a generation
         self.policies = {"p1": p1, "p2": p2}
         self.format = format_id
@@ -146,25 +144,24 @@ class BattleRun:
         self.sent: list[str] = []
         """Every line we fed the simulator (its own input log says the same in normalised form)."""
         self.turn = 0
-        self.winner: str | None = None
+        self.winner: Side | None = None
         self.ended = False
-        self.pending_requests: dict[str, dict[str, Any]] = {}
-        self.errors: dict[str, list[str]] = {side: [] for side in SIDES}
+        self.pending_requests: dict[Side, dict[str, Any]] = {}
+        self.errors: dict[Side, list[str]] = {side: [] for side in SIDES}
         self.events_since_point: list[str] = []
-        self.events_since_decision: dict[str, list[str]] = {side: [] for side in SIDES}
-        self.last_view: dict[str, Any] = {}
-        self.current_view: dict[str, Any] = {}
+        self.events_since_decision: dict[Side, list[str]] = {side: [] for side in SIDES}
+        self.last_view: dict[Side, Any] = {}
+        self.current_view: dict[Side, Any] = {}
         self.budgets = {side: RewardBudget() for side in SIDES}
         self.open_records: list[_Pending] = []
-        self.last_record: dict[str, _Pending] = {}
+        self.last_record: dict[Side, _Pending] = {}
         self.finished: list[TurnRecord] = []
         self.index = 0
 
     # --- the recording ---------------------------------------------------------------------------------------
-    def recording(self, reason: str, error: str | None, winner: str | None, sim_info: dict[str, Any]) -> Recording:
+    def recording(self, reason: EndReason, error: str | None, winner: Side | None, sim_info: dict[str, Any]) -> Recording:
         """The recording of everything finished so far, ended with ``reason``."""
         return Recording(
-            schema="wolfeclick.recording/1",
             id=self.id,
             created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
             format=self.format,
@@ -213,12 +210,12 @@ class BattleRun:
                 parts = line.split("|")
                 self.winner = next((s for s in SIDES if self.names[s] == parts[2]), None)
 
-    def deciding_sides(self) -> list[str]:
+    def deciding_sides(self) -> list[Side]:
         return [s for s in SIDES if s in self.pending_requests and not self.pending_requests[s].get("wait")
                 and legal_or_default(self.pending_requests[s])]
 
     # --- rewards ------------------------------------------------------------------------------------------------
-    def settle_reward(self, side: str, outcome: float = 0.0) -> None:
+    def settle_reward(self, side: Side, outcome: float = 0.0) -> None:
         """Close the reward window of ``side``'s last decision: what happened from then until now."""
         current = reward_view(self.trackers[side].battle)
         self.current_view[side] = current  # the next decision's window opens on this same state
@@ -242,7 +239,7 @@ class BattleRun:
         return done
 
     # --- one decision point ----------------------------------------------------------------------------------
-    def open_point(self, deciding: list[str]) -> _Pending:
+    def open_point(self, deciding: list[Side]) -> _Pending:
         for side in deciding:
             self.settle_reward(side)
         snapshot = {
@@ -261,7 +258,7 @@ class BattleRun:
     def state_text(self, battle: Any) -> Any:
         return format_state(battle)
 
-    def observation(self, side: str, rejected: tuple[str, ...]) -> Observation:
+    def observation(self, side: Side, rejected: tuple[str, ...]) -> Observation:
         tracker = self.trackers[side]
         request = self.pending_requests[side]
         legal = legal_actions(request)
@@ -272,7 +269,7 @@ class BattleRun:
             legal_actions=legal, state=self.state_text(tracker.battle), rng=self.rngs[side], rejected=rejected,
         )
 
-    async def decide(self, side: str, rejected: tuple[str, ...]) -> tuple[Observation, Decision, float]:
+    async def decide(self, side: Side, rejected: tuple[str, ...]) -> tuple[Observation, Decision, float]:
         observation = self.observation(side, rejected)
         policy = self.policies[side]
         started = time.perf_counter()
@@ -286,7 +283,7 @@ class BattleRun:
             raise PolicyFailure(side, exc) from exc
         return observation, decision, (time.perf_counter() - started) * 1000.0
 
-    def note_decision(self, record: _Pending, side: str, observation: Observation, decision: Decision,
+    def note_decision(self, record: _Pending, side: Side, observation: Observation, decision: Decision,
                       latency_ms: float, rejected: tuple[str, ...]) -> None:
         previous = record.decisions.get(side)
         action = decision.action
@@ -344,9 +341,9 @@ async def stream_battle(
     checkpoint: Callable[[Recording], Awaitable[None]] | None = None,
     checkpoint_every: int = 10,
     names: dict[str, str] | None = None,
-    teams: dict[str, TeamInfo] | None = None,
+    teams: dict[Side, TeamInfo] | None = None,
     opening: list[str] | None = None,
-) -> AsyncIterator[TurnRecord | Recording]:
+) -> AsyncGenerator[TurnRecord | Recording, None]:
     """Play a battle, yielding each finished ``TurnRecord`` and finally the ``Recording``.
 
     Whatever goes wrong (a dead simulator, a policy that raises, ``stop`` being set), the recording of everything
@@ -366,7 +363,8 @@ async def stream_battle(
             own_pool = pool = SimPool(1)
             await pool.start()
         process = await pool.live()  # a pool whose simulator died starts a fresh one
-    reason, error = "win", None
+    reason: EndReason = "win"
+    error: str | None = None
     checkpointed = 0
     try:
         packed = {side: team.packed for side, team in run.teams.items()} if run.teams else None
@@ -412,7 +410,7 @@ async def stream_battle(
     yield run.recording(reason, error, run.winner if decided else None, process.info)
 
 
-async def forfeit(run: BattleRun, process: SimProcess, failure: PolicyFailure) -> tuple[str, str]:
+async def forfeit(run: BattleRun, process: SimProcess, failure: PolicyFailure) -> tuple[EndReason, str]:
     """The failing policy's side loses (``>forcelose``): the end reason and error the result carries."""
     try:
         reply = await process.call("write", battle=run.key, lines=[f">forcelose {failure.side}"])
@@ -433,7 +431,7 @@ async def close_unfinished(run: BattleRun, process: SimProcess) -> None:
             run.inputlog = run.sent  # the simulator is gone: what we fed it still re-simulates the battle
 
 
-async def decide_point(run: BattleRun, record: _Pending, deciding: list[str], process: SimProcess) -> None:
+async def decide_point(run: BattleRun, record: _Pending, deciding: list[Side], process: SimProcess) -> None:
     """Ask every deciding side, send their choices in side order, and re-ask sides whose choice was refused."""
 
     async def write(lines: list[str]) -> None:
@@ -446,7 +444,7 @@ async def decide_point(run: BattleRun, record: _Pending, deciding: list[str], pr
     await decide_and_send(run, record, deciding, write)
 
 
-async def decide_and_send(run: BattleRun, record: _Pending, deciding: list[str],
+async def decide_and_send(run: BattleRun, record: _Pending, deciding: list[Side],
                           send: Callable[[list[str]], Awaitable[None]]) -> None:
     """``decide_point`` over any channel: ``send(lines)`` delivers the choices (``>p1 move 1``…) and returns once
     what they caused has been absorbed into ``run`` (a refusal lands in ``run.errors``, a new request in

@@ -12,16 +12,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from wolfeclick.sides import SIDES, Side
 from wolfeclick.sim.protocol import check_input_lines
 
-SCHEMA_VERSION = "wolfeclick.recording/1"
+SCHEMA_VERSION: Literal["wolfeclick.recording/1"] = "wolfeclick.recording/1"
 """Bump on any incompatible change; readers reject versions they do not know."""
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 """Recording ids double as file names: letters, digits, ``_ . -``; no path separators, no leading dot."""
 _ID_RE = re.compile(ID_PATTERN)
 
-Side = Literal["p1", "p2"]
 EndReason = Literal["win", "tie", "turn_limit", "aborted", "forfeit"]
 
 
@@ -180,7 +180,7 @@ class Recording(_Model):
     @field_validator("players")
     @classmethod
     def _both_players(cls, value: dict[str, PlayerInfo]) -> dict[str, PlayerInfo]:
-        missing = [side for side in ("p1", "p2") if side not in value]
+        missing = [side for side in SIDES if side not in value]
         if missing:
             raise ValueError(f"players must name both p1 and p2 (missing {', '.join(missing)})")
         return value
@@ -188,7 +188,7 @@ class Recording(_Model):
     @field_validator("teams")
     @classmethod
     def _both_teams(cls, value: dict[str, TeamInfo] | None) -> dict[str, TeamInfo] | None:
-        if value is not None and set(value) != {"p1", "p2"}:
+        if value is not None and set(value) != set(SIDES):
             raise ValueError("teams must name both p1 and p2")
         return value
 
@@ -206,10 +206,10 @@ class Recording(_Model):
         check_input_lines(value)  # UnsafeInput is a ValueError: reported as this field's one-line error
         return value
 
-    def reward_totals(self) -> dict[str, dict[str, float]]:
+    def reward_totals(self) -> dict[Side, dict[str, float]]:
         """Per side: shaped reward, outcome and their sum, over the whole battle."""
-        totals: dict[str, dict[str, float]] = {}
-        for side in ("p1", "p2"):
+        totals: dict[Side, dict[str, float]] = {}
+        for side in SIDES:
             shaped = sum(t.decisions[side].reward.total for t in self.turns if side in t.decisions)
             outcome = sum(t.decisions[side].reward.outcome for t in self.turns if side in t.decisions)
             totals[side] = {"shaped": round(shaped, 4), "outcome": outcome, "total": round(shaped + outcome, 4)}

@@ -8,7 +8,7 @@ import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import orjson
 from pydantic import ValidationError
@@ -123,7 +123,7 @@ def write_atomic(path: Path, text: str | bytes, *, replace: bool = True) -> Path
     return path
 
 
-def _identity(recording: Recording) -> dict:
+def _identity(recording: Recording) -> dict[str, Any]:
     """What makes two recordings the same battle record: everything but the write time and measured latencies."""
     data = recording.model_dump(mode="json", by_alias=True, exclude={"created"})
     for turn in data["turns"]:
@@ -377,7 +377,7 @@ def as_filed(recording: Recording, path: Path) -> Recording:
     (``upload``) whatever the file claims — an uploaded file is stored byte for byte, so what it says about where
     it came from is the uploader's word, never the Arena's (an import keeps its importer's detail, e.g. the format
     it was read from: a label, not a claim)."""
-    update: dict = {}
+    update: dict[str, Any] = {}
     stem = Path(path).stem
     if recording.id != stem:
         update["id"] = stem

@@ -19,7 +19,6 @@ reward's parts for reward functions that weigh them differently.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from wolfeclick.battle.teams import TeamSources
 from wolfeclick.env.env import ShowdownEnv
 from wolfeclick.game.actions import to_id
 from wolfeclick.game.reward import COMPONENTS, outcome_reward
+from wolfeclick.settings import settings
 
 TOOL_HINT = ("Play by calling the tools: move(name) with one of the moves listed above, or switch(pokemon) with one "
              "of the Pokémon listed above. Each call returns the next battle state.")
@@ -99,7 +99,7 @@ class ShowdownToolEnv:
         self._results = results or self.results
         if self._results not in RESULT_MODES:
             raise ValueError(f"results must be one of {', '.join(RESULT_MODES)}, not {self._results!r}")
-        self._opponent = opponent or os.environ.get("WOLFECLICK_ENV_OPPONENT") or self.default_opponent
+        self._opponent = opponent or settings().env_opponent or self.default_opponent
         self._format = format or self.default_format
         self._max_turns = max_turns or self.max_turns
         self._horizon_default = horizon if horizon is not None else self.horizon

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from wolfeclick.game.state import TEAM_SLOTS
+from wolfeclick.sides import Side, other
 
 HP_UNIT = 10.0
 """Team-HP points (percent of a six-slot mean) per 1.0 of damage/healing reward."""
@@ -89,9 +90,9 @@ _SCORED = ("|move", "|turn", "|-supereffective", "|-immune")
 """Every line ``_effectiveness`` acts on starts with one of these; the rest have no effect there."""
 
 
-def _effectiveness(events: list[str], side: str) -> float:
+def _effectiveness(events: list[str], side: Side) -> float:
     """Score ``-supereffective``/``-immune`` on the opponent that follow one of our ``|move|`` lines."""
-    opp = "p2" if side == "p1" else "p1"
+    opp = other(side)
     ours = False
     score = 0.0
     for line in events:
@@ -116,7 +117,7 @@ def shaped_reward(
     prev: RewardView,
     curr: RewardView,
     events: list[str],
-    side: str,
+    side: Side,
     illegal: bool,
     budget: RewardBudget,
 ) -> tuple[dict[str, float], RewardBudget]:
@@ -164,7 +165,7 @@ def total(components: dict[str, float]) -> float:
     return round(sum(components.values()), 4) + 0.0
 
 
-def outcome_reward(winner: str | None, side: str) -> float:
+def outcome_reward(winner: str | None, side: Side) -> float:
     """+10 when ``side`` won, -10 when the other side won, 0 for a tie or an unfinished battle (winner None)."""
     if winner is None:
         return 0.0

@@ -24,7 +24,7 @@ def _seen_by(opponent_view: Any, key: str) -> bool:
 
 def side_snapshot(own: Any, opponent_view: Any = None) -> dict[str, Any]:
     """The SideSnapshot dict for the side owning ``own``; ``revealed`` comes from ``opponent_view`` when given."""
-    team = []
+    team: list[dict[str, Any]] = []
     for key, mon in own.team.items():
         revealed = _seen_by(opponent_view, key) if opponent_view is not None else bool(mon.revealed)
         team.append(

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Iterator
 from wolfeclick.battle.schema import Recording, SideDecision
 from wolfeclick.battle.store import load_recording, write_atomic
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.sides import SIDES
 
 KINDS = ("sft", "grpo", "jsonl")
 SIDE_CHOICES = ("p1", "p2", "both")
@@ -160,7 +161,7 @@ def export_rows(recordings: Iterable[Recording], side: str, kind: str, flt: Expo
         raise ExportError(f"unknown export kind {kind!r}; choose one of {', '.join(KINDS)}")
     if side not in SIDE_CHOICES:
         raise ExportError(f"unknown side {side!r}; choose p1, p2 or both")
-    wanted = ["p1", "p2"] if side == "both" else [side]
+    wanted = list(SIDES) if side == "both" else [side]
     for recording in recordings:
         stats.recordings += 1
         if not flt.battle_ok(recording):

@@ -28,6 +28,7 @@ from wolfeclick.interop.public import (
     turn_cuts,
     validated,
 )
+from wolfeclick.sides import other
 
 RECORD_FORMAT = "openenv-wolfeclick record_battle"
 REPLAY_FORMAT = "openenv-wolfeclick replay_battle"
@@ -161,7 +162,7 @@ def _positions(log: list[str], battle_turns: list[int], side: str) -> list[int]:
 def _build(*, data: bytes, prefix: str, detail: str, fmt: str, tag: str | None, model: str | None, outcome: Any,
            finished: bool, final_reason: Any, turns: list[dict[str, Any]], log: list[str], dropped: int,
            decision_of: Any, side: str) -> Recording:
-    opponent = "p2" if side == "p1" else "p1"
+    opponent = other(side)
     battle_turns = [t["battle_turn"] if isinstance(t.get("battle_turn"), int) else 0 for t in turns]
     names = player_names(log)
     names.setdefault(side, "agent")

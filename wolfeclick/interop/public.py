@@ -22,8 +22,7 @@ from wolfeclick.battle.tracker import SideTracker, generation
 from wolfeclick.digits import ascii_int
 from wolfeclick.game.reward import RewardView, reward_view
 from wolfeclick.game.snapshot import side_snapshot
-
-SIDES = ("p1", "p2")
+from wolfeclick.sides import SIDES, other
 
 ROOM_ONLY = frozenset({
     "c", "c:", "chat", "j", "J", "join", "l", "L", "leave", "n", "N", "name", "b", "B", "battle", "raw", "html",
@@ -239,7 +238,7 @@ def replay_public(log: list[str], format_id_: str, names: dict[str, str], positi
         for tracker in trackers.values():
             tracker.feed(lines)
         fed = position
-        snapshot = {side: side_snapshot(trackers[side].battle, trackers[_other(side)].battle) for side in SIDES}
+        snapshot = {side: side_snapshot(trackers[side].battle, trackers[other(side)].battle) for side in SIDES}
         views = {side: reward_view(trackers[side].battle) for side in SIDES}
         points.append(PublicPoint(position, snapshot, views))
     return points
@@ -265,10 +264,6 @@ def lead_hints(log: list[str]) -> dict[int, list[str]]:
             name = parts[2][5:]
             hints.setdefault(position, []).append(f"|switch|{side}a: {name}|{name}|100/100")
     return hints
-
-
-def _other(side: str) -> str:
-    return "p2" if side == "p1" else "p1"
 
 
 def validated(data: dict[str, Any], what: str) -> Recording:

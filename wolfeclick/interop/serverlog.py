@@ -39,6 +39,7 @@ from wolfeclick.interop.public import (
 )
 from wolfeclick.interop.showdown import from_public_log
 from wolfeclick.policies.base import Decision, Observation
+from wolfeclick.sides import other
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
 from wolfeclick.sim.protocol import MAX_INPUT_LINE, UnsafeInput, check_input_lines, parse_chunk
 
@@ -200,7 +201,7 @@ class ScriptedSide:
         self.side = side
         self.choices = choices
         self.position = 0
-        foe = "p2" if side == "p1" else "p1"
+        foe = other(side)
         self.loses = ending in (f">forcelose {side}", f">forcewin {foe}")
         self.foe_loses = ending in (f">forcelose {foe}", f">forcewin {side}")
         self.tie = ending == ">forcetie"

@@ -17,6 +17,7 @@ from wolfeclick.analysis.schema import Analysis, load_analyses, pick_analysis
 from wolfeclick.battle.schema import Recording, SideDecision
 from wolfeclick.battle.store import load_recording, write_atomic
 from wolfeclick.interop.export import SIDE_CHOICES, ExportError, ExportFilter, ExportStats, prompt_of
+from wolfeclick.sides import SIDES
 
 
 def analysis_for(path: Path, recording: Recording) -> Analysis | None:
@@ -79,7 +80,7 @@ def export_value_files(files: list[Path], out: Path, *, side: str, flt: ExportFi
     recordings without one are counted as skipped."""
     if side not in SIDE_CHOICES:
         raise ExportError(f"unknown side {side!r}; choose p1, p2 or both")
-    wanted = ["p1", "p2"] if side == "both" else [side]
+    wanted = list(SIDES) if side == "both" else [side]
     stats = ExportStats()
     lines = []
     for path in files:

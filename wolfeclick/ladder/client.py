@@ -20,6 +20,7 @@ from typing import Any, Awaitable, Callable
 
 import websockets
 from poke_env import AccountConfiguration, ServerConfiguration
+from poke_env.data import to_id_str
 from poke_env.ps_client import PSClient
 
 from wolfeclick.errors import one_line
@@ -47,6 +48,9 @@ class ArenaClient(PSClient):
         """Why the connection or the login failed (one line), once it has."""
         self.closed = asyncio.Event()
         self.popups: asyncio.Queue[str] = asyncio.Queue()
+        self.refused: set[str] = set()
+        """User ids that rejected our challenge (``/reject``); ``refusal`` is set when one does."""
+        self.refusal = asyncio.Event()
         super().__init__(
             AccountConfiguration(username, None),  # poke-env never holds the password
             server_configuration=ServerConfiguration(server, login_server),
@@ -106,7 +110,15 @@ class ArenaClient(PSClient):
             return
         if message.startswith(">") and not message.startswith((">battle", ">game")):
             return  # a chat room's frame (the lobby, say): nothing for us
+        if message.startswith("|pm|"):
+            self._private_message(message.split("|"))
         await super()._handle_message(message)
+
+    def _private_message(self, parts: list[str]) -> None:
+        """``|pm| Sender| Receiver|/nonotify Sender rejected the challenge.``: the server's word for a refusal."""
+        if len(parts) > 4 and parts[4].startswith("/nonotify ") and parts[4].endswith(" rejected the challenge."):
+            self.refused.add(to_id_str(parts[2]))
+            self.refusal.set()
 
     async def _battle_message(self, split_messages: list[list[str]]) -> None:
         tag = split_messages[0][0][1:]

@@ -7,13 +7,14 @@ login request (``wolfeclick.ladder.client``) ever reads it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from wolfeclick.errors import InputError
+from wolfeclick.settings import PASSWORD_VARIABLE, Settings, settings
 
-PASSWORD_ENV = "WOLFECLICK_SHOWDOWN_PASSWORD"
-"""The environment variable read for the password when no ``--password-file`` is given."""
+PASSWORD_ENV = PASSWORD_VARIABLE
+"""The environment variable read (by ``wolfeclick.settings``) for the password when no ``--password-file`` is
+given."""
 
 
 class Secret:
@@ -37,7 +38,7 @@ class Secret:
     __str__ = __repr__
 
 
-def read_password(path: Path | None, environ: dict[str, str] | None = None) -> Secret | None:
+def read_password(path: Path | None, environ: Settings | None = None) -> Secret | None:
     """The password from ``path`` (its first line), else from ``$WOLFECLICK_SHOWDOWN_PASSWORD``, else None."""
     if path is not None:
         try:
@@ -48,5 +49,5 @@ def read_password(path: Path | None, environ: dict[str, str] | None = None) -> S
         if not lines or not lines[0]:
             raise InputError(f"the password file {path} is empty")
         return Secret(lines[0])
-    value = (os.environ if environ is None else environ).get(PASSWORD_ENV)
+    value = (environ or settings()).showdown_password
     return Secret(value) if value else None

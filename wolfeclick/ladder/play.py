@@ -34,13 +34,15 @@ from wolfeclick.battle.runner import (
     decide_and_send,
     slug,
 )
-from wolfeclick.battle.schema import MAX_SEED, Recording, SourceInfo, TeamInfo
+from wolfeclick.battle.schema import MAX_SEED, EndReason, Recording, SourceInfo, TeamInfo
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.game.reward import outcome_reward
 from wolfeclick.interop.public import ROOM_ONLY
 from wolfeclick.ladder.client import DEFAULT_LOGIN_SERVER, ArenaClient, wait_any
 from wolfeclick.ladder.credentials import Secret
 from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sides import Side
+from wolfeclick.sides import other as opponent
 from wolfeclick.sim.protocol import SIDES, derive_int, is_timestamp
 
 Mode = Literal["accept", "challenge", "search"]
@@ -114,9 +116,12 @@ class RemotePlayer:
     spec: str
     server: str
     blocking: bool = False
+    room: str | None = None
+    """The battle room it played in (kept in its metadata: a tournament's recording is marked with the tournament's
+    source, not the server's)."""
 
     def metadata(self) -> dict[str, Any]:
-        return {"kind": "remote", "server": self.server,
+        return {"kind": "remote", "server": self.server, **({"room": self.room} if self.room else {}),
                 "note": "a user on the server: only what a player sees of an opponent is recorded"}
 
     def decide(self, observation: Observation) -> Decision:  # pragma: no cover - never called
@@ -145,7 +150,7 @@ class ServerBattle:
         self._send = send
         self.inbox: asyncio.Queue[list[str] | str | None] = asyncio.Queue()
         self.run: BattleRun | None = None
-        self.side: str | None = None
+        self.side: Side | None = None
         self.ended = False
         self.answered = False
         self.rqid: Any = None
@@ -208,8 +213,8 @@ class ServerBattle:
         if not mine:
             raise _Lost(f"neither player of {self.tag} is {self.username!r}")
         self.side = mine[0]
-        other = "p2" if self.side == "p1" else "p1"
-        remote = RemotePlayer(f"showdown:{to_id_str(self._names[other])}", self.options.server)
+        other = opponent(self.side)
+        remote = RemotePlayer(f"showdown:{to_id_str(self._names[other])}", self.options.server, room=self.tag)
         seats = {self.side: self.policy, other: remote}
         self.run = BattleRun(seats["p1"], seats["p2"], format_id=self.options.format,
                              seed=derive_int(0, f"ladder:{self.options.server}:{self.tag}:{self.username}") % MAX_SEED,
@@ -248,17 +253,19 @@ class ServerBattle:
 
     async def play(self) -> Recording | None:
         """Play the battle to its end; None only when it ended before both players were known."""
-        reason, error = "win", None
+        reason: EndReason = "win"
+        error: str | None = None
         try:
             await self._pump(lambda: self.run is not None or self.ended)
-            run = self.run
+            run: BattleRun | None = self.run
             assert run is not None
+            playing: BattleRun = run  # for the closures below
             while not run.ended:
                 if run.turn > self.options.max_turns:
                     reason, error = "turn_limit", f"past turn {self.options.max_turns}: forfeited on the server"
                     await self._send("/forfeit", self.tag)
                     break
-                await self._pump(lambda: run.ended or bool(run.deciding_sides()))
+                await self._pump(lambda: playing.ended or bool(playing.deciding_sides()))
                 if run.ended:
                     break
                 deciding = run.deciding_sides()
@@ -405,6 +412,7 @@ class LadderSession:
         deadline = asyncio.get_running_loop().time() + options.wait
         team = options.team.packed if options.team else None
         asked = False
+        absent = False  # the challenged user was not on the server at the last try
         while True:
             if self._stopped():
                 return None
@@ -423,6 +431,8 @@ class LadderSession:
                         self.challenges.pop(user, None)
                         await client.send(f"/reject {user}")
                 self.challenged.clear()
+            elif options.mode == "challenge" and to_id_str(options.opponent or "") in client.refused:
+                raise LadderError(f"{options.opponent} refused the challenge")
             elif not asked:
                 if options.mode == "challenge":
                     await client.challenge(to_id_str(options.opponent or ""), options.format, team)
@@ -433,6 +443,8 @@ class LadderSession:
             if remaining <= 0:
                 what = {"accept": "no challenge in " + options.format, "challenge": f"{options.opponent} did not "
                         "accept the challenge", "search": "no opponent found"}[options.mode]
+                if absent:
+                    what = f"no user {options.opponent} is connected to {options.server}"
                 if options.mode == "challenge":
                     await client.send(f"/cancelchallenge {to_id_str(options.opponent or '')}")
                 elif options.mode == "search":
@@ -440,7 +452,7 @@ class LadderSession:
                 raise LadderError(f"{what} within {options.wait:g} s")
             popup = asyncio.ensure_future(client.popups.get())
             started = asyncio.ensure_future(self._started_soon())
-            waits: list[Any] = [popup, started, client.closed, self.challenged]
+            waits: list[Any] = [popup, started, client.closed, self.challenged, client.refusal]
             if self.stop is not None:
                 waits.append(self.stop)
             await wait_any(*waits, timeout=min(remaining, 1.0))
@@ -448,6 +460,7 @@ class LadderSession:
                 message = popup.result()
                 if options.mode == "challenge" and any(word in message.lower() for word in RETRY_POPUPS):
                     asked = False  # the user is not online (or not free) yet: challenge again in a moment
+                    absent = "not found" in message.lower()
                     await asyncio.sleep(0.5)
                 elif options.mode != "accept":
                     raise LadderError(f"the server said: {message}")

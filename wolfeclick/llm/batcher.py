@@ -10,7 +10,6 @@ battle is never made to wait.
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 import time
@@ -20,8 +19,8 @@ from typing import Any
 
 from wolfeclick.llm.generation import GenerateRequest, GenerateResult, sample_requests
 from wolfeclick.llm.scoring import ScoreRequest, ScoreResult, score_requests
+from wolfeclick.settings import settings
 
-DEFAULT_WINDOW_MS = float(os.environ.get("WOLFECLICK_LLM_BATCH_MS", "4"))
 ACTIVE_SECONDS = 2.0
 """A client (one battle side) counts as active this long after its last request."""
 
@@ -43,9 +42,7 @@ def run_requests(entry: Any, requests: list[Any]) -> list[Any]:
     tokenizer = entry.tokenizer
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     with entry.lock:
-        from wolfeclick.llm.loading import MODEL_CACHE
-
-        names = [entry.adapter_name(r.adapter, MODEL_CACHE.max_adapters) for r in requests]
+        names = [entry.adapter_name(r.adapter) for r in requests]
         scores = [i for i, r in enumerate(requests) if isinstance(r, ScoreRequest)]
         gens = [i for i, r in enumerate(requests) if isinstance(r, GenerateRequest)]
         if scores:
@@ -69,7 +66,7 @@ class Batcher:
 
     def __init__(self, entry: Any, window_ms: float | None = None, max_batch: int = 64) -> None:
         self._entry = weakref.ref(entry)  # the worker must not keep an evicted model alive
-        self.window = (DEFAULT_WINDOW_MS if window_ms is None else window_ms) / 1000.0
+        self.window = (settings().llm_batch_ms if window_ms is None else window_ms) / 1000.0
         self.max_batch = max_batch
         self._queue: "queue.Queue[tuple[Any, Future, float]]" = queue.Queue()
         self._clients: dict[Any, float] = {}

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from wolfeclick.llm.scoring import _cache_kw, adapters_for, model_device, prefill
+from wolfeclick.llm.scoring import adapters_for, cache_keyword, model_device, prefill
 
 
 @dataclass
@@ -132,7 +132,7 @@ def sample_requests(model: Any, requests: list[GenerateRequest], names: list[str
             feed = torch.tensor(next_tokens, device=device).unsqueeze(1)
             mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
             out = model(input_ids=feed, attention_mask=mask, position_ids=positions.unsqueeze(1),
-                        **{_cache_kw(model): cache}, use_cache=True, **row_kwargs)
+                        **{cache_keyword(model): cache}, use_cache=True, **row_kwargs)
             cache = out.cache if getattr(out, "cache", None) is not None else cache
             positions = positions + 1
             logits = out.logits[:, -1, :].float()

@@ -7,14 +7,15 @@
   LoRA adapter is loaded into the same peft model under its own name, and a batch may mix adapters (peft's
   ``adapter_names``), so run1 vs run3 costs one base and one forward pass per batch.
 - ``MODEL_CACHE`` keeps loaded bases across UI sessions and battles: bounded (least recently used bases and
-  adapters are dropped first) and thread-safe (a base is loaded once even when asked for from many threads).
+  adapters are dropped first) and thread-safe (a base is loaded once even when asked for from many threads). It is
+  made at first use (``model_cache()``), its bounds from the settings then (``$WOLFECLICK_LLM_MAX_MODELS``,
+  ``$WOLFECLICK_LLM_MAX_ADAPTERS``), not at import; a ``ModelCache`` of one's own can be passed wherever a cache is.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -22,13 +23,14 @@ from typing import Any
 
 logging.getLogger("bitsandbytes").setLevel(logging.ERROR)  # before anything imports it (peft does)
 
+from wolfeclick.llm.names import BASE_ADAPTER  # noqa: E402
 from wolfeclick.llm.specs import CheckpointError, ResolvedCheckpoint, ResolvedModel  # noqa: E402
+from wolfeclick.settings import Settings  # noqa: E402
+from wolfeclick.settings import settings as current_settings  # noqa: E402
 
 log = logging.getLogger("wolfeclick.llm")
 
 QUANTS = ("none", "nf4", "int8")
-BASE_ADAPTER = "__base__"
-"""peft's name for 'no adapter' in a mixed-adapter batch."""
 
 _ADAPTER_IDS = itertools.count(1)
 
@@ -105,6 +107,8 @@ class BaseEntry:
     tokenizer_lock: threading.Lock = field(default_factory=threading.Lock)
     """Held while the (Rust, not re-entrant) tokenizer runs."""
     notice: str | None = None
+    max_adapters: int = 8
+    """Adapters kept loaded on this base (set by the cache that loads it)."""
     _batcher: Any = None
     _batcher_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -112,8 +116,10 @@ class BaseEntry:
     def is_peft(self) -> bool:
         return hasattr(self.model, "peft_config")
 
-    def adapter_name(self, adapter: ResolvedModel | None, max_adapters: int) -> str:
-        """Load ``adapter`` into this base if needed; return its name (``__base__`` for none)."""
+    def adapter_name(self, adapter: ResolvedModel | None, max_adapters: int | None = None) -> str:
+        """Load ``adapter`` into this base if needed; return its name (``__base__`` for none). At most
+        ``max_adapters`` (default: the bound of the cache that loaded this base) stay loaded."""
+        max_adapters = self.max_adapters if max_adapters is None else max_adapters
         if adapter is None:
             return BASE_ADAPTER
         key = str(adapter.path)
@@ -214,9 +220,13 @@ class ModelHandle:
 class ModelCache:
     """Loaded bases, least recently used dropped first beyond ``max_bases``; safe to use from many threads."""
 
-    def __init__(self, max_bases: int = 2, max_adapters: int = 8) -> None:
-        self.max_bases = max_bases
-        self.max_adapters = max_adapters
+    def __init__(self, max_bases: int | None = None, max_adapters: int | None = None,
+                 settings: Settings | None = None) -> None:
+        """Bounds not given come from ``settings`` (default: the environment now)."""
+        if max_bases is None or max_adapters is None:
+            settings = settings or current_settings()
+        self.max_bases = max_bases if max_bases is not None else settings.llm_max_models  # type: ignore[union-attr]
+        self.max_adapters = max_adapters if max_adapters is not None else settings.llm_max_adapters  # type: ignore[union-attr]
         self._entries: "OrderedDict[tuple[str, str, str], BaseEntry]" = OrderedDict()
         self._loading: dict[tuple[str, str, str], threading.Lock] = {}
         self._lock = threading.Lock()
@@ -247,6 +257,7 @@ class ModelCache:
                 if entry is not None:
                     return entry
             entry = _load_base(base, device, quant)
+            entry.max_adapters = self.max_adapters
             with self._lock:
                 self._entries[key] = entry
                 self._loading.pop(key, None)
@@ -265,5 +276,20 @@ class ModelCache:
         return ModelHandle(entry, name, checkpoint)
 
 
-MODEL_CACHE = ModelCache(max_bases=int(os.environ.get("WOLFECLICK_LLM_MAX_MODELS", "2")),
-                         max_adapters=int(os.environ.get("WOLFECLICK_LLM_MAX_ADAPTERS", "8")))
+_SHARED: list[ModelCache] = []
+_SHARED_LOCK = threading.Lock()
+
+
+def model_cache() -> ModelCache:
+    """This process's shared cache (``MODEL_CACHE``), made at the first call with the settings of that moment."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            _SHARED.append(ModelCache())
+        return _SHARED[0]
+
+
+def __getattr__(name: str) -> Any:
+    """``MODEL_CACHE`` is ``model_cache()``: read on first use, not at import."""
+    if name == "MODEL_CACHE":
+        return model_cache()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

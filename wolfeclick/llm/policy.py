@@ -22,7 +22,7 @@ from typing import Any
 
 from wolfeclick.game.actions import DEFAULT_PARSER, PARSER_MODES, parse_action
 from wolfeclick.llm.generation import GenerateRequest
-from wolfeclick.llm.loading import MODEL_CACHE, ModelHandle
+from wolfeclick.llm.loading import ModelHandle, model_cache
 from wolfeclick.llm.prompts import Candidate, Profile, make_profile
 from wolfeclick.llm.scoring import ScoreRequest
 from wolfeclick.llm.specs import (
@@ -255,7 +255,7 @@ def make_llm_policy(spec: str, *, cache: Any = None, **options: Any) -> LLMPolic
 
     ``options`` are the checkpoint options (``wolfeclick.llm.specs.CHECKPOINT_OPTIONS``: mode, quant, profile,
     temperature, …; None means "not given"); a misspelt or mistyped one is refused, never dropped. ``cache`` is
-    where the model comes from: ``MODEL_CACHE`` (this process) unless another object with the same
+    where the model comes from: ``model_cache()`` (this process) unless another object with the same
     ``get(checkpoint, device=…, quant=…) -> ModelHandle`` is given (the Ray engine's model-server client).
 
     Options written in the spec (``llm:…?mode=generate&quant=nf4``) win over these arguments, so one command line
@@ -270,6 +270,6 @@ def make_llm_policy(spec: str, *, cache: Any = None, **options: Any) -> LLMPolic
                 "top_p": o["top_p"], "top_k": o["top_k"]}
     profile_obj = make_profile(profile_name)
     checkpoint = resolve_checkpoint(parsed)
-    handle = (cache if cache is not None else MODEL_CACHE).get(checkpoint, device=device, quant=quant)
+    handle = (cache if cache is not None else model_cache()).get(checkpoint, device=device, quant=quant)
     return LLMPolicy(spec.strip(), handle, profile_obj, mode=mode, temperature=temperature, norm=norm,
                      sampling=sampling, parser=parser)

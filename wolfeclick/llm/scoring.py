@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import torch
 
-from wolfeclick.llm.loading import BASE_ADAPTER
+from wolfeclick.llm.names import BASE_ADAPTER
 
 MAX_PASS_TOKENS = 48_000
 """Prompt tokens per prefill pass; bigger batches are split into several passes."""
@@ -53,7 +53,7 @@ class ScoreResult:
 _CACHE_KW: dict[type, str] = {}
 
 
-def _cache_kw(model: Any) -> str:
+def cache_keyword(model: Any) -> str:
     """transformers 5 names the cache argument ``cache``; older versions ``past_key_values``."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     kind = type(base)
@@ -151,7 +151,7 @@ def score_rows(model: Any, requests: list[ScoreRequest], names: list[str], pad_i
             if "adapter_names" in row_kwargs:
                 row_kwargs["adapter_names"] = [names[i] for i, _, _ in rows]
             out = model(input_ids=feed, attention_mask=attention, position_ids=positions,
-                        **{_cache_kw(model): cache}, use_cache=True, **row_kwargs)
+                        **{cache_keyword(model): cache}, use_cache=True, **row_kwargs)
             logits = out.logits
             targets = targets.to(logits.device)
             picked = torch.empty(targets.shape, dtype=torch.float32, device=logits.device)

@@ -540,6 +540,9 @@ def builtin_kinds() -> list[PolicyKind]:
                    gpu=True, body=True, checkpoint=True, form="llm:REPO[@REV][+ADAPTER[@REV]][?OPTIONS] | llm:/path"),
         PolicyKind("py", "Any importable factory returning an object with decide(observation); options typed by "
                    "its signature.", build_py, body=True, form="py:package.module:factory[?opt=value&…]"),
+        PolicyKind("showdown", "A bot connected to a Showdown server ($WOLFECLICK_SERVER) as USER: challenged there, "
+                   "recorded like a ladder battle; tournaments only.", "wolfeclick.ladder.seat:make_showdown_seat",
+                   body=True, form="showdown:USER"),
     ]
 
 

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.settings import settings
 
 __all__ = ["MANIFEST_DIR", "cache_root", "install_dir", "showdown_dir", "ensure_showdown", "ShowdownMissing"]
 
@@ -33,11 +34,7 @@ class ShowdownMissing(WolfeClickError, RuntimeError):
 
 def cache_root() -> Path:
     """``$WOLFECLICK_CACHE``, else ``$XDG_CACHE_HOME/wolfeclick``, else ``~/.cache/wolfeclick``."""
-    explicit = os.environ.get("WOLFECLICK_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "wolfeclick"
+    return settings().cache
 
 
 def lock_digest() -> str:
@@ -52,9 +49,9 @@ def install_dir() -> Path:
 
 def showdown_dir() -> Path:
     """The ``pokemon-showdown`` package the bridge and the local server run: ``$WOLFECLICK_SHOWDOWN`` or the cache's."""
-    explicit = os.environ.get("WOLFECLICK_SHOWDOWN")
-    if explicit:
-        return Path(explicit)
+    explicit = settings().showdown
+    if explicit is not None:
+        return explicit
     return install_dir() / "node_modules" / "pokemon-showdown"
 
 
@@ -67,11 +64,11 @@ def ensure_showdown(*, quiet: bool = False) -> Path:
     package = showdown_dir()
     if (package / "package.json").is_file():
         return package
-    if os.environ.get("WOLFECLICK_SHOWDOWN"):
+    if settings().showdown is not None:
         raise ShowdownMissing(f"pokemon-showdown is not installed at {package} ($WOLFECLICK_SHOWDOWN); unset it to "
                               "use the Arena's own copy, or run `npm ci` there")
     npm = shutil.which("npm")
-    if not shutil.which("node") and not os.environ.get("WOLFECLICK_NODE"):
+    if not shutil.which("node") and not settings().node:
         raise ShowdownMissing("Node.js was not found on PATH: install Node.js >= 20 and npm, then run `wolfeclick setup`")
     if not npm:
         raise ShowdownMissing("npm was not found on PATH: install npm (with Node.js >= 20), then run `wolfeclick setup`")

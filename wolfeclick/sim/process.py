@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.settings import settings
 from wolfeclick.sim.install import ensure_showdown, showdown_dir
 from wolfeclick.sim.protocol import UnsafeInput, check_input_lines
 
@@ -35,7 +36,7 @@ class SimulatorError(WolfeClickError, RuntimeError):
 
 
 def node_executable() -> str:
-    node = os.environ.get("WOLFECLICK_NODE") or shutil.which("node")
+    node = settings().node or shutil.which("node")
     if not node:
         raise SimulatorError("Node.js was not found on PATH: install Node.js >= 20 and npm, then run `wolfeclick setup`")
     try:

@@ -6,13 +6,12 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import orjson
 
 from wolfeclick.errors import WolfeClickError
-
-SIDES = ("p1", "p2")
+from wolfeclick.sides import SIDES, Side, is_side
 
 
 @dataclass
@@ -20,7 +19,7 @@ class Chunk:
     """One simulator message, classified. ``kind`` is ``update``, ``request``, ``error`` or ``end``."""
 
     kind: str
-    side: str | None = None
+    side: Side | None = None
     lines: list[str] = field(default_factory=list)
     request: dict[str, Any] | None = None
     text: str = ""
@@ -60,7 +59,8 @@ def parse_chunk(raw: str) -> Chunk:
     if head == "update":
         return Chunk("update", lines=body.split("\n"))
     if head == "sideupdate":
-        side, _, line = body.partition("\n")
+        named, _, line = body.partition("\n")
+        side = named if is_side(named) else None
         if line.startswith("|request|"):
             payload = line[len("|request|"):]
             return Chunk("request", side=side, request=orjson.loads(payload) if payload else None, text=line)
@@ -95,7 +95,7 @@ def derive_int(seed: int, label: str) -> int:
     return int.from_bytes(hashlib.sha256(f"wolfeclick:{seed}:{label}".encode()).digest()[:8], "big")
 
 
-def start_lines(format_id: str, seed: int, names: dict[str, str], teams: dict[str, str] | None = None) -> list[str]:
+def start_lines(format_id: str, seed: int, names: dict[Side, str], teams: dict[Side, str] | None = None) -> list[str]:
     """The input lines that begin a seeded battle: the battle seed and both player seeds derive from ``seed``.
 
     ``teams`` (packed, per side) is for formats that play given teams; random-battle lines stay exactly as they were.
@@ -262,7 +262,7 @@ def door_name(text: str, fallback: str) -> str:
     return kept if _NAME.fullmatch(kept) else fallback
 
 
-def door_names(names: dict[str, str]) -> dict[str, str]:
+def door_names(names: Mapping[str, str]) -> dict[Side, str]:
     """Both sides' names made safe for ``>player`` lines (``door_name``) and distinct, as the runner needs them
     to tell the winner: equal names (ignoring case) become ``NAME (p1)`` and ``NAME (p2)``."""
     safe = {side: door_name(names.get(side, ""), side) for side in SIDES}

@@ -9,26 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.paths import results_dir
+from wolfeclick.settings import Settings as EnvSettings
+from wolfeclick.settings import settings
 from wolfeclick.ui.library import Library, recordings_dir
 from wolfeclick.ui.live import HardwareProbe, PolicyCache, SeatRegistry
 from wolfeclick.ui.standings import Standings
 from wolfeclick.ui.uploads import UploadGate
 
 __all__ = ["AppContext", "Settings", "StopRegistry", "results_dir"]
-
-def _env_float(name: str, default: float) -> float:
-    try:
-        return max(0.0, float(os.environ.get(name, default)))
-    except ValueError:
-        return default
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -40,8 +34,9 @@ class Settings:
     """Rows per page in the recordings list and the Compare battles table."""
 
     @classmethod
-    def from_env(cls) -> "Settings":
-        return cls(live_pace=_env_float("WOLFECLICK_LIVE_PACE", 0.4))
+    def from_env(cls, environment: EnvSettings | None = None) -> "Settings":
+        """The app's settings from the one settings object (``wolfeclick.settings``; default: the environment now)."""
+        return cls(live_pace=(environment or settings()).live_pace)
 
 
 class StopRegistry:

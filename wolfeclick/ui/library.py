@@ -40,6 +40,7 @@ from wolfeclick.battle.store import (
 )
 from wolfeclick.interop.sniff import FORMATS, read_any, sniff
 from wolfeclick.paths import recordings_dir
+from wolfeclick.sides import SIDES
 from wolfeclick.ui.replay_html import replay_file
 from wolfeclick.ui.view import BattleView
 
@@ -65,7 +66,7 @@ def upload_id(data: bytes, recording: Recording | None = None) -> str:
     from wolfeclick.battle.runner import slug
 
     seed = [] if recording.seed is None else [f"s{recording.seed}"]
-    policies = [slug(recording.players[side].policy, 24) for side in ("p1", "p2") if side in recording.players]
+    policies = [slug(recording.players[side].policy, 24) for side in SIDES if side in recording.players]
     return "-".join(["upload", slug(recording.format, 24), *seed, "-vs-".join(policies), digest[:12]])
 
 

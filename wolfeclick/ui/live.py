@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import re
 import subprocess
@@ -31,6 +30,8 @@ from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
 from wolfeclick.policies.human import HUMAN_SPEC, Answered, HumanPolicy, HumanSeat, Prompt
 from wolfeclick.policies.registry import PolicyRegistry, default_registry
+from wolfeclick.settings import settings
+from wolfeclick.sides import SIDES
 from wolfeclick.sim.protocol import door_names
 from wolfeclick.ui.view import BattleMeta, BattleView
 
@@ -163,7 +164,7 @@ class PolicyCache:
 # --------------------------------------------------------------------------------------------------------------
 def human_sides(specs: dict[str, str]) -> list[str]:
     """The sides a person plays; one at most (a second person plays from their own session)."""
-    sides = [side for side in ("p1", "p2") if specs.get(side) == HUMAN]
+    sides = [side for side in SIDES if specs.get(side) == HUMAN]
     if len(sides) > 1:
         raise LiveError("you can play one side; choose a policy for the other (a friend plays from their own page)")
     return sides
@@ -445,7 +446,7 @@ async def run_live(
     else:
         parent, replayed = takeover
         format_id, seed = parent.format, parent.seed or 0
-        names = door_names({side: parent.players[side].name for side in ("p1", "p2")})  # as the simulator has them
+        names = door_names({side: parent.players[side].name for side in SIDES})  # as the simulator has them
         battle_id = branch_id(parent, replayed, {"p1": p1.spec, "p2": p2.spec})
         stream = stream_branch(parent, replayed, {"p1": p1, "p2": p2}, stop=stop, checkpoint=checkpoint)
     meta = BattleMeta(id=battle_id, format=format_id, seed=seed, names=names,
@@ -500,6 +501,6 @@ async def run_live(
 
 def default_pace() -> float:
     try:
-        return max(0.0, float(os.environ.get("WOLFECLICK_LIVE_PACE", "0.4")))
-    except ValueError:
+        return settings().live_pace
+    except WolfeClickError:  # a bad $WOLFECLICK_LIVE_PACE: the default, as before
         return 0.4

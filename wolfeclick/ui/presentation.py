@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from wolfeclick.digits import ascii_int
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.sides import is_side
 
 __all__ = [
     "InputError", "BUG_MESSAGE", "error_line", "result_text", "status_line", "clamp_pace", "parse_step",
@@ -63,7 +64,7 @@ def result_text(result: Mapping[str, Any] | None, names: Mapping[str, str]) -> s
     if not result:
         return "in progress"
     winner, reason, turns = result.get("winner"), result.get("reason"), int(result.get("turns") or 0)
-    if winner in ("p1", "p2"):
+    if is_side(winner):
         text = f"{side_name(names, winner)} won in turn {turns}"
         if reason == "forfeit":
             text += " by forfeit"

@@ -17,6 +17,7 @@ import html
 import re
 
 from wolfeclick.battle.schema import Recording
+from wolfeclick.sides import SIDES
 from wolfeclick.ui.narrate import Narrator
 
 __all__ = ["replay_file", "safe_log_lines", "REPLAY_EMBED_URL"]
@@ -63,7 +64,7 @@ def _tier(recording: Recording) -> str:
 def replay_file(recording: Recording) -> str:
     """The replay ``.html`` text for ``recording``."""
     esc = lambda value: html.escape(str(value), quote=True)  # noqa: E731
-    names = {side: recording.players[side].name for side in ("p1", "p2")}
+    names = {side: recording.players[side].name for side in SIDES}
     tier = _tier(recording)
     replay_id = _ID_SAFE.sub("", recording.id.lower().replace("_", "-").replace(".", "-")) or "replay"
     log = "\n".join(safe_log_lines(recording.log)).replace("/", "\\/")

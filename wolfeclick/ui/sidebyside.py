@@ -12,8 +12,9 @@ import html
 from typing import Any, Mapping, Sequence
 
 from wolfeclick.battle.schema import Recording, TurnRecord
+from wolfeclick.sides import SIDES
 from wolfeclick.ui.presentation import InputError
-from wolfeclick.ui.view import SIDE_COLORS, SIDES, BattleView
+from wolfeclick.ui.view import SIDE_COLORS, BattleView
 from wolfeclick.ui.viewer import TEXT_LIMIT, nice_ticks
 
 __all__ = ["PairError", "check_pair", "divergence", "overlay_charts", "pair_html"]

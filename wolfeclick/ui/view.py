@@ -22,12 +22,13 @@ import copy
 import functools
 import html
 import json
-import os
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from wolfeclick.battle.schema import PokemonSnapshot, Recording, SideDecision, SideSnapshot, TurnRecord
+from wolfeclick.settings import settings
+from wolfeclick.sides import SIDES, other
 from wolfeclick.ui.narrate import Narrator, Sentence, public_hp
 from wolfeclick.ui.presentation import result_text
 
@@ -41,7 +42,6 @@ __all__ = [
     "SIDE_COLORS",
 ]
 
-SIDES = ("p1", "p2")
 SIDE_COLORS = {"p1": "#2563eb", "p2": "#dc2626"}
 SPRITE_BASE = "https://play.pokemonshowdown.com/sprites/gen5/"
 STATUS_LABELS = {"brn": "BRN", "par": "PAR", "slp": "SLP", "frz": "FRZ", "psn": "PSN", "tox": "TOX"}
@@ -72,7 +72,7 @@ def _pokedex() -> Mapping[str, Any]:
 
 
 def sprites_enabled() -> bool:
-    return os.environ.get("WOLFECLICK_SPRITES", "1").strip().lower() not in ("0", "false", "no", "off")
+    return settings().sprites
 
 
 @functools.lru_cache(maxsize=4096)
@@ -546,7 +546,7 @@ class BattleView:
         the battle is not over): its unrevealed Pokémon are not in the HTML at all (no CSS trick to undo) and its
         decision panel (state, prompt, scores, output, even the choice) is replaced by one line."""
         if secret in SIDES:
-            perspective = "p2" if secret == "p1" else "p1"
+            perspective = other(secret)
         if not self.turns:
             return (f'<div class="wc-view">{self._header("")}'
                     f'<div class="wc-card wc-muted">Waiting for the first decision…</div></div>')
@@ -570,7 +570,7 @@ class BattleView:
                      'reaches the next decision.</div>')
         story = (f'<div class="wc-story"><div class="wc-card"><div class="wc-subhead">Leading up to this decision</div>'
                  f'{before}</div><div class="wc-card"><div class="wc-subhead">What followed</div>{after}</div></div>')
-        order = list(SIDES) if perspective in (None, "p1") else ["p2", "p1"]
+        order = list(SIDES) if perspective in (None, "p1") else list(reversed(SIDES))
         panels = "".join(
             _secret_panel(side, names[side]) if side == secret else
             _decision_panel(side, names[side], record.decisions[side], settled, text_limit,

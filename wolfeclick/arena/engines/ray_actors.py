@@ -3,7 +3,7 @@
 * ``SimWorker`` — one per core on a simulator node: owns a ``SimPool``, builds its policies from specs once and
   plays ``SpecJob``s with the local engine's own ``run_jobs`` (one replay of an aborted battle), many at once.
   It sends back only a ``FinishedBattle``: the row's facts, and the recording's bytes when recordings are kept.
-* ``ModelServer`` — one per GPU (or one on CPU): holds bases and their adapters in its process's ``MODEL_CACHE``
+* ``ModelServer`` — one per GPU (or one on CPU): holds bases and their adapters in its own ``ModelCache``
   and runs every decision it is sent through that base's ``Batcher``, so decisions from every battle in flight on
   every worker share forward passes. Its methods are plain (blocking) ones: Ray runs each call in a thread of its
   own (``max_concurrency``), which is exactly how the batcher expects to be called.
@@ -83,7 +83,8 @@ class ModelServerClient:
 
 
 class ModelServer:
-    """Bases and adapters in this process's ``MODEL_CACHE``; every decision goes through the base's batcher.
+    """Bases and adapters in this server's own ``ModelCache`` (made at its first checkpoint, bounded by the
+    settings of its process); every decision goes through the base's batcher.
 
     A restarted server (Ray restarts it) has an empty cache: the first call after a restart loads the base again,
     so a retried decision simply waits for that.
@@ -91,6 +92,8 @@ class ModelServer:
 
     def __init__(self, window_ms: float | None = None) -> None:
         self.window_ms = window_ms
+        self.cache: Any = None
+        """The server's ``ModelCache`` (None until the first checkpoint: torch is imported only then)."""
         """How long a batch waits for the other active battles (None: the batcher's default, 4 ms)."""
         self._lock = threading.Lock()
         self.requests = 0
@@ -103,9 +106,11 @@ class ModelServer:
         result of one forward pass shares and no two passes do."""
 
     def _handle(self, checkpoint: Any, device: str | None, quant: str | None) -> Any:
-        from wolfeclick.llm.loading import MODEL_CACHE
+        if self.cache is None:
+            from wolfeclick.llm.loading import ModelCache
 
-        handle = MODEL_CACHE.get(checkpoint, device=device, quant=quant)
+            self.cache = ModelCache()
+        handle = self.cache.get(checkpoint, device=device, quant=quant)
         if self.window_ms is not None:
             handle.entry.batcher().window = self.window_ms / 1000.0
         return handle
@@ -136,9 +141,7 @@ class ModelServer:
     def stats(self) -> dict[str, Any]:
         """Decisions answered, forward batches run, decisions by batch size, and batches that mixed workers'
         decisions (since this process started)."""
-        from wolfeclick.llm.loading import MODEL_CACHE
-
-        batches = sum(entry.batcher().batches for entry in MODEL_CACHE.entries())
+        batches = sum(entry.batcher().batches for entry in (self.cache.entries() if self.cache else []))
         with self._lock:
             return {"pid": os.getpid(), "requests": self.requests, "batches": batches, "by_size": dict(self.sizes),
                     "mixed_batches": self.mixed}
@@ -229,4 +232,4 @@ class SimWorker:
                 total += sum(child.cpu_times()[:2])
             except psutil.Error:
                 pass
-        return total
+        return float(total)

@@ -26,7 +26,7 @@ import logging
 import math
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError,
 from wolfeclick.arena.engines import FinishedBattle, SpecJob
 from wolfeclick.arena.engines.ray_actors import ModelServer, SimWorker
 from wolfeclick.battle.schema import SourceInfo
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.policies.base import Policy
 
 __all__ = ["RayEngine", "RayLineup", "EngineError", "default_workers", "local_instance_options"]
@@ -147,6 +147,8 @@ class RayEngine:
 
         bases: dict[str, str] = {}
         for spec in specs:
+            if spec.startswith("showdown:"):
+                raise InputError(f"{spec} plays on a Showdown server, challenged from this process: use --engine local")
             if default_registry().lookup(spec).checkpoint:  # its weights are served by one model server
                 from wolfeclick.llm.specs import parse_spec, resolve_checkpoint
 
@@ -182,7 +184,7 @@ class RayEngine:
         """One server per GPU (or one); each base goes to one of them, in sorted order; spec → server."""
         if not lineup.bases:
             return {}
-        gpus = _gpus(ray.nodes())
+        gpus = _gpus(ray.nodes())  # type: ignore[no-untyped-call]
         count = self.model_servers or max(1, gpus)
         resources = {"num_gpus": 1} if gpus else {"num_cpus": 0}
         actor = ray.remote(ModelServer).options(max_restarts=-1, max_task_retries=-1, max_concurrency=256,
@@ -194,7 +196,7 @@ class RayEngine:
     # ---------------------------------------------------------------------------------------------- playing
 
     async def play(self, jobs: Sequence[SpecJob], lineup: RayLineup, *, concurrency: int,
-                   keep: SourceInfo | None = None) -> AsyncIterator[tuple[int, FinishedBattle]]:
+                   keep: SourceInfo | None = None) -> AsyncGenerator[tuple[int, FinishedBattle], None]:
         """Deal ``jobs`` to the workers; yield ``(position, finished battle)`` as each ends (module docstring).
 
         The dealing runs in a task of its own, so a worker gets its next job the moment a battle ends, not when the
@@ -221,7 +223,7 @@ class RayEngine:
         try:
             run = next(_RUNS)
             servers = self._new_servers(lineup)
-            count = self.workers_wanted or default_workers(ray.nodes())
+            count = self.workers_wanted or default_workers(ray.nodes())  # type: ignore[no-untyped-call]
             count = max(1, min(count, len(jobs)))
             per_worker = max(1, math.ceil(max(1, concurrency) / count))
             generation = itertools.count()

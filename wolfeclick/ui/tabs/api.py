@@ -14,6 +14,7 @@ import gradio as gr
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.sides import is_side
 from wolfeclick.ui import compare as compare_mod
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
@@ -52,7 +53,7 @@ def _turn(ctx: AppContext, replay_id: Any, step: Any, perspective: Any, rule: St
         return {"error": str(exc)}
     except Exception as exc:  # noqa: BLE001
         return {"error": failure(ctx, exc, "replay_turn")}
-    side = perspective if perspective in ("p1", "p2") else "p1"
+    side = perspective if is_side(perspective) else "p1"
     _, marks = charts_svg(view)
     turns = [view.step_turn(i) for i in range(view.steps)]
     return {"html": view.html(index, side, text_limit=TEXT_LIMIT), "step": index, "steps": view.steps,

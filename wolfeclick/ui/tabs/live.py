@@ -18,6 +18,8 @@ from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.game.actions import MAX_MOVES, MAX_SWITCHES
 from wolfeclick.policies.human import HumanAnswerError, HumanSeat, check_timer
+from wolfeclick.sides import is_side
+from wolfeclick.sides import other as opponent
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
@@ -227,9 +229,9 @@ def seen_turn(turn: Any, you: str | None) -> dict:
     (its state, prompt, scores, output) and its unrevealed Pokémon are left out until the battle ends (the page
     receives this too, in a hidden component)."""
     data = turn.model_dump(mode="json")
-    if you not in ("p1", "p2"):
+    if not is_side(you):
         return data
-    other = "p2" if you == "p1" else "p1"
+    other = opponent(you)
     data["decisions"].pop(other, None)
     snap = data["snapshot"].get(other)
     if snap:

@@ -1,0 +1,124 @@
+"""Every ``WOLFECLICK_*`` environment variable, read in this one place into one ``Settings`` object.
+
+Modules ask ``settings()`` (the environment as it is now) or take a ``Settings`` their caller passes in; none reads
+the environment itself (a test greps for that). Paths have one default each, relative to the working directory, so
+an installed package writes beside the user's project, never into site-packages. A value that is not what its
+variable takes is a one-line ``InputError`` naming the variable. Every layer may import this module; it imports
+only ``wolfeclick.errors``.
+
+| variable | default | what |
+| --- | --- | --- |
+| ``WOLFECLICK_RECORDINGS`` | ``./recordings`` | recordings, rescores, uploads |
+| ``WOLFECLICK_RESULTS`` | ``./results`` | tournaments and the history index |
+| ``WOLFECLICK_CACHE`` | ``$XDG_CACHE_HOME/wolfeclick`` or ``~/.cache/wolfeclick`` | the simulator's install |
+| ``WOLFECLICK_SHOWDOWN`` | (the cache's install) | an existing ``pokemon-showdown`` package folder |
+| ``WOLFECLICK_NODE`` | ``node`` on PATH | the Node.js executable |
+| ``WOLFECLICK_SERVER`` | ``ws://127.0.0.1:8000/showdown/websocket`` | the server ``showdown:`` seats play on |
+| ``WOLFECLICK_SHOWDOWN_PASSWORD`` | none | the ``ladder`` password when no ``--password-file`` is given |
+| ``WOLFECLICK_LIVE_PACE`` | ``0.4`` | seconds between live decisions in the app |
+| ``WOLFECLICK_SPRITES`` | ``1`` | show Pokémon sprites in the viewer (``0``/``false``/``no``/``off``: names) |
+| ``WOLFECLICK_LLM_BATCH_MS`` | ``4`` | how long a model waits to batch decisions (ms) |
+| ``WOLFECLICK_LLM_MAX_MODELS`` | ``2`` | base models kept loaded |
+| ``WOLFECLICK_LLM_MAX_ADAPTERS`` | ``8`` | adapters kept loaded per base |
+| ``WOLFECLICK_ENV_OPPONENT`` | the env's own | the training env's opponent spec |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from wolfeclick.errors import InputError
+
+__all__ = ["Settings", "settings", "VARIABLES", "DEFAULT_SERVER", "PASSWORD_VARIABLE"]
+
+DEFAULT_SERVER = "ws://127.0.0.1:8000/showdown/websocket"
+"""Showdown's own default port on this machine (``wolfeclick server --port 8000``)."""
+
+VARIABLES = (
+    "WOLFECLICK_RECORDINGS", "WOLFECLICK_RESULTS", "WOLFECLICK_CACHE", "WOLFECLICK_SHOWDOWN", "WOLFECLICK_NODE",
+    "WOLFECLICK_SERVER", "WOLFECLICK_SHOWDOWN_PASSWORD", "WOLFECLICK_LIVE_PACE", "WOLFECLICK_SPRITES",
+    "WOLFECLICK_LLM_BATCH_MS", "WOLFECLICK_LLM_MAX_MODELS", "WOLFECLICK_LLM_MAX_ADAPTERS", "WOLFECLICK_ENV_OPPONENT",
+)
+"""Every variable read, in the order of the table above."""
+PASSWORD_VARIABLE = "WOLFECLICK_SHOWDOWN_PASSWORD"
+"""Named in messages (``ladder``'s help): the password never comes from the command line."""
+
+_T = TypeVar("_T")
+_OFF = ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The environment's settings, parsed. Build one with ``Settings.from_env`` (or directly, in a test)."""
+
+    recordings: Path
+    results: Path
+    cache: Path
+    showdown: Path | None
+    """None: the cache's own install (``sim.install``)."""
+    node: str | None
+    """None: ``node`` on PATH."""
+    server: str
+    showdown_password: str | None
+    live_pace: float
+    sprites: bool
+    llm_batch_ms: float
+    llm_max_models: int
+    llm_max_adapters: int
+    env_opponent: str | None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+        """The settings ``environ`` (default ``os.environ``) gives; a bad value is a one-line ``InputError``."""
+        env = os.environ if environ is None else environ
+
+        def text(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        def number(name: str, default: _T, kind: Callable[[str], _T], low: float) -> _T:
+            value = text(name)
+            if value is None:
+                return default
+            try:
+                parsed = kind(value)
+            except ValueError:
+                what = "whole number" if kind is int else "number"
+                raise InputError(f"${name} is {value[:40]!r}, not a {what}") from None
+            if not parsed >= low:  # type: ignore[operator]
+                raise InputError(f"${name} is {value[:40]!r}; it must be at least {low:g}")
+            return parsed
+
+        xdg = text("XDG_CACHE_HOME")
+        cache = text("WOLFECLICK_CACHE")
+        showdown = text("WOLFECLICK_SHOWDOWN")
+        return cls(
+            recordings=_folder(text("WOLFECLICK_RECORDINGS") or "recordings"),
+            results=_folder(text("WOLFECLICK_RESULTS") or "results"),
+            cache=Path(cache).expanduser() if cache else (Path(xdg).expanduser() if xdg else
+                                                           Path.home() / ".cache") / "wolfeclick",
+            showdown=Path(showdown).expanduser() if showdown else None,
+            node=text("WOLFECLICK_NODE"),
+            server=text("WOLFECLICK_SERVER") or DEFAULT_SERVER,
+            showdown_password=env.get("WOLFECLICK_SHOWDOWN_PASSWORD") or None,
+            live_pace=number("WOLFECLICK_LIVE_PACE", 0.4, float, 0.0),
+            sprites=(text("WOLFECLICK_SPRITES") or "1").lower() not in _OFF,
+            llm_batch_ms=number("WOLFECLICK_LLM_BATCH_MS", 4.0, float, 0.0),
+            llm_max_models=number("WOLFECLICK_LLM_MAX_MODELS", 2, int, 1),
+            llm_max_adapters=number("WOLFECLICK_LLM_MAX_ADAPTERS", 8, int, 1),
+            env_opponent=text("WOLFECLICK_ENV_OPPONENT"),
+        )
+
+
+def _folder(value: str) -> Path:
+    """A folder setting: ``~`` expanded, relative to the working directory, absolute."""
+    return Path(value).expanduser().resolve()
+
+
+def settings() -> Settings:
+    """The settings of the environment as it is now (read afresh: cheap, and a test's ``setenv`` is seen)."""
+    return Settings.from_env()
