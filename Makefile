@@ -37,6 +37,7 @@ run: setup-app
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check wolfeclick tests scripts server app.py
+	$(VENV)/bin/mypy
 
 # Two pytest workers (pytest-xdist), each test file whole on one worker (module fixtures such as the app server and
 # the Ray instance are started once per file). TEST_WORKERS=0 runs the suite in this process, one file after another.
