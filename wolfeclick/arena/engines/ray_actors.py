@@ -92,10 +92,11 @@ class ModelServer:
 
     def __init__(self, window_ms: float | None = None) -> None:
         self.window_ms = window_ms
+        """How long a batch waits for the other active battles (None: the batcher's default, 4 ms)."""
         self.cache: Any = None
         """The server's ``ModelCache`` (None until the first checkpoint: torch is imported only then)."""
-        """How long a batch waits for the other active battles (None: the batcher's default, 4 ms)."""
         self._lock = threading.Lock()
+        self._cache_lock = threading.Lock()
         self.requests = 0
         self.sizes: dict[int, int] = {}
         """Decisions answered, by the size of the batch they were answered in."""
@@ -106,10 +107,11 @@ class ModelServer:
         result of one forward pass shares and no two passes do."""
 
     def _handle(self, checkpoint: Any, device: str | None, quant: str | None) -> Any:
-        if self.cache is None:
-            from wolfeclick.llm.loading import ModelCache
+        with self._cache_lock:  # Ray calls this from several threads at once: one cache (one batcher per base) for all
+            if self.cache is None:
+                from wolfeclick.llm.loading import ModelCache
 
-            self.cache = ModelCache()
+                self.cache = ModelCache()
         handle = self.cache.get(checkpoint, device=device, quant=quant)
         if self.window_ms is not None:
             handle.entry.batcher().window = self.window_ms / 1000.0
