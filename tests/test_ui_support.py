@@ -6,7 +6,6 @@ gradio_client tests and the browser test; it is stopped when the test process ex
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import shutil
@@ -159,20 +158,14 @@ class Server:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-_SERVER: Server | None = None
-
-
-def get_server() -> Server:
-    global _SERVER
-    if _SERVER is None:
-        _SERVER = Server()
-        atexit.register(_SERVER.stop)
-    return _SERVER
-
-
 @pytest.fixture(scope="session")
-def server() -> Server:
-    return get_server()
+def server():
+    """One app for the whole session (of this xdist worker), stopped by pytest's own teardown when the session
+    ends, not by an atexit hook: after one loaded `make test` both workers' app servers were still running an hour
+    later (quiet runs cleaned up; the cause under load was not pinned down)."""
+    app = Server()
+    yield app
+    app.stop()
 
 
 # --------------------------------------------------------------------------------------------------------------
