@@ -147,3 +147,12 @@ def test_a_mirror_match_names_each_side_once_and_counts_read_in_the_singular():
     assert Page(["x"], 1, 1, 1).caption() == "Page 1 of 1 · 1 recording"
     assert Page(["x", "y"], 1, 1, 2).caption() == "Page 1 of 1 · 2 recordings"
     assert " · 1 battle · " in compare_label("t1", ["a", "b"], "gen4randombattle", "2026-12-01", 1, 1)
+
+
+def test_the_page_refuses_in_the_projects_one_input_error() -> None:
+    """ui/presentation had a second InputError that ``except wolfeclick.errors.InputError`` did not catch."""
+    from wolfeclick.errors import InputError as ProjectInputError
+    from wolfeclick.ui.presentation import parse_step
+
+    with pytest.raises(ProjectInputError, match="whole number"):
+        parse_step("-3")

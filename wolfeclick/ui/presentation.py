@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlencode
 
 from wolfeclick.digits import ascii_int
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.sides import is_side
 
 __all__ = [
@@ -27,10 +27,6 @@ PACE_RANGE = (0.0, 5.0)
 """Seconds a live battle waits between decisions (the slider's range; anything else is clamped into it)."""
 SOURCE_KINDS = ("played", "tournament", "training", "branch", "imported", "ladder")
 BUG_MESSAGE = "⚠ This is a bug in WolfeClick Arena (the server logged the details); please report it."
-
-
-class InputError(WolfeClickError, ValueError):
-    """Something typed into the page that cannot be used; the message says what, in one line."""
 
 
 def error_line(exc: BaseException) -> tuple[str, bool]:
