@@ -4,6 +4,7 @@ turning points and mistakes marked on it, and the option table of a valued decis
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,13 @@ ANALYSED_ID = "analysed-" + SAMPLE_ID
 MARKED_ID = "marked-" + SAMPLE_ID
 CARD = "document.querySelector('#wc-replays-rescores .wc-analysis')"
 VIEW = "document.querySelector('#wc-replays-viewer')"
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where the screenshots go: docs/ with UPDATE_SCREENSHOTS=1, else a temporary folder (a test run must not
+    rewrite tracked files: every run left docs/screenshot-analysis*.png modified)."""
+    return ROOT / "docs" if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path_factory.mktemp("shots")
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +69,7 @@ def marked(server, analysed):  # noqa: F811
     return marked, step
 
 
-def test_an_analysed_replay_shows_its_chart_marks_and_option_table(server, analysed):  # noqa: F811
+def test_an_analysed_replay_shows_its_chart_marks_and_option_table(server, analysed, shots):  # noqa: F811
     analysed, step = analysed
     with Browser() as browser:
         browser.open(f"{server.url}?replay={ANALYSED_ID}&turn=2")
@@ -81,11 +89,11 @@ def test_an_analysed_replay_shows_its_chart_marks_and_option_table(server, analy
         assert played == f"{table.played.action} {table.played.choice}"
         assert "sees both teams" in browser.evaluate(f"{CARD}.textContent")
         browser.evaluate(f"{CARD}.scrollIntoView()")
-        browser.screenshot(ROOT / "docs" / "screenshot-analysis.png")
+        browser.screenshot(shots / "screenshot-analysis.png")
 
 
 def test_the_turn_list_marks_turning_points_and_mistakes_and_the_decision_panel_shows_the_options(
-        server, marked):  # noqa: F811
+        server, marked, shots):  # noqa: F811
     analysed, step = marked
     assert analysed.mistakes and analysed.turning_points
     with Browser() as browser:
@@ -116,7 +124,7 @@ def test_the_turn_list_marks_turning_points_and_mistakes_and_the_decision_panel_
         browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step}\"]').click()")
         browser.wait_for(f"{panel}.querySelector('.wc-an-options[data-index=\"{step}\"]') != null")
         browser.evaluate(f"{VIEW}.scrollIntoView()")
-        browser.screenshot(ROOT / "docs" / "screenshot-analysis-viewer.png")
+        browser.screenshot(shots / "screenshot-analysis-viewer.png")
 
 
 APP_ID = "app-" + SAMPLE_ID
