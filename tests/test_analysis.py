@@ -351,6 +351,7 @@ def test_the_viewer_gets_marks_by_step_as_text_and_option_tables_escaped(sample:
                                              "(best switch Gurdurr)")  # text: the viewer sets it as text
     assert list(part["options"]) == ["1"] and "<img" not in part["options"]["1"]
     assert "&lt;img src=x" in part["options"]["1"] and part["options"]["1"].count("<tr") == 3 and part["k"] == 64
+    assert "Decision 2 (turn" in part["options"]["1"]  # counted from 1, as the viewer beside it counts
 
 
 def test_the_analysis_card_escapes_every_text_and_marks_what_the_analysis_found(sample: Recording) -> None:

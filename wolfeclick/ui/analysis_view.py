@@ -90,7 +90,7 @@ def option_table_html(analysis: Analysis, index: int) -> str:
                        if table.played_rank is not None else f"played {_action(table.played)}")
             flag = " — a mistake" if table.mistake else ""
             out.append(f'<div class="wc-an-options" data-index="{decision.index}" data-side="{side}">'
-                       f'<div class="wc-subhead">Decision {decision.index} (turn {decision.turn}), {side}: '
+                       f'<div class="wc-subhead">Decision {decision.index + 1} (turn {decision.turn}), {side}: '
                        f"{verdict}{flag}</div><table><thead><tr><th>#</th><th>option</th><th>win</th>"
                        f"<th>95%</th></tr></thead><tbody>{rows}</tbody></table></div>")
     return "".join(out)
@@ -125,7 +125,7 @@ def _plain(action: ActionRecord | None) -> str:
 def analysis_card(analysis: Analysis, recording: Recording) -> str:
     """Pure: the whole card for one stored analysis of ``recording``."""
     names = {side: recording.players[side].name for side in ("p1", "p2")}
-    turning = "".join(f'<li data-index="{p.index}">turn {p.turn} (decision {p.index}): p1 {p.before:.2f} → '
+    turning = "".join(f'<li data-index="{p.index}">turn {p.turn} (decision {p.index + 1}): p1 {p.before:.2f} → '
                       f"{p.after:.2f}</li>" for p in analysis.turning_points)
     mistakes = "".join(f'<li data-index="{m.index}">{m.side} turn {m.turn}: {_action(m.played)} '
                        f"(−{m.loss:.2f}; best {_action(m.best)})</li>" for m in analysis.mistakes)
