@@ -148,7 +148,7 @@ class LLMPolicy:
     def _preview(self, observation: Observation, note: str | None) -> Decision:
         """Team preview, by the documented default: lead with the team's first Pokémon (the rest keep their order).
         No profile has a preview prompt (none was trained on one), so the model is not asked."""
-        allowed = [a for a in observation.legal_actions if a.command() not in observation.rejected]
+        allowed = observation.allowed()
         info: dict[str, Any] = {"profile": self.profile.name, "mode": "preview-default",
                                 "note": "team preview: the default lead (the first Pokémon of the team), model not asked"}
         if note:
@@ -157,7 +157,7 @@ class LLMPolicy:
 
     def _decide(self, observation: Observation) -> Decision:
         started = time.perf_counter()
-        legal = [a for a in observation.legal_actions if a.command() not in observation.rejected]
+        legal = observation.allowed()
         if not legal:
             return Decision(action=None, info={"note": "no legal action to choose from", "mode": self.mode})
         if len(legal) != len(observation.legal_actions):

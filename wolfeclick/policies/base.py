@@ -31,6 +31,10 @@ class Observation:
     rejected: tuple[str, ...] = ()
     """Commands the simulator already refused at this decision point; do not repeat them."""
 
+    def allowed(self) -> list[LegalAction]:
+        """The legal actions less those the simulator refused here: what a policy may still choose, in order."""
+        return [a for a in self.legal_actions if a.command() not in self.rejected]
+
 
 @dataclass
 class Decision:
@@ -67,6 +71,6 @@ class Policy(Protocol):
 
 def fallback_decision(observation: Observation, reason: str, raw_output: str | None = None) -> Decision:
     """The seeded legal fallback for an output that named no legal action: flagged illegal, reason kept."""
-    allowed = [a for a in observation.legal_actions if a.command() not in observation.rejected]
+    allowed = observation.allowed()
     action = observation.rng.choice(allowed) if allowed else None
     return Decision(action=action, raw_output=raw_output, illegal=True, illegal_reason=reason)

@@ -71,7 +71,7 @@ class BaselinePolicy:
         action = find_by_command(command, observation.legal_actions)
         if action is None or action.command() in observation.rejected:
             # poke-env's view disagreed with the simulator's request (rare): take a seeded legal action instead.
-            allowed = [a for a in observation.legal_actions if a.command() not in observation.rejected]
+            allowed = observation.allowed()
             fallback = observation.rng.choice(allowed) if allowed else None
             return Decision(action=fallback, info={"baseline_choice": command, "note": "not legal now; seeded fallback"})
         extras = command.split()[2:]
@@ -84,7 +84,7 @@ class BaselinePolicy:
         digits = [int(c) for c in order.replace("/team", "", 1) if c in "0123456789"]
         action = next((a for a in observation.legal_actions if digits and a.slot == digits[0]), None)
         if action is None or action.command() in observation.rejected:
-            allowed = [a for a in observation.legal_actions if a.command() not in observation.rejected]
+            allowed = observation.allowed()
             fallback = observation.rng.choice(allowed) if allowed else None
             return Decision(action=fallback, info={"baseline_choice": order, "note": "not legal now; seeded fallback"})
         return Decision(action=action, command="team " + "".join(map(str, digits)))
