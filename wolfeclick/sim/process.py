@@ -146,7 +146,12 @@ class SimProcess:
             await self._proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
             self._pending.pop(request_id, None)
-            self._dead = self._dead or f"simulator process is gone ({exc.__class__.__name__})"
+            try:  # its input closed: it has exited or is exiting; say so as the output reader does (one wording)
+                code = await asyncio.wait_for(self._proc.wait(), 10)
+                await asyncio.sleep(0)
+                self._dead = self._dead or f"simulator process exited (code {code})"
+            except asyncio.TimeoutError:
+                self._dead = self._dead or f"simulator process is gone ({exc.__class__.__name__})"
             raise SimulatorError(self._dead) from None
         reply = await future
         if reply.get("error"):
