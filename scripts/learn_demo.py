@@ -134,16 +134,12 @@ def tool_schemas() -> list[dict[str, Any]]:
 
 def build_model(path: Path, tokenizer, seed: int):
     import torch
-    from transformers import Qwen3Config, Qwen3ForCausalLM
+    from transformers import Qwen3ForCausalLM
+
+    from wolfeclick.llm.tiny import tiny_qwen3_config
 
     torch.manual_seed(seed)
-    config = Qwen3Config(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=8192,
-        tie_word_embeddings=False, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=None,
-    )
-    model = Qwen3ForCausalLM(config)
+    model = Qwen3ForCausalLM(tiny_qwen3_config(tokenizer, max_positions=8192))
     model.save_pretrained(path)
     return model
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "tool_chat_template", "build_tokenizer", "build_tiny_checkpoint"]
+__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "tool_chat_template", "build_tokenizer", "tiny_qwen3_config",
+           "build_tiny_checkpoint"]
 
 CHAT_TEMPLATE = (
     "{%- for message in messages -%}"
@@ -86,22 +88,29 @@ def build_tokenizer(path: Path, chat_template: str = CHAT_TEMPLATE):
     return tokenizer
 
 
+def tiny_qwen3_config(tokenizer: Any, max_positions: int = 4096) -> Any:
+    """The tiny Qwen3 shape every locally built model here shares (2 layers, hidden size 64), sized to ``tokenizer``."""
+    from transformers import Qwen3Config
+
+    return Qwen3Config(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=max_positions,
+        tie_word_embeddings=False, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+    )
+
+
 def build_tiny_checkpoint(root: str | Path, *, seed: int = 0, chat_template: str = CHAT_TEMPLATE) -> Path:
     """Write the tiny base model + tokenizer to ``root`` and two LoRA adapters under ``root/adapters``."""
     import torch
     from peft import LoraConfig, get_peft_model
-    from transformers import Qwen3Config, Qwen3ForCausalLM
+    from transformers import Qwen3ForCausalLM
 
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(root, chat_template)
     torch.manual_seed(seed)
-    config = Qwen3Config(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=4096,
-        tie_word_embeddings=False, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=None,
-    )
+    config = tiny_qwen3_config(tokenizer)
     model = Qwen3ForCausalLM(config).eval()
     with torch.no_grad():  # a livelier random model: spread the next-token distribution
         model.get_input_embeddings().weight.normal_(0.0, 0.2)
