@@ -172,3 +172,18 @@ def test_the_app_process_imports_no_training_mcp_model_or_ray_stack(tmp_path: Pa
                           env=dict(os.environ, WOLFECLICK_RECORDINGS=str(tmp_path), WOLFECLICK_RESULTS=str(tmp_path)))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+def test_building_the_app_makes_gradio_server_app_only_as_often_as_gradio_must(tmp_path: Path) -> None:
+    """Each Gradio server app (83 FastAPI routes) costs about 0.15 s of the cold start. ``gr.Blocks()`` makes one and
+    leaving its ``with`` makes another; ``demo.queue(...)`` would make a third that ``launch()`` throws away. The app
+    sets its queue's default concurrency (32 events at once) without it."""
+    probe = ("import gradio.routes as routes\ncalls = []\noriginal = routes.App.create_app\n"
+             "def counted(*a, **k):\n    calls.append(1)\n    return original(*a, **k)\n"
+             "routes.App.create_app = staticmethod(counted)\n"
+             "import wolfeclick.ui.app as app\ndemo = app.build_app()\n"
+             "print(len(calls), demo._queue.default_concurrency_limit)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, WOLFECLICK_RECORDINGS=str(tmp_path), WOLFECLICK_RESULTS=str(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2", "32"]

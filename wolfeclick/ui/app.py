@@ -89,10 +89,21 @@ def build_app(library: Library | None = None, ctx: AppContext | None = None) -> 
         demo.load(bind(compare.compare_choices, ctx, cp), None, cp.select, api_visibility="private")
         api.register(ctx)
         board.register(ctx)
-    demo.queue(default_concurrency_limit=32)
+    set_default_concurrency(demo, 32)
     demo.wolfeclick_context = ctx  # for tests and scripts
     demo.wolfeclick_library = ctx.library
     return demo
+
+
+def set_default_concurrency(demo: gr.Blocks, limit: int) -> None:
+    """Events without their own limit run ``limit`` at once. ``gr.Blocks()`` already made the queue;
+    ``demo.queue(default_concurrency_limit=…)`` would replace it and rebuild Gradio's server app (83 routes, about
+    0.15 s of the cold start), which ``launch()`` builds again anyway. The limit is read when an event first runs."""
+    queue = getattr(demo, "_queue", None)
+    if queue is not None and hasattr(queue, "default_concurrency_limit"):
+        queue.default_concurrency_limit = limit
+    else:  # a Gradio whose queue is laid out otherwise: the public way
+        demo.queue(default_concurrency_limit=limit)
 
 
 def launch_options(demo: gr.Blocks) -> dict[str, Any]:
