@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import inspect
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from wolfeclick.battle.store import MAX_RECORDING_BYTES
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
+from wolfeclick.ui.first_answer import AfterFirstAnswer
 from wolfeclick.ui.library import Library
 from wolfeclick.ui.tabs import api, compare, live, replays
 from wolfeclick.ui.tabs import leaderboard as board
@@ -107,10 +108,12 @@ def set_default_concurrency(demo: gr.Blocks, limit: int) -> None:
 
 
 def launch_options(demo: gr.Blocks) -> dict[str, Any]:
-    """What ``launch()`` needs besides host and port: CSS, file access for downloads, the upload size limit."""
+    """What ``launch()`` needs besides host and port: CSS, file access for downloads, the upload size limit, and
+    the warm-up started once the first request is answered (``wolfeclick.ui.first_answer``)."""
     lib: Library = demo.wolfeclick_library
     css = CSS_PATH.read_text(encoding="utf-8") if CSS_PATH.exists() else ""
     return {
+        "app_kwargs": {"middleware": [Middleware(AfterFirstAnswer, task=warm_up)]},
         "css": css,
         "theme": gr.themes.Soft(primary_hue="indigo"),
         "allowed_paths": [str(lib.directory), str(lib.exports)],
@@ -145,7 +148,6 @@ def launch(demo: gr.Blocks | None = None, **overrides: Any) -> gr.Blocks:
     blocking = not options.get("prevent_thread_lock", False)
     options["prevent_thread_lock"] = True
     demo.launch(**options)
-    threading.Thread(target=warm_up, name="wolfeclick-warm-up", daemon=True).start()
     if blocking:
         demo.block_thread()
     return demo
