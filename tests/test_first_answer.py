@@ -4,11 +4,7 @@ while the first request was answered and cost a tenth of the cold start."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 from wolfeclick.ui.first_answer import AfterFirstAnswer
 
@@ -50,26 +46,3 @@ def test_the_task_starts_once_after_the_first_whole_response() -> None:
     assert ran.wait(30)
     asyncio.run(middleware({"type": "http"}, receive, send))
     assert calls == [1]
-
-
-def test_the_apps_warm_up_runs_after_the_first_request_not_at_launch(tmp_path: Path) -> None:
-    probe = """
-import sys, threading, urllib.request, socket
-import wolfeclick.ui.app as app
-from wolfeclick.ui.view import sprite_url
-with socket.socket() as s:
-    s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
-demo = app.launch(prevent_thread_lock=True, server_port=port)
-before = sprite_url.cache_info().currsize, [t.name for t in threading.enumerate() if t.name == "wolfeclick-warm-up"]
-urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=60).read()
-import time
-deadline = time.monotonic() + 300  # waits for the warm-up to have run; a generous cap, not a timing
-while sprite_url.cache_info().currsize == 0 and time.monotonic() < deadline:
-    time.sleep(0.05)
-print("result", before, sprite_url.cache_info().currsize > 0)
-demo.close()
-"""
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, WOLFECLICK_RECORDINGS=str(tmp_path), WOLFECLICK_RESULTS=str(tmp_path)))
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert [line for line in done.stdout.splitlines() if line.startswith("result")] == ["result (0, []) True"]

@@ -161,6 +161,15 @@ def test_the_suite_runs_from_another_directory(tmp_path: Path) -> None:
     assert "1 passed" in done.stdout
 
 
+def app_probe(code: str, tmp_path: Path) -> str:
+    """Run ``code`` in a fresh interpreter, as the app's process would start (empty recordings and results in
+    ``tmp_path``): its standard output."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, WOLFECLICK_RECORDINGS=str(tmp_path), WOLFECLICK_RESULTS=str(tmp_path)))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
 def test_the_app_process_imports_no_training_mcp_model_or_ray_stack(tmp_path: Path) -> None:
     """What `python app.py` imports to build and serve the first page: none of the optional stacks, even in this venv
     where all of them (and mcp, through openenv-core) are installed."""
@@ -168,10 +177,8 @@ def test_the_app_process_imports_no_training_mcp_model_or_ray_stack(tmp_path: Pa
              "import wolfeclick.ui.app as app\napp.build_app()\n"
              "print(' '.join(sorted(m for m in sys.modules if sys.modules[m] is not None and m.split('.')[0] in "
              "{'torch', 'transformers', 'peft', 'ray', 'trl', 'datasets', 'openenv', 'mcp', 'fastmcp', 'uvicorn'})))")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, WOLFECLICK_RECORDINGS=str(tmp_path), WOLFECLICK_RESULTS=str(tmp_path)))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == ""
+    out = app_probe(probe, tmp_path)
+    assert out.strip() == ""
 
 
 def test_building_the_app_makes_gradio_server_app_only_as_often_as_gradio_must(tmp_path: Path) -> None:
@@ -183,7 +190,28 @@ def test_building_the_app_makes_gradio_server_app_only_as_often_as_gradio_must(t
              "routes.App.create_app = staticmethod(counted)\n"
              "import wolfeclick.ui.app as app\ndemo = app.build_app()\n"
              "print(len(calls), demo._queue.default_concurrency_limit)")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, WOLFECLICK_RECORDINGS=str(tmp_path), WOLFECLICK_RESULTS=str(tmp_path)))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["2", "32"]
+    out = app_probe(probe, tmp_path)
+    assert out.split() == ["2", "32"]
+
+
+def test_the_apps_warm_up_runs_after_the_first_request_not_at_launch(tmp_path: Path) -> None:
+    """The Pokédex warm-up (``wolfeclick.ui.first_answer``) waits for the first visitor's answer: at launch, its
+    thread held the GIL while the first request was served (a tenth of the cold start)."""
+    probe = """
+import sys, threading, urllib.request, socket
+import wolfeclick.ui.app as app
+from wolfeclick.ui.view import sprite_url
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+demo = app.launch(prevent_thread_lock=True, server_port=port)
+before = sprite_url.cache_info().currsize, [t.name for t in threading.enumerate() if t.name == "wolfeclick-warm-up"]
+urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=60).read()
+import time
+deadline = time.monotonic() + 300  # waits for the warm-up to have run; a generous cap, not a timing
+while sprite_url.cache_info().currsize == 0 and time.monotonic() < deadline:
+    time.sleep(0.05)
+print("result", before, sprite_url.cache_info().currsize > 0)
+demo.close()
+"""
+    out = app_probe(probe, tmp_path)
+    assert [line for line in out.splitlines() if line.startswith("result")] == ["result (0, []) True"]
