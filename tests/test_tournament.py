@@ -33,6 +33,7 @@ from wolfeclick.arena.tournament import (
     tournament_dir,
 )
 from wolfeclick.cli import main
+from wolfeclick.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = ("random", "maxdamage", "heuristic")
@@ -89,7 +90,9 @@ def _row(config: TournamentConfig, index: int, winner_side: str | None, reason: 
         "tournament": config.id, "index": index, "pairing": battle.pairing, "pair": battle.pair, "game": battle.game,
         "seed": battle.seed, "p1": battle.p1, "p2": battle.p2,
         "winner": {"p1": battle.p1, "p2": battle.p2}.get(winner_side or ""), "winner_side": winner_side,
-        "reason": reason, "turns": 20, "rewards": {}, "decisions": {"p1": 20, "p2": 20},
+        "reason": reason, "turns": 20, "decisions": {"p1": 20, "p2": 20},
+        "rewards": {"p1": {"outcome": 0, "shaped": -1.25, "total": -1.25}, "p2": {"outcome": 0.0, "shaped": 0.5,
+                                                                              "total": 0.5}},
         "illegal": {"p1": 0, "p2": 1}, "recording": battle.battle_id, "error": None,
     }
 
@@ -101,6 +104,41 @@ def test_parse_rows_drops_only_a_torn_last_line() -> None:
     assert parse_rows(text + '{"tournament": "x", "ind') == (rows, True)
     with pytest.raises(ValueError, match="line 2"):
         parse_rows(row_line(rows[0]) + "garbage\n" + row_line(rows[1]))
+
+
+def test_a_row_round_trips_byte_identically() -> None:
+    # An int reward (a side with no decisions sums to 0) stays an int: the typed row is checked, not converted.
+    rows = [_row(SMALL, 0, "p1"), _row(SMALL, 1, None, "aborted") | {"error": "simulator process exited (code 1)"}]
+    text = "".join(row_line(r) for r in rows)
+    parsed, torn = parse_rows(text)
+    assert not torn and "".join(row_line(r) for r in parsed) == text
+    assert '"outcome":0,' in text and list(json.loads(row_line(parsed[0]))) == sorted(parsed[0])
+
+
+@pytest.mark.parametrize("change, key", [
+    (lambda r: r.pop("turns"), "turns"),  # missing
+    (lambda r: r.update(colour="red"), "colour"),  # extra
+    (lambda r: r.update(turns="many"), "turns"),  # wrong type
+    (lambda r: r.update(index=True), "index"),  # a bool is not a count
+    (lambda r: r.update(winner_side="p3"), "winner_side"),
+    (lambda r: r["decisions"].update(p1=None), "decisions.p1"),  # nested
+    (lambda r: r["rewards"]["p2"].pop("total"), "rewards.p2.total"),
+])
+def test_a_malformed_row_is_refused_in_one_line(change, key: str, tmp_path: Path) -> None:
+    rows = [_row(SMALL, 0, "p1"), json.loads(row_line(_row(SMALL, 1, "p2")))]
+    change(rows[1])
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    with pytest.raises(InputError) as caught:
+        parse_rows(text, "somewhere/results.jsonl")
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("somewhere/results.jsonl line 2 ") and f"'{key}'" in message
+    # From disk, the message names the file read.
+    directory = tournament_dir(tmp_path, SMALL)
+    directory.mkdir(parents=True)
+    (directory / "tournament.json").write_text(json.dumps({"id": SMALL.id, **SMALL.to_dict()}))
+    (directory / RESULTS_FILE).write_text(text)
+    with pytest.raises(InputError, match=f"{RESULTS_FILE} line 2 .*'{key}'"):
+        load_results(directory)
 
 
 def test_sprt_cut_is_by_pair_order_not_completion_order() -> None:
@@ -166,6 +204,7 @@ def test_tournament_writes_layout_and_replays_identically(reference: Path, tmp_p
     # Read back for a UI.
     config, loaded = load_results(reference)
     assert config == SMALL and loaded == rows
+    assert "".join(row_line(row) for row in loaded) == (reference / RESULTS_FILE).read_text()  # the same bytes
     assert find_tournaments(reference.parent) == [reference]
     charts = charts_from_rows(loaded, config=config)
     assert set(charts) == {"win_rate", "heatmap", "ratings", "length", "illegal"}

@@ -477,7 +477,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     from wolfeclick.arena.engines import make_engine
     from wolfeclick.arena.schedule import TournamentConfig, parse_specs
-    from wolfeclick.arena.tournament import format_table, run_tournament, tournament_dir
+    from wolfeclick.arena.tournament import ResultRow, format_table, run_tournament, tournament_dir
 
     sprt = None
     if args.sprt is not None:
@@ -499,7 +499,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     def started(done: int, total: int) -> None:
         bars.append(tqdm(total=total, initial=done, unit="battle", file=sys.stderr))
 
-    def finished(row: dict, done: int, total: int) -> None:
+    def finished(row: ResultRow, done: int, total: int) -> None:
         bars[0].update(1)
         if row["reason"] == "aborted":
             tqdm.write(f"warning: {row['recording']} aborted: {row['error']}", file=sys.stderr)

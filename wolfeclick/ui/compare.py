@@ -19,7 +19,7 @@ from typing import Any, AsyncIterator, Sequence
 from wolfeclick.arena import tournament as tournaments
 from wolfeclick.arena.engines import make_engine
 from wolfeclick.arena.intervals import bounds_text
-from wolfeclick.arena.results import charts_from_rows, summary_from_rows
+from wolfeclick.arena.results import ResultRow, charts_from_rows, summary_from_rows
 from wolfeclick.arena.schedule import build_schedule
 from wolfeclick.battle.schema import is_valid_id
 from wolfeclick.errors import WolfeClickError
@@ -81,11 +81,11 @@ def _table_from_summary(summary: Any) -> list[list[Any]]:
     return rows
 
 
-def _battle_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
+def _battle_rows(rows: list[ResultRow]) -> list[list[Any]]:
     """Finished battles in schedule order; recording ids are safe names, so the link needs no escaping."""
     table = []
     for row in sorted(rows, key=lambda r: r["index"]):
-        link = f"[open](?replay={row['recording']})" if is_valid_id(str(row.get("recording", ""))) else ""
+        link = f"[open](?replay={row['recording']})" if is_valid_id(row["recording"]) else ""
         table.append([row["index"], row["p1"], row["p2"], row["winner"] or "–", row["reason"], row["turns"], link])
     return table
 
@@ -107,7 +107,7 @@ def _notes(summary: Any) -> str:
     return "".join(f"\n\n*Note:* {plain(note)}" for note in getattr(summary, "notes", []))
 
 
-def _figures(rows: list[dict[str, Any]], summary: Any, config: Any) -> dict[str, Any]:
+def _figures(rows: list[ResultRow], summary: Any, config: Any) -> dict[str, Any]:
     charts = charts_from_rows(rows, summary, config)
     return {key: charts.get(key) for key in ("win_rate", "heatmap", "ratings")}
 
@@ -164,7 +164,7 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
     def on_start(done: int, total: int) -> None:
         totals.update(done=done, total=total)
 
-    def on_result(row: dict[str, Any], done: int, total: int) -> None:
+    def on_result(row: ResultRow, done: int, total: int) -> None:
         totals.update(done=done, total=total)
         queue.put_nowait(("row", row))
 
@@ -181,7 +181,7 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
                 raise
 
     task = asyncio.create_task(play())
-    rows: list[dict[str, Any]] = []
+    rows: list[ResultRow] = []
     try:
         # earlier rows of a resumed tournament
         _, previous = tournaments.load_results(tournaments.tournament_dir(out_dir, config)) \
