@@ -296,6 +296,82 @@ def test_cli_rejects_bad_arguments_in_one_line(tmp_path: Path, capsys: pytest.Ca
     assert len(errors) == 3 and all(line.startswith("error: ") for line in errors)
 
 
+# A misspelt spec is refused as the config is made (issue 32): before, it surfaced when the battles were prepared,
+# after a given-team format's simulator had started and every spec sorted before it had been built (a checkpoint
+# loaded for minutes first).
+BAD_SPECS = [
+    ("heuristc", "unknown policy spec 'heuristc'"),
+    ("random?depth=2", "unknown option(s) depth"),
+    ("py:no_such_agent_pkg.agent:make", "module 'no_such_agent_pkg.agent' not found"),
+    ("showdown:Bad User", "does not name a Showdown user id"),
+    ("preset:run9", "unknown preset"),
+    ("llm:{ckpt}?mode=genrate", "mode='genrate' is not one of score, generate"),
+    ("llm:{ckpt}?tempreature=1", "unknown option(s) tempreature"),
+    ("llm:{ckpt}?profile=arena-v9", "unknown prompt profile 'arena-v9'"),
+    ("llm:/no/such/checkpoint", "'/no/such/checkpoint' does not exist"),
+]
+
+
+def _checkpoint_folder(tmp_path: Path) -> Path:
+    """A local folder an ``llm:`` spec may name (a config and no weights: it must never be loaded)."""
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    return folder
+
+
+def _nothing_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wolfeclick.policies.registry import PolicyRegistry
+    from wolfeclick.sim.process import SimProcess
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a simulator started or a policy was built before every spec was checked")
+
+    monkeypatch.setattr(SimProcess, "start", started)
+    monkeypatch.setattr(PolicyRegistry, "build", started)
+
+
+@pytest.mark.parametrize("bad, says", BAD_SPECS)
+def test_bench_refuses_a_misspelt_spec_before_a_simulator_starts_or_a_model_loads(
+        bad: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ckpt = _checkpoint_folder(tmp_path)
+    _nothing_starts(monkeypatch)
+    players = f"llm:{ckpt},{bad.format(ckpt=ckpt)}"  # a given-team format: its teams need a simulator to check
+    assert main(["bench", "--players", players, "--pairs", "1", "--format", "gen9ou", "--teams",
+                 str(ROOT / "tests" / "data" / "teams" / "gen9ou"), "--out", str(tmp_path / "out")]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("error: ") and says in errors[0]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("bad, says", BAD_SPECS)
+def test_compare_refuses_a_misspelt_spec_before_a_checkpoint_loads(bad: str, says: str, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from wolfeclick.ui.compare import run_compare
+    from wolfeclick.ui.live import LiveError
+
+    class NothingLoads:
+        def loaded(self, spec: str, mode: str) -> bool:
+            return False
+
+        def build(self, spec: str, mode: str) -> None:
+            raise AssertionError(f"{spec} was built before every spec was checked")
+
+    ckpt = _checkpoint_folder(tmp_path)
+    _nothing_starts(monkeypatch)
+
+    async def run() -> None:
+        async for _ in run_compare([f"llm:{ckpt}", bad.format(ckpt=ckpt)], 2, "gen9randombattle", 1,
+                                   cache=NothingLoads(), out_dir=tmp_path / "out", recordings=tmp_path / "rec"):
+            pass
+
+    with pytest.raises(LiveError) as caught:
+        asyncio.run(run())
+    assert says in str(caught.value) and "\n" not in str(caught.value)
+    assert not (tmp_path / "out").exists()
+
+
 def test_ratings_are_anchored_on_random_with_field_relative_intervals() -> None:
     from wolfeclick.arena.results import shift_to_anchor
 

@@ -41,7 +41,7 @@ from wolfeclick.arena.results import (
     sprt_status,
     summary_from_rows,
 )
-from wolfeclick.arena.schedule import TournamentConfig, build_schedule
+from wolfeclick.arena.schedule import TournamentConfig, build_schedule, check_specs
 from wolfeclick.battle.schema import SourceInfo
 from wolfeclick.battle.store import AnyRecording, read_limited, save_recording, storage_error, write_atomic
 from wolfeclick.errors import InputError
@@ -262,8 +262,10 @@ async def run_tournament(
     engine = engine if engine is not None else LocalEngine()
     lineup: Any = None
     if pending:  # before anything is written, so a bad spec leaves no directory behind
-        lineup = engine.prepare(sorted({s for b in pending for s in (b.p1, b.p2)}), dict(policies or {}),
-                                dict(llm_options or {}))
+        specs = sorted({s for b in pending for s in (b.p1, b.p2)})
+        # all of them checked before the engine builds any: a typo is not told after a checkpoint has loaded
+        check_specs([s for s in specs if s not in (policies or {})], **dict(llm_options or {}))
+        lineup = engine.prepare(specs, dict(policies or {}), dict(llm_options or {}))
     if not exists:
         write_atomic(config_path, _config_text(config))
     if on_start is not None:

@@ -135,6 +135,11 @@ async def run_compare(
     if not 1 <= battles_per_pairing <= MAX_BATTLES_PER_PAIRING:
         raise LiveError(f"battles per pairing must be between 1 and {MAX_BATTLES_PER_PAIRING}")
     concurrency = concurrency or max(1, min(4, os.cpu_count() or 1))
+    try:  # every spec checked with the config, before the first checkpoint loads
+        config = tournaments.TournamentConfig(players=tuple(specs), pairs=max(1, (battles_per_pairing + 1) // 2),
+                                              format=format_id, seed=seed).checked(mode=mode)
+    except WolfeClickError as exc:
+        raise LiveError(one_line(exc)) from None
     # checkpoints come from the shared cache (loaded once for Live and Compare alike)
     policies = {}
     for spec in specs:
@@ -145,19 +150,13 @@ async def run_compare(
         chosen = make_engine(engine)
     except WolfeClickError as exc:
         raise LiveError(one_line(exc)) from None
-    async for update in _run_tournament(specs, battles_per_pairing, format_id, seed, policies, mode, concurrency,
-                                        stop, out_dir, recordings, chosen):
+    async for update in _run_tournament(config, policies, mode, concurrency, stop, out_dir, recordings, chosen):
         yield update
 
 
-async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: int, policies: dict[str, Any],
-                          mode: str, concurrency: int, stop: asyncio.Event | None,
-                          out_dir: Path, recordings: Path, engine: Any = None) -> AsyncIterator[CompareUpdate]:
-    try:
-        config = tournaments.TournamentConfig(players=tuple(specs), pairs=max(1, (battles + 1) // 2),
-                                         format=format_id, seed=seed)
-    except ValueError as exc:
-        raise LiveError(one_line(exc)) from None
+async def _run_tournament(config: tournaments.TournamentConfig, policies: dict[str, Any], mode: str,
+                          concurrency: int, stop: asyncio.Event | None, out_dir: Path, recordings: Path,
+                          engine: Any = None) -> AsyncIterator[CompareUpdate]:
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     totals = {"done": 0, "total": 0}
 
