@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from wolfeclick.battle.specs import PolicySpecError, make_policy
+from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.registry import PolicyKind, PolicyRegistry, builtin_kinds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,6 +144,29 @@ def test_py_specs_build_typed_factories_and_each_failure_is_one_line(tmp_path: P
         with pytest.raises(PolicySpecError) as info:
             make_policy(spec)
         assert words in str(info.value) and "\n" not in str(info.value), (spec, str(info.value))
+
+
+def test_check_refuses_what_build_would_with_the_same_line_and_builds_nothing(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: tournaments check every spec as their config is made (``PolicyRegistry.check``); a kind with a body
+    says how its body is checked, so a new kind cannot skip it unnoticed."""
+    kinds = builtin_kinds()
+    assert all(kind.check is not None for kind in kinds if kind.body and kind.buildable)
+    registry = PolicyRegistry(kinds, entry_points=False)
+    (tmp_path / "my_agents.py").write_text(AGENTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for spec in ["heuristc", "heuristic?depth=2", "human", "py:my_agents:missing", "py:my_agents:make?width=2",
+                 "preset:run9", "llm:/nowhere?mode=dream", "showdown:Not An Id"]:
+        with pytest.raises(WolfeClickError) as built:
+            registry.build(spec)
+        with pytest.raises(WolfeClickError) as checked:
+            registry.check(spec)
+        assert str(checked.value) == str(built.value) and "\n" not in str(checked.value), spec
+    with pytest.raises(PolicySpecError, match="unknown option"):
+        registry.check("random", quant_="nf4")  # a misspelt checkpoint option, whatever the spec
+    monkeypatch.setattr(PolicyKind, "resolve_factory", lambda self: pytest.fail(f"{self.name} was built"))
+    for spec in ["random", "py:my_agents:broken", "preset:run1?mode=generate", "showdown:someone"]:
+        registry.check(spec)  # only the factory can tell a broken agent; checking never calls it
 
 
 def test_the_app_and_the_cli_offer_what_the_registry_holds(capsys: pytest.CaptureFixture[str]) -> None:

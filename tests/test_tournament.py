@@ -33,6 +33,7 @@ from wolfeclick.arena.tournament import (
     tournament_dir,
 )
 from wolfeclick.cli import main
+from wolfeclick.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = ("random", "maxdamage", "heuristic")
@@ -89,7 +90,9 @@ def _row(config: TournamentConfig, index: int, winner_side: str | None, reason: 
         "tournament": config.id, "index": index, "pairing": battle.pairing, "pair": battle.pair, "game": battle.game,
         "seed": battle.seed, "p1": battle.p1, "p2": battle.p2,
         "winner": {"p1": battle.p1, "p2": battle.p2}.get(winner_side or ""), "winner_side": winner_side,
-        "reason": reason, "turns": 20, "rewards": {}, "decisions": {"p1": 20, "p2": 20},
+        "reason": reason, "turns": 20, "decisions": {"p1": 20, "p2": 20},
+        "rewards": {"p1": {"outcome": 0, "shaped": -1.25, "total": -1.25}, "p2": {"outcome": 0.0, "shaped": 0.5,
+                                                                              "total": 0.5}},
         "illegal": {"p1": 0, "p2": 1}, "recording": battle.battle_id, "error": None,
     }
 
@@ -101,6 +104,41 @@ def test_parse_rows_drops_only_a_torn_last_line() -> None:
     assert parse_rows(text + '{"tournament": "x", "ind') == (rows, True)
     with pytest.raises(ValueError, match="line 2"):
         parse_rows(row_line(rows[0]) + "garbage\n" + row_line(rows[1]))
+
+
+def test_a_row_round_trips_byte_identically() -> None:
+    # An int reward (a side with no decisions sums to 0) stays an int: the typed row is checked, not converted.
+    rows = [_row(SMALL, 0, "p1"), _row(SMALL, 1, None, "aborted") | {"error": "simulator process exited (code 1)"}]
+    text = "".join(row_line(r) for r in rows)
+    parsed, torn = parse_rows(text)
+    assert not torn and "".join(row_line(r) for r in parsed) == text
+    assert '"outcome":0,' in text and list(json.loads(row_line(parsed[0]))) == sorted(parsed[0])
+
+
+@pytest.mark.parametrize("change, key", [
+    (lambda r: r.pop("turns"), "turns"),  # missing
+    (lambda r: r.update(colour="red"), "colour"),  # extra
+    (lambda r: r.update(turns="many"), "turns"),  # wrong type
+    (lambda r: r.update(index=True), "index"),  # a bool is not a count
+    (lambda r: r.update(winner_side="p3"), "winner_side"),
+    (lambda r: r["decisions"].update(p1=None), "decisions.p1"),  # nested
+    (lambda r: r["rewards"]["p2"].pop("total"), "rewards.p2.total"),
+])
+def test_a_malformed_row_is_refused_in_one_line(change, key: str, tmp_path: Path) -> None:
+    rows = [_row(SMALL, 0, "p1"), json.loads(row_line(_row(SMALL, 1, "p2")))]
+    change(rows[1])
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    with pytest.raises(InputError) as caught:
+        parse_rows(text, "somewhere/results.jsonl")
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("somewhere/results.jsonl line 2 ") and f"'{key}'" in message
+    # From disk, the message names the file read.
+    directory = tournament_dir(tmp_path, SMALL)
+    directory.mkdir(parents=True)
+    (directory / "tournament.json").write_text(json.dumps({"id": SMALL.id, **SMALL.to_dict()}))
+    (directory / RESULTS_FILE).write_text(text)
+    with pytest.raises(InputError, match=f"{RESULTS_FILE} line 2 .*'{key}'"):
+        load_results(directory)
 
 
 def test_sprt_cut_is_by_pair_order_not_completion_order() -> None:
@@ -166,6 +204,7 @@ def test_tournament_writes_layout_and_replays_identically(reference: Path, tmp_p
     # Read back for a UI.
     config, loaded = load_results(reference)
     assert config == SMALL and loaded == rows
+    assert "".join(row_line(row) for row in loaded) == (reference / RESULTS_FILE).read_text()  # the same bytes
     assert find_tournaments(reference.parent) == [reference]
     charts = charts_from_rows(loaded, config=config)
     assert set(charts) == {"win_rate", "heatmap", "ratings", "length", "illegal"}
@@ -255,6 +294,82 @@ def test_cli_rejects_bad_arguments_in_one_line(tmp_path: Path, capsys: pytest.Ca
     assert main([*base, "--players", "random,nosuchpolicy"]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
     assert len(errors) == 3 and all(line.startswith("error: ") for line in errors)
+
+
+# A misspelt spec is refused as the config is made (issue 32): before, it surfaced when the battles were prepared,
+# after a given-team format's simulator had started and every spec sorted before it had been built (a checkpoint
+# loaded for minutes first).
+BAD_SPECS = [
+    ("heuristc", "unknown policy spec 'heuristc'"),
+    ("random?depth=2", "unknown option(s) depth"),
+    ("py:no_such_agent_pkg.agent:make", "module 'no_such_agent_pkg.agent' not found"),
+    ("showdown:Bad User", "does not name a Showdown user id"),
+    ("preset:run9", "unknown preset"),
+    ("llm:{ckpt}?mode=genrate", "mode='genrate' is not one of score, generate"),
+    ("llm:{ckpt}?tempreature=1", "unknown option(s) tempreature"),
+    ("llm:{ckpt}?profile=arena-v9", "unknown prompt profile 'arena-v9'"),
+    ("llm:/no/such/checkpoint", "'/no/such/checkpoint' does not exist"),
+]
+
+
+def _checkpoint_folder(tmp_path: Path) -> Path:
+    """A local folder an ``llm:`` spec may name (a config and no weights: it must never be loaded)."""
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    return folder
+
+
+def _nothing_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wolfeclick.policies.registry import PolicyRegistry
+    from wolfeclick.sim.process import SimProcess
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a simulator started or a policy was built before every spec was checked")
+
+    monkeypatch.setattr(SimProcess, "start", started)
+    monkeypatch.setattr(PolicyRegistry, "build", started)
+
+
+@pytest.mark.parametrize("bad, says", BAD_SPECS)
+def test_bench_refuses_a_misspelt_spec_before_a_simulator_starts_or_a_model_loads(
+        bad: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    ckpt = _checkpoint_folder(tmp_path)
+    _nothing_starts(monkeypatch)
+    players = f"llm:{ckpt},{bad.format(ckpt=ckpt)}"  # a given-team format: its teams need a simulator to check
+    assert main(["bench", "--players", players, "--pairs", "1", "--format", "gen9ou", "--teams",
+                 str(ROOT / "tests" / "data" / "teams" / "gen9ou"), "--out", str(tmp_path / "out")]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("error: ") and says in errors[0]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("bad, says", BAD_SPECS)
+def test_compare_refuses_a_misspelt_spec_before_a_checkpoint_loads(bad: str, says: str, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from wolfeclick.ui.compare import run_compare
+    from wolfeclick.ui.live import LiveError
+
+    class NothingLoads:
+        def loaded(self, spec: str, mode: str) -> bool:
+            return False
+
+        def build(self, spec: str, mode: str) -> None:
+            raise AssertionError(f"{spec} was built before every spec was checked")
+
+    ckpt = _checkpoint_folder(tmp_path)
+    _nothing_starts(monkeypatch)
+
+    async def run() -> None:
+        async for _ in run_compare([f"llm:{ckpt}", bad.format(ckpt=ckpt)], 2, "gen9randombattle", 1,
+                                   cache=NothingLoads(), out_dir=tmp_path / "out", recordings=tmp_path / "rec"):
+            pass
+
+    with pytest.raises(LiveError) as caught:
+        asyncio.run(run())
+    assert says in str(caught.value) and "\n" not in str(caught.value)
+    assert not (tmp_path / "out").exists()
 
 
 def test_ratings_are_anchored_on_random_with_field_relative_intervals() -> None:

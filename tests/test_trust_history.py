@@ -125,7 +125,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     rows_file = tournament_dir(results, config) / RESULTS_FILE
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
     rows[1]["winner"] = "nobody"  # a winner who did not play
-    rows[1]["turns"] = "many"  # and a wrong type SQLite would not have taken
+    rows[1]["turns"] = -3  # and a count no battle has (a wrong type refuses the whole file: see below)
     rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return results, recordings
 
@@ -140,6 +140,23 @@ def test_a_mirror_match_and_a_corrupted_row_leave_the_table_standing(mixed: tupl
     assert board.battles == 1 and {r.policy for r in board.rows} == {"random", "heuristic"}
     mirror = [e for e in scan_history(None, [recordings], verify=None).entries]
     assert mirror == [] and games_of(mirror) == []
+
+
+def test_a_row_of_the_wrong_type_skips_its_tournament_in_one_line(mixed: tuple[Path, Path], tmp_path: Path) -> None:
+    # Issue 32: rows are typed where they are read, so a wrong type is the file's fault, said once with its line
+    # and key, instead of a per-row guess here (the numbers and ids of well-typed rows are still checked per row).
+    results, _ = mixed
+    source = next(p for p in results.iterdir() if (p / "tournament.json").is_file())
+    copy = tmp_path / "results" / source.name
+    shutil.copytree(source, copy)
+    rows = [json.loads(line) for line in (copy / RESULTS_FILE).read_text().splitlines()]
+    rows[0]["turns"] = 7
+    rows[1]["turns"] = "many"  # a wrong type SQLite would not have taken
+    (copy / RESULTS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    scan = scan_history(tmp_path / "results")
+    assert scan.entries == [] and scan.skipped == [str(copy)]
+    reason = scan.reasons[str(copy)]
+    assert "\n" not in reason and f"{RESULTS_FILE} line 2 " in reason and "'turns'" in reason
 
 
 def test_games_of_skips_a_mirror_entry_it_is_handed(mixed: tuple[Path, Path]) -> None:

@@ -476,8 +476,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from wolfeclick.arena.engines import make_engine
-    from wolfeclick.arena.schedule import TournamentConfig, parse_specs
-    from wolfeclick.arena.tournament import format_table, run_tournament, tournament_dir
+    from wolfeclick.arena.schedule import TournamentConfig, check_specs, parse_specs
+    from wolfeclick.arena.tournament import ResultRow, format_table, run_tournament, tournament_dir
 
     sprt = None
     if args.sprt is not None:
@@ -487,6 +487,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             print("error: --sprt takes two numbers, ELO0,ELO1 (e.g. 0,50)", file=sys.stderr)
             return 2
         sprt = (elo0, elo1)
+    # every spec, before a simulator starts (the teams' check) or a model loads: one line for the first bad one
+    check_specs((*parse_specs(args.players), *parse_specs(args.vs)), **_llm_options(args))
     from wolfeclick.battle.teams import prepare_deal
 
     engine = make_engine(args.engine, address=args.address)  # --address without --engine ray: one line, exit 2
@@ -499,7 +501,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     def started(done: int, total: int) -> None:
         bars.append(tqdm(total=total, initial=done, unit="battle", file=sys.stderr))
 
-    def finished(row: dict, done: int, total: int) -> None:
+    def finished(row: ResultRow, done: int, total: int) -> None:
         bars[0].update(1)
         if row["reason"] == "aborted":
             tqdm.write(f"warning: {row['recording']} aborted: {row['error']}", file=sys.stderr)

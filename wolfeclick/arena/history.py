@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from wolfeclick.arena.results import ResultRow
 from wolfeclick.arena.tournament import RECORDINGS_DIR, find_tournaments, load_results
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS, Recording, is_valid_id
 from wolfeclick.battle.store import RecordingError, as_filed, load_recording
@@ -164,29 +165,21 @@ def _from_recording(recording: Recording) -> BattleEntry:
     )
 
 
-_ROW_TYPES = {"recording": str, "tournament": str, "p1": str, "p2": str, "reason": str, "seed": int, "pair": int,
-              "turns": int}
-
-
-def _from_row(row: dict[str, Any], format_id: str) -> BattleEntry:
-    """An entry from a tournament's result row, every field type checked (a hand-edited row is refused, not
-    passed on to SQLite or the ratings)."""
-    for key, kind in _ROW_TYPES.items():
-        value = row.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool) or (isinstance(value, int) and not 0 <= value <= MAX_SEED):
-            raise ValueError(f"field {key!r} is not a {'whole number' if kind is int else 'text'}")
-    for key in ("decisions", "illegal"):
-        value = row.get(key)
-        if not (isinstance(value, dict) and all(_count(value.get(s)) for s in SIDES)):
+def _from_row(row: ResultRow, format_id: str) -> BattleEntry:
+    """An entry from a tournament's result row. Its types were checked as it was read (``parse_rows``); its
+    numbers and ids are checked here (a hand-edited row is refused, not passed on to SQLite or the ratings)."""
+    for key, value in (("seed", row["seed"]), ("pair", row["pair"]), ("turns", row["turns"])):
+        if not 0 <= value <= MAX_SEED:
+            raise ValueError(f"field {key!r} is out of range")
+    for key, counts in (("decisions", row["decisions"]), ("illegal", row["illegal"])):
+        if not all(_count(counts[side]) for side in SIDES):
             raise ValueError(f"field {key!r} is not a count per side")
-    if row.get("winner") is not None and not isinstance(row["winner"], str):
-        raise ValueError("field 'winner' is not a policy name")
     if not is_valid_id(row["recording"]):
         raise ValueError("field 'recording' is not a recording id")
     return BattleEntry(
         battle=row["recording"], source="tournament", detail=row["tournament"], format=format_id, simulator=None,
         created=None, seed=row["seed"], pair=f"{row['tournament']}:{row['pair']}", p1=row["p1"], p2=row["p2"],
-        p1_checkpoint="{}", p2_checkpoint="{}", winner=row.get("winner"), reason=row["reason"], turns=row["turns"],
+        p1_checkpoint="{}", p2_checkpoint="{}", winner=row["winner"], reason=row["reason"], turns=row["turns"],
         decisions_p1=row["decisions"]["p1"], decisions_p2=row["decisions"]["p2"],
         illegal_p1=row["illegal"]["p1"], illegal_p2=row["illegal"]["p2"],
     )

@@ -1,11 +1,15 @@
 """Tournament results: one JSON row per finished battle, and everything derived from rows. Pure; no I/O.
 
-A *row* is a plain dict (one line of ``progress.jsonl`` / ``results.jsonl``)::
+A *row* is a `ResultRow` (one line of ``progress.jsonl`` / ``results.jsonl``), a typed dict::
 
     {"tournament": id, "index": 7, "pairing": 1, "pair": 2, "game": 1, "seed": 123, "p1": "heuristic",
      "p2": "random", "winner": "heuristic" | null, "winner_side": "p1" | null, "reason": "win", "turns": 31,
      "rewards": {"p1": {"shaped", "outcome", "total"}, "p2": {…}}, "decisions": {"p1": 40, "p2": 38},
      "illegal": {"p1": 0, "p2": 0}, "recording": recording id, "error": null}
+
+A TypedDict rather than a model: a row stays the dict that is written, so writing costs nothing and the bytes
+cannot drift, while mypy checks every key a reader takes; ``parse_rows`` checks each line read against the same
+type (pydantic, strict), so a hand-edited file is refused at the door in one line, not deep inside a chart.
 
 Rows hold no timestamps or latencies, and are written with sorted keys, so the same battle always gives the same
 bytes. Aborted battles (simulator trouble) are kept as rows but left out of every statistic; a battle stopped at the
@@ -18,7 +22,10 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, cast
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 from wolfeclick.arena.intervals import rating_text, shown_bounds
 from wolfeclick.arena.ratings import ModelFit, RatingInterval, model_fit, rating_intervals
@@ -41,6 +48,10 @@ from wolfeclick.errors import InputError
 from wolfeclick.sides import SIDES, Side, other
 
 __all__ = [
+    "Rewards",
+    "SideRewards",
+    "SideCounts",
+    "ResultRow",
     "ROW_KEYS",
     "BOOTSTRAP_ROUNDS",
     "BOOTSTRAP_SEED",
@@ -64,10 +75,58 @@ __all__ = [
 
 _V = TypeVar("_V")
 
-ROW_KEYS = frozenset({
-    "tournament", "index", "pairing", "pair", "game", "seed", "p1", "p2", "winner", "winner_side", "reason",
-    "turns", "rewards", "decisions", "illegal", "recording", "error",
-})
+_STRICT = ConfigDict(extra="forbid", strict=True)
+"""Rows as written: every key, no other, no coercion (a bool is not a count, "31" is not a number)."""
+
+
+@with_config(_STRICT)
+class Rewards(TypedDict):
+    """One side's reward totals over the battle (``Recording.reward_totals``)."""
+
+    shaped: float
+    outcome: float
+    total: float
+
+
+@with_config(_STRICT)
+class SideRewards(TypedDict):
+    p1: Rewards
+    p2: Rewards
+
+
+@with_config(_STRICT)
+class SideCounts(TypedDict):
+    p1: int
+    p2: int
+
+
+@with_config(_STRICT)
+class ResultRow(TypedDict):
+    """One finished battle of a tournament: its place in the schedule and its result (see the module docstring)."""
+
+    tournament: str
+    index: int
+    pairing: int
+    pair: int
+    game: int
+    seed: int
+    p1: str
+    p2: str
+    winner: str | None
+    winner_side: Literal["p1", "p2"] | None
+    reason: str
+    turns: int
+    rewards: SideRewards
+    decisions: SideCounts
+    """Decisions each side made."""
+    illegal: SideCounts
+    """Of which illegal."""
+    recording: str
+    error: str | None
+
+
+ROW_KEYS = frozenset(ResultRow.__required_keys__)
+_ROW = TypeAdapter(ResultRow)
 
 BOOTSTRAP_ROUNDS = 1000
 """Bootstrap refits for the rating intervals (about 0.15 s for three policies; skipped under separation)."""
@@ -124,7 +183,15 @@ def swap_seats(facts: BattleFacts) -> BattleFacts:
                    illegal=swap(facts.illegal))
 
 
-def result_row(tournament_id: str, battle: ScheduledBattle, facts: BattleFacts) -> dict[str, Any]:
+def _side_rewards(rewards: Mapping[Side, Mapping[str, float]]) -> SideRewards:
+    def one(side: Side) -> Rewards:
+        totals = rewards[side]
+        return {"shaped": totals["shaped"], "outcome": totals["outcome"], "total": totals["total"]}
+
+    return {"p1": one("p1"), "p2": one("p2")}
+
+
+def result_row(tournament_id: str, battle: ScheduledBattle, facts: BattleFacts) -> ResultRow:
     """The row of a finished battle, from its ``battle_facts``."""
     side = facts.winner_side
     return {
@@ -140,59 +207,75 @@ def result_row(tournament_id: str, battle: ScheduledBattle, facts: BattleFacts) 
         "winner_side": side,
         "reason": facts.reason,
         "turns": facts.turns,
-        "rewards": facts.rewards,
-        "decisions": facts.decisions,
-        "illegal": facts.illegal,
+        "rewards": _side_rewards(facts.rewards),
+        "decisions": {"p1": facts.decisions["p1"], "p2": facts.decisions["p2"]},
+        "illegal": {"p1": facts.illegal["p1"], "p2": facts.illegal["p2"]},
         "recording": facts.recording,
         "error": facts.error,
     }
 
 
-def row_line(row: Mapping[str, Any]) -> str:
+def row_line(row: ResultRow) -> str:
     """A row as one canonical JSON line (sorted keys, no spaces), newline included."""
     return json.dumps(row, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
-def parse_rows(text: str) -> tuple[list[dict[str, Any]], bool]:
+def _row_problem(error: ValidationError) -> str:
+    """The first thing wrong with a row, as ``key 'decisions.p1': input should be a valid integer``."""
+    problems = error.errors(include_url=False)
+    first = problems[0]
+    where = ".".join(str(part) for part in first["loc"])
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"key {where!r}: {first['msg'][:1].lower()}{first['msg'][1:]}{more}"
+
+
+def parse_rows(text: str, name: str = "result rows") -> tuple[list[ResultRow], bool]:
     """Rows of a JSON-lines file, and whether a torn last line (a crash mid-write) was dropped.
 
-    Only the last line may be torn; a bad line anywhere else raises ValueError (one line, with its number).
+    Only the last line may be torn (not JSON: a line cut short never is); any other bad line, or any line that is
+    not a `ResultRow` (a key missing or extra, a value of the wrong type), raises InputError, one line naming
+    ``name`` (the file), the line and the key. Each row is returned as read, not as validated: the check converts
+    nothing (an ``outcome`` of ``0`` stays ``0``), so rows written back give the same bytes.
     """
     lines = text.split("\n")
-    rows: list[dict[str, Any]] = []
+    rows: list[ResultRow] = []
     torn = False
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-            if not isinstance(row, dict) or not ROW_KEYS <= row.keys():
-                raise InputError("not a result row")
         except ValueError as exc:
             if number == len(lines) and not text.endswith("\n"):
                 torn = True
                 break
-            raise InputError(f"line {number} is not a result row: {str(exc).splitlines()[0]}") from None
-        rows.append(row)
+            raise InputError(f"{name} line {number} is not a result row: {str(exc).splitlines()[0]}") from None
+        if not isinstance(row, dict):
+            raise InputError(f"{name} line {number} is not a result row: not a JSON object")
+        try:
+            _ROW.validate_python(row)
+        except ValidationError as exc:
+            raise InputError(f"{name} line {number} is not a result row: {_row_problem(exc)}") from None
+        rows.append(cast(ResultRow, row))
     return rows, torn
 
 
-def check_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig) -> None:
-    """Raise ValueError unless every row is a battle of ``config``'s schedule (same id, index, seed and seats)."""
+def check_rows(rows: Iterable[ResultRow], config: TournamentConfig) -> None:
+    """Raise InputError unless every row is a battle of ``config``'s schedule (same id, index, seed and seats)."""
     schedule = build_schedule(config)
     for row in rows:
-        index = row.get("index")
-        if row.get("tournament") != config.id:
-            raise InputError(f"a result row belongs to tournament {row.get('tournament')!r}, not {config.id!r}")
-        if not isinstance(index, int) or not 0 <= index < len(schedule):
+        index = row["index"]
+        if row["tournament"] != config.id:
+            raise InputError(f"a result row belongs to tournament {row['tournament']!r}, not {config.id!r}")
+        if not 0 <= index < len(schedule):
             raise InputError(f"result row index {index!r} is outside this tournament's {len(schedule)} battles")
         battle = schedule[index]
-        if (row.get("seed"), row.get("p1"), row.get("p2"), row.get("pair"), row.get("game")) != (
+        if (row["seed"], row["p1"], row["p2"], row["pair"], row["game"]) != (
                 battle.seed, battle.p1, battle.p2, battle.pair, battle.game):
             raise InputError(f"result row {index} does not match the schedule (seed or seats differ)")
 
 
-def game_results(rows: Iterable[Mapping[str, Any]]) -> list[GameResult]:
+def game_results(rows: Iterable[ResultRow]) -> list[GameResult]:
     """Rows → `GameResult`s for the statistics (aborted battles left out; `pair_index` is the pair number)."""
     return [
         GameResult(a=row["p1"], b=row["p2"], pair_index=row["pair"], winner=row["winner"])
@@ -201,13 +284,13 @@ def game_results(rows: Iterable[Mapping[str, Any]]) -> list[GameResult]:
     ]
 
 
-def _scored_pairs(rows: Iterable[Mapping[str, Any]], a: str, b: str) -> list[tuple[int, float]]:
+def _scored_pairs(rows: Iterable[ResultRow], a: str, b: str) -> list[tuple[int, float]]:
     """(pair number, A's pair score) for the leading run of pairs whose two games both finished.
 
     A pair with an aborted game is skipped but does not end the run; the first pair with a game still
     missing does, because a live test must take pairs in order.
     """
-    games: dict[int, dict[int, Mapping[str, Any]]] = defaultdict(dict)
+    games: dict[int, dict[int, ResultRow]] = defaultdict(dict)
     for row in rows:
         if {row["p1"], row["p2"]} == {a, b}:
             games[row["pair"]][row["game"]] = row
@@ -222,7 +305,7 @@ def _scored_pairs(rows: Iterable[Mapping[str, Any]], a: str, b: str) -> list[tup
     return out
 
 
-def sprt_status(rows: Iterable[Mapping[str, Any]], config: TournamentConfig) -> tuple[SprtResult, int | None] | None:
+def sprt_status(rows: Iterable[ResultRow], config: TournamentConfig) -> tuple[SprtResult, int | None] | None:
     """The SPRT over the pairs played so far, and the pair number it stopped at (None while undecided).
 
     None when the config has no SPRT. Pairs are taken in pair-number order, so the stopping point does not
@@ -237,12 +320,12 @@ def sprt_status(rows: Iterable[Mapping[str, Any]], config: TournamentConfig) -> 
     return result, stop
 
 
-def canonical_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig | None = None) -> list[dict[str, Any]]:
+def canonical_rows(rows: Iterable[ResultRow], config: TournamentConfig | None = None) -> list[ResultRow]:
     """Rows sorted by battle index, one per index; after an SPRT stop, only the pairs up to the stopping one.
 
     This is what ``results.jsonl`` holds: a function of the schedule alone, never of completion order.
     """
-    by_index = {row["index"]: dict(row) for row in rows}
+    by_index = {row["index"]: row.copy() for row in rows}
     ordered = [by_index[i] for i in sorted(by_index)]
     if config is not None:
         status = sprt_status(ordered, config)
@@ -401,7 +484,7 @@ class TournamentSummary:
         return f"SPRT with A = {a}, B = {b}. {self.sprt.message}"
 
 
-def _per_policy(games: Sequence[GameResult], rows: Sequence[Mapping[str, Any]],
+def _per_policy(games: Sequence[GameResult], rows: Sequence[ResultRow],
                 ratings: Mapping[str, RatingInterval]) -> list[PolicyRow]:
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for g in games:
@@ -450,7 +533,7 @@ def shift_intervals(ratings: Mapping[str, RatingInterval], anchor: str | None) -
     return {name: replace(ratings[name], rating=r, low=low, high=high) for name, (r, low, high) in shifted.items()}
 
 
-def summary_from_rows(rows: Iterable[Mapping[str, Any]], config: TournamentConfig | None = None,
+def summary_from_rows(rows: Iterable[ResultRow], config: TournamentConfig | None = None,
                       *, anchor: str | None = "random", bootstrap_rounds: int = BOOTSTRAP_ROUNDS,
                       margin: float = EQUIVALENCE_ELO) -> TournamentSummary:
     """Summarise rows (in any order; duplicates by index collapse). With ``config``: the SPRT verdict, the
@@ -536,7 +619,7 @@ def format_table(summary: TournamentSummary) -> str:
     return "\n".join(lines)
 
 
-def charts_from_rows(rows: Iterable[Mapping[str, Any]], summary: TournamentSummary | None = None,
+def charts_from_rows(rows: Iterable[ResultRow], summary: TournamentSummary | None = None,
                      config: TournamentConfig | None = None, *, anchor: str | None = None) -> dict[str, Any]:
     """Plotly figures for the Compare tab, keyed ``win_rate``, ``heatmap``, ``ratings``, ``length``, ``illegal``.
 

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, recording_id, slug
+from wolfeclick.battle.specs import check_spec
 from wolfeclick.battle.teams import Team, TeamDeal
 from wolfeclick.errors import InputError
 from wolfeclick.sim.protocol import derive_int
@@ -35,6 +37,7 @@ __all__ = [
     "TournamentConfig",
     "ScheduledBattle",
     "parse_specs",
+    "check_specs",
     "pairings",
     "pair_seeds",
     "build_schedule",
@@ -49,6 +52,18 @@ def parse_specs(text: str | None) -> tuple[str, ...]:
     if not text:
         return ()
     return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def check_specs(specs: Iterable[str], **llm_options: Any) -> None:
+    """Refuse, in the policy registry's own line, the first spec it would not build (a misspelt kind, an unknown
+    or mistyped option, a malformed ``llm:`` body or a missing local checkpoint folder), building nothing.
+
+    What a tournament's maker calls as its config is made, before a simulator starts or a model loads: otherwise
+    the mistake surfaces only when the battles are prepared, after the specs before it have loaded.
+    ``llm_options`` are the checkpoint options every spec will be built with (the CLI's ``--mode``…).
+    """
+    for spec in specs:
+        check_spec(spec, **llm_options)
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,18 @@ class TournamentConfig:
                 raise InputError(f"SPRT needs elo0 < elo1, got {elo0:g} and {elo1:g}")
             if len(found) != 1:
                 raise InputError(f"SPRT needs exactly one pairing (two policies), this tournament has {len(found)}")
+
+    @property
+    def specs(self) -> tuple[str, ...]:
+        """Every spec that plays, once each, in the order listed (players, then ``vs``)."""
+        return tuple(dict.fromkeys(self.players + self.vs))
+
+    def checked(self, **llm_options: Any) -> "TournamentConfig":
+        """This config, once the policy registry accepts every spec in it (``check_specs``). Not done in
+        ``__init__``: a stored config is read back whatever is installed now (the leaderboard reads old
+        tournaments), and the statistics are tested on made-up names."""
+        check_specs(self.specs, **llm_options)
+        return self
 
     @property
     def id(self) -> str:

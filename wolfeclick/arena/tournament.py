@@ -28,6 +28,7 @@ from typing import Any
 from wolfeclick.arena.engines import Engine, LocalEngine, SpecJob
 from wolfeclick.arena.ratings import Glicko2Rating, glicko2_run
 from wolfeclick.arena.results import (
+    ResultRow,
     TournamentSummary,
     canonical_rows,
     charts_from_rows,
@@ -40,7 +41,7 @@ from wolfeclick.arena.results import (
     sprt_status,
     summary_from_rows,
 )
-from wolfeclick.arena.schedule import TournamentConfig, build_schedule
+from wolfeclick.arena.schedule import TournamentConfig, build_schedule, check_specs
 from wolfeclick.battle.schema import SourceInfo
 from wolfeclick.battle.store import AnyRecording, read_limited, save_recording, storage_error, write_atomic
 from wolfeclick.errors import InputError
@@ -52,6 +53,7 @@ __all__ = [
     "RESULTS_FILE",
     "SUMMARY_FILE",
     "RECORDINGS_DIR",
+    "ResultRow",
     "TournamentConfig",
     "TournamentSummary",
     "tournament_dir",
@@ -71,7 +73,7 @@ RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 RECORDINGS_DIR = "recordings"
 
-ResultCallback = Callable[[dict[str, Any], int, int], None]
+ResultCallback = Callable[[ResultRow, int, int], None]
 StartCallback = Callable[[int, int], None]
 
 
@@ -102,7 +104,7 @@ def load_config(directory: Path | str) -> TournamentConfig:
     return TournamentConfig.from_dict(data)
 
 
-def _read_progress(directory: Path, config: TournamentConfig) -> list[dict[str, Any]]:
+def _read_progress(directory: Path, config: TournamentConfig) -> list[ResultRow]:
     """Rows already in ``progress.jsonl`` but ``aborted`` ones, which are dropped from the file to be played again.
 
     A torn last line (killed mid-write) is cut off the file too.
@@ -111,7 +113,7 @@ def _read_progress(directory: Path, config: TournamentConfig) -> list[dict[str, 
     if not path.exists():
         return []
     text = path.read_text(encoding="utf-8")
-    rows, torn = parse_rows(text)
+    rows, torn = parse_rows(text, str(path))
     check_rows(rows, config)
     kept = [row for row in rows if row["reason"] != "aborted"]
     if torn or len(kept) < len(rows) or (text and not text.endswith("\n")):  # next row on a line of its own
@@ -119,7 +121,7 @@ def _read_progress(directory: Path, config: TournamentConfig) -> list[dict[str, 
     return kept
 
 
-def load_results(directory: Path | str) -> tuple[TournamentConfig, list[dict[str, Any]]]:
+def load_results(directory: Path | str) -> tuple[TournamentConfig, list[ResultRow]]:
     """Read a tournament directory: its config and its rows in battle order.
 
     A finished tournament gives ``results.jsonl``; one still running (or interrupted) gives the rows of
@@ -130,7 +132,7 @@ def load_results(directory: Path | str) -> tuple[TournamentConfig, list[dict[str
     for name in (RESULTS_FILE, PROGRESS_FILE):
         path = directory / name
         if path.exists():  # a regular file of bounded size: a FIFO named results.jsonl cannot hang a history scan
-            rows, _ = parse_rows(read_limited(path, MAX_ROWS_BYTES).decode("utf-8"))
+            rows, _ = parse_rows(read_limited(path, MAX_ROWS_BYTES).decode("utf-8"), str(path))
             check_rows(rows, config)
             return config, canonical_rows(rows, config)
     return config, []
@@ -150,8 +152,8 @@ def _has_progress(directory: Path) -> bool:
     return progress.exists() and progress.stat().st_size > 0
 
 
-def _persist(progress: Path, row: dict[str, Any], recording: AnyRecording | None,
-             recordings: Path | None) -> dict[str, Any]:
+def _persist(progress: Path, row: ResultRow, recording: AnyRecording | None,
+             recordings: Path | None) -> ResultRow:
     """Save the recording (if kept), then append the row and fsync it: a row on disk implies its recording is.
 
     The recording comes marked as the tournament's (the engine was told to keep it); if its id is taken by a
@@ -163,7 +165,7 @@ def _persist(progress: Path, row: dict[str, Any], recording: AnyRecording | None
             raise AssertionError(f"the engine kept no recording of {row['recording']}")
         saved = save_recording(recording, recordings)
         if saved.stem != row["recording"]:
-            row = {**row, "recording": saved.stem}
+            row = row | {"recording": saved.stem}
     try:
         with open(progress, "a", encoding="utf-8") as handle:
             handle.write(row_line(row))
@@ -260,8 +262,10 @@ async def run_tournament(
     engine = engine if engine is not None else LocalEngine()
     lineup: Any = None
     if pending:  # before anything is written, so a bad spec leaves no directory behind
-        lineup = engine.prepare(sorted({s for b in pending for s in (b.p1, b.p2)}), dict(policies or {}),
-                                dict(llm_options or {}))
+        specs = sorted({s for b in pending for s in (b.p1, b.p2)})
+        # all of them checked before the engine builds any: a typo is not told after a checkpoint has loaded
+        check_specs([s for s in specs if s not in (policies or {})], **dict(llm_options or {}))
+        lineup = engine.prepare(specs, dict(policies or {}), dict(llm_options or {}))
     if not exists:
         write_atomic(config_path, _config_text(config))
     if on_start is not None:

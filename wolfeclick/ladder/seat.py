@@ -78,10 +78,10 @@ class ShowdownSeat(RemotePlayer):
         return recording.model_copy(update={"id": battle.battle_id}) if battle.battle_id else recording
 
 
-def make_showdown_seat(spec: str, *, server: str | None = None, wait: float = 60.0,
-                       timeout: float = 300.0) -> ShowdownSeat:
-    """The seat ``showdown:USER`` names. USER must be a Showdown user id (lower-case letters and digits), the name
-    the leaderboard and the server's own recordings know it by."""
+def check_showdown_spec(spec: str, server: str | None = None) -> tuple[str, str]:
+    """``showdown:USER``'s user id and server URL, once both are well formed (the registry's check: nothing is
+    asked of the server). USER must be a Showdown user id (lower-case letters and digits), the name the
+    leaderboard and the server's own recordings know it by."""
     user = spec.strip()[len(PREFIX):]
     if not user or to_id_str(user) != user or len(user) > 18:
         hint = f" (write showdown:{to_id_str(user)})" if to_id_str(user) and len(to_id_str(user)) <= 18 else ""
@@ -89,6 +89,13 @@ def make_showdown_seat(spec: str, *, server: str | None = None, wait: float = 60
                          f"18{hint}")
     url = server or settings().server
     LadderOptions(url, "gen9randombattle")  # the URL's shape: one line if it is no websocket URL
+    return user, url
+
+
+def make_showdown_seat(spec: str, *, server: str | None = None, wait: float = 60.0,
+                       timeout: float = 300.0) -> ShowdownSeat:
+    """The seat ``showdown:USER`` names (``check_showdown_spec``); it connects nowhere until it is checked or plays."""
+    user, url = check_showdown_spec(spec, server)
     return ShowdownSeat(spec=PREFIX + user, server=url, user=user, wait=float(wait), timeout=float(timeout))
 
 

@@ -21,21 +21,19 @@ import time
 from typing import Any
 
 from wolfeclick.game.actions import DEFAULT_PARSER, PARSER_MODES, parse_action
+from wolfeclick.llm.checks import checked_checkpoint
 from wolfeclick.llm.generation import GenerateRequest
 from wolfeclick.llm.loading import ModelHandle, model_cache
 from wolfeclick.llm.prompts import Candidate, Profile, make_profile
 from wolfeclick.llm.scoring import ScoreRequest
 from wolfeclick.llm.specs import (
-    CHECKPOINT_OPTIONS,
     REFERENCE_SAMPLING,
     CheckpointError,
     ResolvedCheckpoint,
     is_llm_spec,
-    parse_spec,
     resolve_checkpoint,
 )
 from wolfeclick.policies.base import Decision, Observation, fallback_decision
-from wolfeclick.policies.registry import PolicySpecError, check_options
 from wolfeclick.sim.protocol import is_random_format
 
 MODES = ("score", "generate")
@@ -237,19 +235,6 @@ def _with_legal(observation: Observation, legal: list[Any]) -> Observation:
 # ------------------------------------------------------------------------------------------------- building
 
 
-def checkpoint_options(spec: str, given: dict[str, Any], written: dict[str, str]) -> dict[str, Any]:
-    """Every checkpoint option, typed: written in the spec (wins), else given as an argument, else the default.
-
-    An unknown or mistyped option (in either place) is a ``CheckpointError`` naming the valid ones."""
-    where = f"checkpoint spec {spec.strip()!r}"
-    try:
-        passed = check_options({k: v for k, v in given.items() if v is not None}, CHECKPOINT_OPTIONS, where)
-        inline = check_options(written, CHECKPOINT_OPTIONS, where)
-    except PolicySpecError as exc:
-        raise CheckpointError(str(exc)) from None
-    return {o.name: inline.get(o.name, passed.get(o.name, o.default)) for o in CHECKPOINT_OPTIONS}
-
-
 def make_llm_policy(spec: str, *, cache: Any = None, **options: Any) -> LLMPolicy:
     """Resolve, load (through the shared cache) and wrap the checkpoint a spec names.
 
@@ -261,8 +246,7 @@ def make_llm_policy(spec: str, *, cache: Any = None, **options: Any) -> LLMPolic
     Options written in the spec (``llm:…?mode=generate&quant=nf4``) win over these arguments, so one command line
     can pit differently configured checkpoints against each other. Raises ``CheckpointError`` (one line).
     """
-    parsed = parse_spec(spec)
-    o = checkpoint_options(spec, options, parsed.options)
+    parsed, o = checked_checkpoint(spec, **options)
     mode, quant, device, temperature, norm, parser = (o["mode"], o["quant"], o["device"], o["temperature"], o["norm"],
                                                       o["parser"])
     profile_name = o["profile"] or (parsed.preset.profile if parsed.preset else None)

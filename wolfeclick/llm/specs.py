@@ -238,15 +238,21 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def local_folder(ref: ModelRef) -> Path:
+    """A local ref's folder, once it is there and holds a model or adapter config (two stats: cheap enough to run
+    when a tournament is configured, long before anything loads)."""
+    path = Path(ref.source)
+    if not path.is_dir():
+        raise CheckpointError(f"checkpoint folder {ref.source!r} does not exist")
+    if not ((path / "config.json").is_file() or (path / "adapter_config.json").is_file()):
+        raise CheckpointError(f"checkpoint folder {ref.source!r} has neither config.json nor adapter_config.json")
+    return path
+
+
 def resolve_ref(ref: ModelRef) -> ResolvedModel:
     """Bring a ref onto local disk: a local folder is checked; a Hub repo is fetched (or found in the cache)."""
     if ref.local:
-        path = Path(ref.source)
-        if not path.is_dir():
-            raise CheckpointError(f"checkpoint folder {ref.source!r} does not exist")
-        if not ((path / "config.json").is_file() or (path / "adapter_config.json").is_file()):
-            raise CheckpointError(f"checkpoint folder {ref.source!r} has neither config.json nor adapter_config.json")
-        return ResolvedModel(ref, path, None)
+        return ResolvedModel(ref, local_folder(ref), None)
     try:
         from huggingface_hub import snapshot_download
 

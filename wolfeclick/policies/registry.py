@@ -177,6 +177,10 @@ class PolicyKind:
     returning them. None: the name itself when the kind takes no body, else nothing."""
     bind: Mapping[str, Any] = field(default_factory=dict)
     """Arguments the factory always gets (a baseline's poke-env player)."""
+    check: Any = None
+    """For a kind with a body: ``check(spec, **checkpoint_options)`` (an object or lazy ``"module:object"``),
+    which refuses in one line what the factory would refuse for the spec's body and options, without building
+    anything (no model loaded, no server asked). None: the body is read only when the policy is built."""
     source: str = "built-in"
     distribution: str | None = None
     """``name version`` of the installed distribution an entry-point kind comes from."""
@@ -202,6 +206,11 @@ class PolicyKind:
         factory: Callable[..., Any] = (load_object(self.factory, f"policy kind {self.name!r}")
                                        if isinstance(self.factory, str) else self.factory)
         return factory
+
+    def resolve_check(self) -> Callable[..., Any] | None:
+        check: Callable[..., Any] | None = (load_object(self.check, f"policy kind {self.name!r}")
+                                            if isinstance(self.check, str) else self.check)
+        return check
 
 
 def kind_from_factory(name: str, factory: Callable[..., Any], target: str, source: str) -> PolicyKind:
@@ -400,10 +409,12 @@ class PolicyRegistry:
         """The kind a spec names (nothing is built)."""
         return self.split(spec)[0]
 
-    # -- building
-    def build(self, spec: str, **checkpoint_options: Any) -> Policy:
-        """The policy ``spec`` names. ``checkpoint_options`` (the CLI's ``--mode``, ``--quant``…; ``cache``) reach
-        checkpoint kinds only, and must be checkpoint options: a misspelt one is refused here, for every spec."""
+    # -- checking and building
+    def _split_buildable(self, spec: str, checkpoint_options: Mapping[str, Any]
+                         ) -> tuple[PolicyKind, str, dict[str, str], dict[str, Any], Any]:
+        """What ``check`` and ``build`` both refuse first: the spec's kind, misspelt checkpoint options, a kind
+        that is not built from specs. Returns the kind, the spec, its written options, the checkpoint options
+        given and the cache."""
         kind, text, written = self.split(spec)
         extra = {k: v for k, v in checkpoint_options.items() if v is not None}
         cache = extra.pop("cache", None)
@@ -411,6 +422,34 @@ class PolicyRegistry:
             check_options(extra, self.checkpoint_options(), "checkpoint options")
         if not kind.buildable:
             raise PolicySpecError(kind.refusal or f"policy {kind.name!r} cannot be built from a spec")
+        return kind, text, written, extra, cache
+
+    @staticmethod
+    def _named_options(kind: PolicyKind, text: str, written: Mapping[str, str]) -> dict[str, Any]:
+        """A name-matched kind's written options, typed, every required one present."""
+        options = check_options(written, kind.option_list(), f"policy spec {text!r}")
+        missing = [o.name for o in kind.option_list() if o.default is REQUIRED and o.name not in options]
+        if missing:
+            raise PolicySpecError(f"policy spec {text!r} needs option(s) {', '.join(missing)}")
+        return options
+
+    def check(self, spec: str, **checkpoint_options: Any) -> PolicyKind:
+        """The kind ``spec`` names, once everything ``build`` could refuse without building passes: its name,
+        its options and their types, the checkpoint options, and (through ``PolicyKind.check``) its body. Nothing
+        is built: no factory called, no model loaded, no server asked. The refusal is ``build``'s own line."""
+        kind, text, written, extra, _ = self._split_buildable(spec, checkpoint_options)
+        if not kind.body:
+            self._named_options(kind, text, written)
+            return kind
+        check = kind.resolve_check()
+        if check is not None:
+            check(text, **(extra if kind.checkpoint else {}))
+        return kind
+
+    def build(self, spec: str, **checkpoint_options: Any) -> Policy:
+        """The policy ``spec`` names. ``checkpoint_options`` (the CLI's ``--mode``, ``--quant``…; ``cache``) reach
+        checkpoint kinds only, and must be checkpoint options: a misspelt one is refused here, for every spec."""
+        kind, text, written, extra, cache = self._split_buildable(spec, checkpoint_options)
         factory = kind.resolve_factory()
         policy: Policy
         if kind.body:
@@ -419,10 +458,7 @@ class PolicyRegistry:
             else:
                 policy = factory(text, **dict(kind.bind))
             return policy
-        options = check_options(written, kind.option_list(), f"policy spec {text!r}")
-        missing = [o.name for o in kind.option_list() if o.default is REQUIRED and o.name not in options]
-        if missing:
-            raise PolicySpecError(f"policy spec {text!r} needs option(s) {', '.join(missing)}")
+        options = self._named_options(kind, text, written)
         if not kind.external:
             policy = factory(text, **dict(kind.bind), **options)
             return policy
@@ -487,8 +523,8 @@ def make_external(spec: str, factory: Callable[..., Any], options: Mapping[str, 
     return ExternalPolicy(spec, agent, {**about, "options": dict(options)})
 
 
-def build_py(spec: str) -> ExternalPolicy:
-    """The ``py:package.module:factory?opt=value&…`` kind: any importable factory, options typed by its signature."""
+def _py_factory(spec: str) -> tuple[Callable[..., Any], PolicyKind, dict[str, Any], str]:
+    """A ``py:`` spec's factory (imported, not called), its kind, its typed options and the target it names."""
     head, _, query = spec.strip().partition("?")
     target = head.removeprefix("py:").strip()
     where = f"policy spec {spec.strip()!r}"
@@ -502,6 +538,18 @@ def build_py(spec: str) -> ExternalPolicy:
     missing = [o.name for o in kind.option_list() if o.default is REQUIRED and o.name not in options]
     if missing:
         raise PolicySpecError(f"{where} needs option(s) {', '.join(missing)}")
+    return factory, kind, options, target
+
+
+def check_py(spec: str) -> None:
+    """The ``py:`` kind's check: the module imports, the factory is there and takes the options given (it is not
+    called: a factory may load a model)."""
+    _py_factory(spec)
+
+
+def build_py(spec: str) -> ExternalPolicy:
+    """The ``py:package.module:factory?opt=value&…`` kind: any importable factory, options typed by its signature."""
+    factory, kind, options, target = _py_factory(spec)
     return make_external(spec.strip(), factory, _filled(options, kind), {"kind": "py", "factory": target,
                                                                           "source": "py: spec"})
 
@@ -534,15 +582,17 @@ def builtin_kinds() -> list[PolicyKind]:
         PolicyKind("preset", "A published WolfeClick GRPO LoRA adapter on Qwen3-4B (run1, run2, run3).",
                    "wolfeclick.llm.policy:make_llm_policy", options="wolfeclick.llm.specs:CHECKPOINT_OPTIONS",
                    gpu=True, body=True, checkpoint=True, form="preset:NAME[?OPTIONS]",
-                   listed="wolfeclick.llm.specs:preset_choices"),
+                   listed="wolfeclick.llm.specs:preset_choices", check="wolfeclick.llm.checks:check_checkpoint_spec"),
         PolicyKind("llm", "Any causal-LM checkpoint or LoRA adapter, from the Hub or a local folder.",
                    "wolfeclick.llm.policy:make_llm_policy", options="wolfeclick.llm.specs:CHECKPOINT_OPTIONS",
-                   gpu=True, body=True, checkpoint=True, form="llm:REPO[@REV][+ADAPTER[@REV]][?OPTIONS] | llm:/path"),
+                   gpu=True, body=True, checkpoint=True, form="llm:REPO[@REV][+ADAPTER[@REV]][?OPTIONS] | llm:/path",
+                   check="wolfeclick.llm.checks:check_checkpoint_spec"),
         PolicyKind("py", "Any importable factory returning an object with decide(observation); options typed by "
-                   "its signature.", build_py, body=True, form="py:package.module:factory[?opt=value&…]"),
+                   "its signature.", build_py, body=True, form="py:package.module:factory[?opt=value&…]",
+                   check=check_py),
         PolicyKind("showdown", "A bot connected to a Showdown server ($WOLFECLICK_SERVER) as USER: challenged there, "
                    "recorded like a ladder battle; tournaments only.", "wolfeclick.ladder.seat:make_showdown_seat",
-                   body=True, form="showdown:USER"),
+                   body=True, form="showdown:USER", check="wolfeclick.ladder.seat:check_showdown_spec"),
     ]
 
 

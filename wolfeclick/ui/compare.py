@@ -19,7 +19,7 @@ from typing import Any, AsyncIterator, Sequence
 from wolfeclick.arena import tournament as tournaments
 from wolfeclick.arena.engines import make_engine
 from wolfeclick.arena.intervals import bounds_text
-from wolfeclick.arena.results import charts_from_rows, summary_from_rows
+from wolfeclick.arena.results import ResultRow, charts_from_rows, summary_from_rows
 from wolfeclick.arena.schedule import build_schedule
 from wolfeclick.battle.schema import is_valid_id
 from wolfeclick.errors import WolfeClickError
@@ -81,11 +81,11 @@ def _table_from_summary(summary: Any) -> list[list[Any]]:
     return rows
 
 
-def _battle_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
+def _battle_rows(rows: list[ResultRow]) -> list[list[Any]]:
     """Finished battles in schedule order; recording ids are safe names, so the link needs no escaping."""
     table = []
     for row in sorted(rows, key=lambda r: r["index"]):
-        link = f"[open](?replay={row['recording']})" if is_valid_id(str(row.get("recording", ""))) else ""
+        link = f"[open](?replay={row['recording']})" if is_valid_id(row["recording"]) else ""
         table.append([row["index"], row["p1"], row["p2"], row["winner"] or "–", row["reason"], row["turns"], link])
     return table
 
@@ -107,7 +107,7 @@ def _notes(summary: Any) -> str:
     return "".join(f"\n\n*Note:* {plain(note)}" for note in getattr(summary, "notes", []))
 
 
-def _figures(rows: list[dict[str, Any]], summary: Any, config: Any) -> dict[str, Any]:
+def _figures(rows: list[ResultRow], summary: Any, config: Any) -> dict[str, Any]:
     charts = charts_from_rows(rows, summary, config)
     return {key: charts.get(key) for key in ("win_rate", "heatmap", "ratings")}
 
@@ -135,6 +135,11 @@ async def run_compare(
     if not 1 <= battles_per_pairing <= MAX_BATTLES_PER_PAIRING:
         raise LiveError(f"battles per pairing must be between 1 and {MAX_BATTLES_PER_PAIRING}")
     concurrency = concurrency or max(1, min(4, os.cpu_count() or 1))
+    try:  # every spec checked with the config, before the first checkpoint loads
+        config = tournaments.TournamentConfig(players=tuple(specs), pairs=max(1, (battles_per_pairing + 1) // 2),
+                                              format=format_id, seed=seed).checked(mode=mode)
+    except WolfeClickError as exc:
+        raise LiveError(one_line(exc)) from None
     # checkpoints come from the shared cache (loaded once for Live and Compare alike)
     policies = {}
     for spec in specs:
@@ -145,26 +150,20 @@ async def run_compare(
         chosen = make_engine(engine)
     except WolfeClickError as exc:
         raise LiveError(one_line(exc)) from None
-    async for update in _run_tournament(specs, battles_per_pairing, format_id, seed, policies, mode, concurrency,
-                                        stop, out_dir, recordings, chosen):
+    async for update in _run_tournament(config, policies, mode, concurrency, stop, out_dir, recordings, chosen):
         yield update
 
 
-async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: int, policies: dict[str, Any],
-                          mode: str, concurrency: int, stop: asyncio.Event | None,
-                          out_dir: Path, recordings: Path, engine: Any = None) -> AsyncIterator[CompareUpdate]:
-    try:
-        config = tournaments.TournamentConfig(players=tuple(specs), pairs=max(1, (battles + 1) // 2),
-                                         format=format_id, seed=seed)
-    except ValueError as exc:
-        raise LiveError(one_line(exc)) from None
+async def _run_tournament(config: tournaments.TournamentConfig, policies: dict[str, Any], mode: str,
+                          concurrency: int, stop: asyncio.Event | None, out_dir: Path, recordings: Path,
+                          engine: Any = None) -> AsyncIterator[CompareUpdate]:
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     totals = {"done": 0, "total": 0}
 
     def on_start(done: int, total: int) -> None:
         totals.update(done=done, total=total)
 
-    def on_result(row: dict[str, Any], done: int, total: int) -> None:
+    def on_result(row: ResultRow, done: int, total: int) -> None:
         totals.update(done=done, total=total)
         queue.put_nowait(("row", row))
 
@@ -181,7 +180,7 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
                 raise
 
     task = asyncio.create_task(play())
-    rows: list[dict[str, Any]] = []
+    rows: list[ResultRow] = []
     try:
         # earlier rows of a resumed tournament
         _, previous = tournaments.load_results(tournaments.tournament_dir(out_dir, config)) \
