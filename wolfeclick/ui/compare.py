@@ -22,6 +22,7 @@ from wolfeclick.arena.intervals import bounds_text
 from wolfeclick.arena.results import charts_from_rows, summary_from_rows
 from wolfeclick.arena.schedule import build_schedule
 from wolfeclick.battle.schema import is_valid_id
+from wolfeclick.battle.stream import Stream
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.ui.live import LiveError, PolicyCache, builds_once, check_format, one_line
 from wolfeclick.ui.presentation import compare_label, verdict_rows
@@ -158,7 +159,7 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
                                          format=format_id, seed=seed)
     except ValueError as exc:
         raise LiveError(one_line(exc)) from None
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    stream: Stream[tuple[str, Any]] = Stream()
     totals = {"done": 0, "total": 0}
 
     def on_start(done: int, total: int) -> None:
@@ -166,21 +167,19 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
 
     def on_result(row: dict[str, Any], done: int, total: int) -> None:
         totals.update(done=done, total=total)
-        queue.put_nowait(("row", row))
+        stream.put(("row", row))
 
-    async def play() -> None:
+    async def play() -> None:  # what it raises is raised where the page reads: a WolfeClickError as one line
         try:
             summary = await tournaments.run_tournament(
                 config, out_dir, concurrency=concurrency, resume=True, recordings_dir=recordings,
                 policies=policies,
                 llm_options={"mode": mode}, on_start=on_start, on_result=on_result, stop=stop, engine=engine)
-            await queue.put(("end", summary))
-        except BaseException as exc:  # handed to the page's task: a WolfeClickError is one line, the rest a bug
-            await queue.put(("error", exc))
-            if not isinstance(exc, Exception):
-                raise
+        except WolfeClickError as exc:
+            raise LiveError(f"the tournament stopped: {one_line(exc)}") from None
+        stream.put(("end", summary))
 
-    task = asyncio.create_task(play())
+    stream.spawn(play())
     rows: list[dict[str, Any]] = []
     try:
         # earlier rows of a resumed tournament
@@ -189,8 +188,7 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
         rows.extend(previous)
         yield CompareUpdate(len(rows), len(build_schedule(config)), f"Tournament {config.id}: starting…",
                             tournament=config.id, battles=_battle_rows(rows))
-        while True:
-            kind, item = await queue.get()
+        async for kind, item in stream:
             if kind == "row":
                 rows = [r for r in rows if r["index"] != item["index"]] + [item]
                 summary = summary_from_rows(rows, config, bootstrap_rounds=LIVE_BOOTSTRAP_ROUNDS)
@@ -198,7 +196,7 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
                                     f"{totals['done']} of {totals['total']} battles played",
                                     _table_from_summary(summary), _figures(rows, summary, config),
                                     tournament=config.id, battles=_battle_rows(rows))
-            elif kind == "end":
+            else:  # the end, with the tournament's summary
                 _, rows = tournaments.load_results(tournaments.tournament_dir(out_dir, config))
                 summary = item
                 state = "complete" if summary.complete else "stopped early (run it again to resume)"
@@ -209,14 +207,8 @@ async def _run_tournament(specs: list[str], battles: int, format_id: str, seed: 
                                     finished=True, tournament=config.id, battles=_battle_rows(rows),
                                     verdicts=_verdicts(summary))
                 return
-            elif isinstance(item, WolfeClickError):
-                raise LiveError(f"the tournament stopped: {one_line(item)}")
-            else:
-                raise item
     finally:
-        if not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await stream.aclose()
 
 
 def list_compares(out_dir: Path) -> list[tuple[str, str]]:

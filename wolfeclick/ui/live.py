@@ -25,6 +25,7 @@ from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS, player_n
 from wolfeclick.battle.schema import Recording, TurnRecord
 from wolfeclick.battle.specs import PolicySpecError, make_policy, needs_gpu, spec_help
 from wolfeclick.battle.store import RecordingSaver
+from wolfeclick.battle.stream import Stream
 from wolfeclick.digits import ascii_int
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Policy
@@ -317,7 +318,7 @@ class LiveEvent:
     """``prompt``: the decision waiting for the person (its buttons); ``answered``: it is gone."""
 
 
-async def _with_prompts(stream: AsyncIterator[Any], seats: list[HumanSeat],
+async def _with_prompts(battle: AsyncIterator[Any], seats: list[HumanSeat],
                         stop: asyncio.Event) -> AsyncIterator[Any]:
     """The battle's items and the seats' prompts, in the order they happen.
 
@@ -325,47 +326,28 @@ async def _with_prompts(stream: AsyncIterator[Any], seats: list[HumanSeat],
     stopping releases a waiting decision. Leaving (the end, an error, the page going away) closes the seats and
     the battle task, which closes its simulator.
     """
-    inbox: asyncio.Queue[Any] = asyncio.Queue()
-    finished = object()
+    stream: Stream[Any] = Stream()
     for seat in seats:
-        seat.notify = inbox.put_nowait
+        seat.notify = stream.put
 
     async def pump() -> None:
-        try:
-            async for item in stream:
-                inbox.put_nowait(item)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:  # handed to the consumer, which raises it where the battle is read
-            inbox.put_nowait(_Failure(exc))
-        else:
-            inbox.put_nowait(finished)
+        async for item in battle:
+            stream.put(item)
 
     async def watch_stop() -> None:
         await stop.wait()
         for seat in seats:
             seat.close("stopped by the user")
 
-    tasks = [asyncio.ensure_future(pump()), asyncio.ensure_future(watch_stop())]
+    stream.spawn(pump())
+    stream.spawn(watch_stop(), feeds=False)
     try:
-        while True:
-            item = await inbox.get()
-            if item is finished:
-                return
-            if isinstance(item, _Failure):
-                raise item.error
+        async for item in stream:
             yield item
     finally:
         for seat in seats:
             seat.close()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-@dataclass
-class _Failure:
-    error: BaseException
+        await stream.aclose()
 
 
 async def _build(spec: str, mode: str, cache: PolicyCache, stop: asyncio.Event | None) -> AsyncIterator[Any]:
