@@ -21,10 +21,10 @@ from wolfeclick.arena.engines import make_engine
 from wolfeclick.arena.intervals import bounds_text
 from wolfeclick.arena.results import charts_from_rows, summary_from_rows
 from wolfeclick.arena.schedule import build_schedule
+from wolfeclick.battle.live import LiveError, PolicyCache, builds_once, check_format, one_line
 from wolfeclick.battle.schema import is_valid_id
 from wolfeclick.battle.stream import Stream
 from wolfeclick.errors import WolfeClickError
-from wolfeclick.ui.live import LiveError, PolicyCache, builds_once, check_format, one_line
 from wolfeclick.ui.presentation import compare_label, verdict_rows
 
 __all__ = ["CompareUpdate", "run_compare", "load_compare", "list_compares", "TABLE_HEADERS", "BATTLE_HEADERS",
