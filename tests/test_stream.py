@@ -254,3 +254,22 @@ def test_there_is_one_bridge() -> None:
                     and node.value.id in {"asyncio", "queue"}:
                 found.append(path.relative_to(ROOT).as_posix())
     assert sorted(set(found) - ALLOWED_QUEUES) == []
+
+
+def test_a_producer_closed_before_it_started_is_not_left_unawaited() -> None:
+    import gc
+    import warnings
+
+    async def producer() -> None:
+        pass
+
+    async def main() -> None:
+        stream: Stream[int] = Stream()
+        stream.spawn(producer())
+        await stream.aclose()  # before the task's first step
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(main())
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []

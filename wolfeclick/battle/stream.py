@@ -11,6 +11,7 @@ none outlives the reading.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -71,19 +72,21 @@ class Stream(Generic[T]):
         Every one is cancelled when the stream is closed."""
         if feeds:
             self._feeding += 1
-        task = asyncio.ensure_future(self._run(producer, feeds))
+        task = asyncio.ensure_future(producer)  # the producer's own task: cancelled before it starts, it is closed
+        task.add_done_callback(functools.partial(self._finished, feeds=feeds))
         self._tasks.append(task)
         return task
 
-    async def _run(self, producer: Coroutine[Any, Any, None], feeds: bool) -> None:
-        try:
-            await producer
-        except BaseException as exc:  # handed to the consumer, which raises it where it reads
-            self.fail(exc)
-            if not isinstance(exc, Exception):  # cancellation, Ctrl-C: the task ends the way it was told to
-                raise
+    def _finished(self, task: asyncio.Task[None], *, feeds: bool) -> None:
+        """A producer task ended: its error (or cancellation) is handed to the consumer; the last feeder ends it.
+        Ctrl-C and exit still leave the loop as asyncio raises them; the consumer is told of them too."""
+        if task.cancelled():
+            self.fail(asyncio.CancelledError())
             return
-        if feeds:
+        error = task.exception()
+        if error is not None:
+            self.fail(error)
+        elif feeds:
             self._feeding -= 1
             if not self._feeding:
                 self.end()
