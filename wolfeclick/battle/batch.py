@@ -15,6 +15,7 @@ from typing import AsyncGenerator, Callable, Sequence
 from wolfeclick.battle.remote import refuse_server_seats
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, BattleNotStarted, play_battle
 from wolfeclick.battle.schema import Recording, TeamInfo
+from wolfeclick.battle.stream import Stream
 from wolfeclick.policies.base import Policy
 from wolfeclick.sim.process import SimPool, default_processes
 
@@ -87,7 +88,7 @@ async def run_jobs(
     if pool is None:
         pool = SimPool(processes or min(concurrency, default_processes()))
         await pool.start()
-    queue: asyncio.Queue[tuple[int, Recording | BaseException | None]] = asyncio.Queue()
+    finished: Stream[tuple[int, Recording | None]] = Stream()
     slots = asyncio.Semaphore(concurrency)
 
     def stopped() -> bool:
@@ -104,36 +105,30 @@ async def run_jobs(
                 raise
         return await play_battle(job.p1, job.p2, process=await pool.live(), **options)
 
-    async def one(index: int, job: BattleJob) -> None:
+    async def one(index: int, job: BattleJob) -> None:  # an error fails ``finished``: raised below, not hung on
         recording: Recording | None = None
-        try:
-            async with slots:
-                for _ in range(1 + max(0, replays)):
-                    if stopped():
-                        break
-                    recording = await play(job)
-                    if recording.result.reason != "aborted":
-                        break
-        except BaseException as exc:  # surfaced to the consumer below instead of hanging it
-            await queue.put((index, exc))
-            raise
-        await queue.put((index, recording))
+        async with slots:
+            for _ in range(1 + max(0, replays)):
+                if stopped():
+                    break
+                recording = await play(job)
+                if recording.result.reason != "aborted":
+                    break
+        finished.put((index, recording))
 
-    tasks = [asyncio.create_task(one(i, job)) for i, job in enumerate(jobs)]
+    for i, job in enumerate(jobs):
+        finished.spawn(one(i, job))
+    if not jobs:
+        finished.end()
     with relaxed_gc():
         try:
-            for _ in jobs:
-                index, recording = await queue.get()
-                if isinstance(recording, BaseException):
-                    raise recording
+            async for index, recording in finished:
                 if recording is None:  # skipped: stopped before it started
                     continue
                 if on_done is not None:
                     on_done(index, recording)
                 yield index, recording
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await finished.aclose()
             if own_pool:
                 await pool.close()

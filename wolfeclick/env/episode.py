@@ -2,14 +2,13 @@
 
 The agent is a blocking ``Policy`` whose ``decide`` publishes the observation and waits for the caller's decision,
 so the runner, its turn records and its recordings are exactly what ``stream_battle`` makes for any other policy.
-The caller's thread and the runner meet through two queues; an episode that is abandoned (closed, garbage
-collected, reset) makes the seat raise, which the runner turns into a forfeit that frees the simulator slot.
+The caller's thread and the runner meet through two ``Stream``s (``wolfeclick.battle.stream``); an episode that is
+abandoned (closed, garbage collected, reset) makes the seat raise, which the runner turns into a forfeit that frees the simulator slot.
 """
 
 from __future__ import annotations
 
 import asyncio
-import queue
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from wolfeclick.battle.branch import stream_branch
 from wolfeclick.battle.runner import stream_battle
 from wolfeclick.battle.schema import Recording, SourceInfo, TurnRecord
 from wolfeclick.battle.store import save_recording
+from wolfeclick.battle.stream import Stream, StreamEnded
 from wolfeclick.battle.teams import TeamSources, load_deal
 from wolfeclick.env.service import SimService
 from wolfeclick.errors import WolfeClickError
@@ -38,9 +38,6 @@ class EpisodeClosed(Exception):
     """Raised inside the agent's seat when the episode is abandoned: the runner forfeits the agent's side."""
 
 
-_CLOSE = object()
-
-
 class AgentSeat:
     """The agent's side of the battle: ``decide`` waits for the decision the env's caller makes."""
 
@@ -48,10 +45,11 @@ class AgentSeat:
     interactive = True
     """Like a person, the agent is never asked to re-decide the decisions a branch replays (``start``)."""
 
-    def __init__(self, spec: str, events: "queue.Queue[tuple[str, Any]]") -> None:
+    def __init__(self, spec: str, events: Stream[tuple[str, Any]]) -> None:
         self.spec = spec
         self.events = events
-        self.decisions: "queue.Queue[Any]" = queue.Queue()
+        self.decisions: Stream[Decision] = Stream()
+        """The caller's decisions; ended when the episode is abandoned."""
         self.abandoned = threading.Event()
 
     def metadata(self) -> dict[str, Any]:
@@ -63,10 +61,10 @@ class AgentSeat:
         if observation.request.get("teamPreview"):  # prompts and tools name moves and switches, not team orders
             return Decision(action=None, command="default", info={"note": "team preview: the team file's order"})
         self.events.put(("decide", observation))
-        answer = self.decisions.get()
-        if answer is _CLOSE:
-            raise EpisodeClosed("the env was closed before the battle ended")
-        return answer
+        try:
+            return self.decisions.get()
+        except StreamEnded:
+            raise EpisodeClosed("the env was closed before the battle ended") from None
 
 
 @dataclass
@@ -81,7 +79,7 @@ class Episode:
     def __init__(self, service: SimService, opponent: Policy, *, agent_side: str, format_id: str, seed: int,
                  max_turns: int, recordings: Path | None, source_detail: str | None, agent_spec: str = AGENT_SPEC,
                  teams: TeamSources | None = None, start: tuple[Recording, int] | None = None) -> None:
-        self.events: "queue.Queue[tuple[str, Any]]" = queue.Queue()
+        self.events: Stream[tuple[str, Any]] = Stream()
         self.seat = AgentSeat(agent_spec, self.events)
         self.side = agent_side
         self.end: EpisodeEnd | None = None
@@ -102,8 +100,9 @@ class Episode:
             with relaxed_gc():  # training is bulk play: collect cycles as rarely as batches do
                 await self._stream(service, p1, p2, format_id, seed, max_turns, recordings, source_detail)
         except BaseException as exc:  # surfaced in the caller's thread (a refused start, a full disk, a bug)
-            self.events.put(("error", exc))
+            self.events.fail(exc)
             raise
+        self.events.end()
 
     async def _stream(self, service: SimService, p1: Policy, p2: Policy, format_id: str, seed: int, max_turns: int,
                       recordings: Path | None, source_detail: str | None) -> None:
@@ -142,24 +141,24 @@ class Episode:
         records: list[TurnRecord] = []
         while True:
             try:
-                kind, value = self.events.get(timeout=timeout)
-            except queue.Empty:
+                kind, value = self.events.get(timeout=timeout)  # raises what the battle raised
+            except TimeoutError:
                 self.abandon()
                 raise EnvError(f"the simulator did not answer within {timeout:.0f} s; the battle was abandoned") from None
+            except StreamEnded:
+                raise EnvError("the battle is over: call reset() to start another") from None
             if kind == "record":
                 records.append(value)
             elif kind == "decide":
                 return records, value
-            elif kind == "end":
+            else:
                 self.end = value
                 return records, None
-            else:
-                raise value
 
     def abandon(self) -> None:
         """Make the agent forfeit (now, or at its next decision); returns at once."""
         self.seat.abandoned.set()
-        self.seat.decisions.put(_CLOSE)
+        self.seat.decisions.end()
 
     def finish(self, timeout: float = STEP_TIMEOUT_S) -> EpisodeEnd | None:
         """Abandon the battle if it is still going and wait for its recording (saved by then)."""
@@ -172,8 +171,8 @@ class Episode:
             pass
         while self.end is None:
             try:
-                kind, value = self.events.get_nowait()
-            except queue.Empty:
+                kind, value = self.events.get(timeout=0)
+            except BaseException:  # noqa: BLE001 - nothing more: the end, or a failure ``wait`` reports
                 break
             if kind == "end":
                 self.end = value

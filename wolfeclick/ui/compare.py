@@ -21,9 +21,10 @@ from wolfeclick.arena.engines import make_engine
 from wolfeclick.arena.intervals import bounds_text
 from wolfeclick.arena.results import ResultRow, charts_from_rows, summary_from_rows
 from wolfeclick.arena.schedule import build_schedule
+from wolfeclick.battle.live import LiveError, PolicyCache, builds_once, check_format, one_line
 from wolfeclick.battle.schema import is_valid_id
+from wolfeclick.battle.stream import Stream
 from wolfeclick.errors import WolfeClickError
-from wolfeclick.ui.live import LiveError, PolicyCache, builds_once, check_format, one_line
 from wolfeclick.ui.presentation import compare_label, verdict_rows
 
 __all__ = ["CompareUpdate", "run_compare", "load_compare", "list_compares", "TABLE_HEADERS", "BATTLE_HEADERS",
@@ -157,7 +158,7 @@ async def run_compare(
 async def _run_tournament(config: tournaments.TournamentConfig, policies: dict[str, Any], mode: str,
                           concurrency: int, stop: asyncio.Event | None, out_dir: Path, recordings: Path,
                           engine: Any = None) -> AsyncIterator[CompareUpdate]:
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    stream: Stream[tuple[str, Any]] = Stream()
     totals = {"done": 0, "total": 0}
 
     def on_start(done: int, total: int) -> None:
@@ -165,21 +166,19 @@ async def _run_tournament(config: tournaments.TournamentConfig, policies: dict[s
 
     def on_result(row: ResultRow, done: int, total: int) -> None:
         totals.update(done=done, total=total)
-        queue.put_nowait(("row", row))
+        stream.put(("row", row))
 
-    async def play() -> None:
+    async def play() -> None:  # what it raises is raised where the page reads: a WolfeClickError as one line
         try:
             summary = await tournaments.run_tournament(
                 config, out_dir, concurrency=concurrency, resume=True, recordings_dir=recordings,
                 policies=policies,
                 llm_options={"mode": mode}, on_start=on_start, on_result=on_result, stop=stop, engine=engine)
-            await queue.put(("end", summary))
-        except BaseException as exc:  # handed to the page's task: a WolfeClickError is one line, the rest a bug
-            await queue.put(("error", exc))
-            if not isinstance(exc, Exception):
-                raise
+        except WolfeClickError as exc:
+            raise LiveError(f"the tournament stopped: {one_line(exc)}") from None
+        stream.put(("end", summary))
 
-    task = asyncio.create_task(play())
+    stream.spawn(play())
     rows: list[ResultRow] = []
     try:
         # earlier rows of a resumed tournament
@@ -188,8 +187,7 @@ async def _run_tournament(config: tournaments.TournamentConfig, policies: dict[s
         rows.extend(previous)
         yield CompareUpdate(len(rows), len(build_schedule(config)), f"Tournament {config.id}: starting…",
                             tournament=config.id, battles=_battle_rows(rows))
-        while True:
-            kind, item = await queue.get()
+        async for kind, item in stream:
             if kind == "row":
                 rows = [r for r in rows if r["index"] != item["index"]] + [item]
                 summary = summary_from_rows(rows, config, bootstrap_rounds=LIVE_BOOTSTRAP_ROUNDS)
@@ -197,7 +195,7 @@ async def _run_tournament(config: tournaments.TournamentConfig, policies: dict[s
                                     f"{totals['done']} of {totals['total']} battles played",
                                     _table_from_summary(summary), _figures(rows, summary, config),
                                     tournament=config.id, battles=_battle_rows(rows))
-            elif kind == "end":
+            else:  # the end, with the tournament's summary
                 _, rows = tournaments.load_results(tournaments.tournament_dir(out_dir, config))
                 summary = item
                 state = "complete" if summary.complete else "stopped early (run it again to resume)"
@@ -208,14 +206,8 @@ async def _run_tournament(config: tournaments.TournamentConfig, policies: dict[s
                                     finished=True, tournament=config.id, battles=_battle_rows(rows),
                                     verdicts=_verdicts(summary))
                 return
-            elif isinstance(item, WolfeClickError):
-                raise LiveError(f"the tournament stopped: {one_line(item)}")
-            else:
-                raise item
     finally:
-        if not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await stream.aclose()
 
 
 def list_compares(out_dir: Path) -> list[tuple[str, str]]:

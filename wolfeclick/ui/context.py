@@ -13,16 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wolfeclick.battle.live import PolicyCache
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.paths import results_dir
+from wolfeclick.policies.human import HumanSeat
 from wolfeclick.settings import Settings as EnvSettings
 from wolfeclick.settings import settings
 from wolfeclick.ui.library import Library, recordings_dir
-from wolfeclick.ui.live import HardwareProbe, PolicyCache, SeatRegistry
+from wolfeclick.ui.live import HardwareProbe
 from wolfeclick.ui.standings import Standings
 from wolfeclick.ui.uploads import UploadGate
 
-__all__ = ["AppContext", "Settings", "StopRegistry", "results_dir"]
+__all__ = ["AppContext", "Settings", "StopRegistry", "SeatRegistry", "results_dir"]
 
 @dataclass(frozen=True)
 class Settings:
@@ -73,6 +75,34 @@ class StopRegistry:
 
     def __len__(self) -> int:
         return len(self._events)
+
+
+class SeatRegistry:
+    """The human seat of each browser session's live battle: a button click answers its own session's seat only."""
+
+    def __init__(self) -> None:
+        self._seats: dict[str, HumanSeat] = {}
+
+    @staticmethod
+    def session(request: Any) -> str:
+        return getattr(request, "session_hash", None) or "anonymous"
+
+    def open(self, request: Any, seat: HumanSeat) -> None:
+        previous = self._seats.get(self.session(request))
+        if previous is not None and previous is not seat:
+            previous.close("a new battle was started in this session")
+        self._seats[self.session(request)] = seat
+
+    def get(self, request: Any) -> HumanSeat | None:
+        return self._seats.get(self.session(request))
+
+    def release(self, request: Any, seat: HumanSeat) -> None:
+        seat.close()
+        if self._seats.get(self.session(request)) is seat:
+            del self._seats[self.session(request)]
+
+    def __len__(self) -> int:
+        return len(self._seats)
 
 
 @dataclass

@@ -36,6 +36,7 @@ from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError,
 from wolfeclick.arena.engines import FinishedBattle, SpecJob
 from wolfeclick.arena.engines.ray_actors import ModelServer, SimWorker
 from wolfeclick.battle.schema import SourceInfo
+from wolfeclick.battle.stream import Stream
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.policies.base import Policy
 
@@ -43,8 +44,6 @@ __all__ = ["RayEngine", "RayLineup", "EngineError", "default_workers", "local_in
 
 _LOST = (RayActorError, ActorDiedError, ActorUnavailableError)
 _RUNS = itertools.count(1)
-_END = object()
-"""Put on the results queue after the last battle."""
 PREFETCH = 1
 """Jobs queued on each worker beyond the battles it plays at once, so it never waits for the driver's next deal."""
 
@@ -207,70 +206,64 @@ class RayEngine:
         """
         own = self._connect()
         inflight: dict[asyncio.Future[Any], tuple[int, int, Any, Any]] = {}
-        results: asyncio.Queue[Any] = asyncio.Queue()
-        dealer = asyncio.ensure_future(self._deal(jobs, lineup, concurrency, keep, inflight, results))
+        results: Stream[tuple[int, FinishedBattle]] = Stream()
+        results.spawn(self._deal(jobs, lineup, concurrency, keep, inflight, results))
         try:
-            while (item := await results.get()) is not _END:
-                if isinstance(item, BaseException):
-                    raise item
+            async for item in results:
                 yield item
         finally:
-            dealer.cancel()
-            await asyncio.gather(dealer, return_exceptions=True)
+            await results.aclose()
             await self._cleanup(inflight, own)
 
     async def _deal(self, jobs: Sequence[SpecJob], lineup: RayLineup, concurrency: int, keep: SourceInfo | None,
-                    inflight: dict[asyncio.Future[Any], tuple[int, int, Any, Any]], results: asyncio.Queue[Any]) -> None:
-        """Start the workers, keep each one's battles going, and put every finished battle on ``results`` (then
-        ``_END``, or the exception that ended the tournament)."""
-        try:
-            run = next(_RUNS)
-            servers = self._new_servers(lineup)
-            count = self.workers_wanted or default_workers(ray.nodes())  # type: ignore[no-untyped-call]
-            count = max(1, min(count, len(jobs)))
-            per_worker = max(1, math.ceil(max(1, concurrency) / count))
-            generation = itertools.count()
-            self.startup_cpu = 0.0
+                    inflight: dict[asyncio.Future[Any], tuple[int, int, Any, Any]],
+                    results: Stream[tuple[int, FinishedBattle]]) -> None:
+        """Start the workers, keep each one's battles going, and put every finished battle on ``results`` (which
+        ends when this returns, or raises the exception that ended the tournament where it is read)."""
+        run = next(_RUNS)
+        servers = self._new_servers(lineup)
+        count = self.workers_wanted or default_workers(ray.nodes())  # type: ignore[no-untyped-call]
+        count = max(1, min(count, len(jobs)))
+        per_worker = max(1, math.ceil(max(1, concurrency) / count))
+        generation = itertools.count()
+        self.startup_cpu = 0.0
 
-            async def fresh(slot: int) -> Any:
-                worker = self._new_worker(lineup, servers, per_worker, slot, f"run{run}-w{slot}-{next(generation)}",
-                                          keep)
-                self._starting.append(worker)  # ended by _cleanup even if this run stops before it is ready
-                info = await _wait(worker.ready.remote())
-                self.startup_cpu += float(info.get("cpu", 0.0))
-                return worker
+        async def fresh(slot: int) -> Any:
+            worker = self._new_worker(lineup, servers, per_worker, slot, f"run{run}-w{slot}-{next(generation)}",
+                                      keep)
+            self._starting.append(worker)  # ended by _cleanup even if this run stops before it is ready
+            info = await _wait(worker.ready.remote())
+            self.startup_cpu += float(info.get("cpu", 0.0))
+            return worker
 
-            self.workers = list(await asyncio.gather(*(fresh(slot) for slot in range(count))))
-            queue = deque(range(len(jobs)))
-            load = [0] * count
-            lost = [0] * len(jobs)
-            while queue or inflight:
-                for slot, worker in enumerate(self.workers):
-                    while queue and load[slot] < per_worker + PREFETCH:
-                        position = queue.popleft()
-                        ref = worker.play.remote(jobs[position])
-                        inflight[asyncio.wrap_future(ref.future())] = (position, slot, worker, ref)
-                        load[slot] += 1
-                done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
-                for future in sorted(done, key=lambda f: inflight[f][0]):
-                    position, slot, worker, _ = inflight.pop(future)
-                    load[slot] -= 1
-                    try:
-                        results.put_nowait((position, future.result()))
-                    except _LOST as exc:
-                        lost[position] += 1
-                        if lost[position] >= self.max_attempts:
-                            raise EngineError(f"battle {jobs[position].battle_id} lost its worker "
-                                              f"{lost[position]} times: {_first_line(exc)}") from None
-                        queue.appendleft(position)
-                        if self.workers[slot] is worker:  # the first of its battles to report: replace it once
-                            self.replaced += 1
-                            self.workers[slot] = await fresh(slot)
-                    except RayTaskError as exc:  # raised inside a battle: the same error the local engine raises
-                        raise _unwrap(exc) from None
-            results.put_nowait(_END)
-        except Exception as exc:  # noqa: BLE001 - handed to the consumer, which raises it
-            results.put_nowait(exc)
+        self.workers = list(await asyncio.gather(*(fresh(slot) for slot in range(count))))
+        queue = deque(range(len(jobs)))
+        load = [0] * count
+        lost = [0] * len(jobs)
+        while queue or inflight:
+            for slot, worker in enumerate(self.workers):
+                while queue and load[slot] < per_worker + PREFETCH:
+                    position = queue.popleft()
+                    ref = worker.play.remote(jobs[position])
+                    inflight[asyncio.wrap_future(ref.future())] = (position, slot, worker, ref)
+                    load[slot] += 1
+            done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: inflight[f][0]):
+                position, slot, worker, _ = inflight.pop(future)
+                load[slot] -= 1
+                try:
+                    results.put((position, future.result()))
+                except _LOST as exc:
+                    lost[position] += 1
+                    if lost[position] >= self.max_attempts:
+                        raise EngineError(f"battle {jobs[position].battle_id} lost its worker "
+                                          f"{lost[position]} times: {_first_line(exc)}") from None
+                    queue.appendleft(position)
+                    if self.workers[slot] is worker:  # the first of its battles to report: replace it once
+                        self.replaced += 1
+                        self.workers[slot] = await fresh(slot)
+                except RayTaskError as exc:  # raised inside a battle: the same error the local engine raises
+                    raise _unwrap(exc) from None
 
     async def _cleanup(self, inflight: Mapping[asyncio.Future[Any], tuple[int, int, Any, Any]], own: bool) -> None:
         """Cancel what is in flight, close and end every actor, and shut a local instance down."""

@@ -12,13 +12,14 @@ from typing import Any, AsyncIterator, Callable
 
 import gradio as gr
 
+from wolfeclick.battle.live import LiveError, check_format, one_line, parse_seed, resolve_spec
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.sides import is_side
 from wolfeclick.ui import compare as compare_mod
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.live import LiveError, check_format, one_line, parse_seed, resolve_spec, run_live
+from wolfeclick.ui.live import run_live
 from wolfeclick.ui.presentation import jump_to_turn, parse_step, share_query
 from wolfeclick.ui.tabs.common import failure
 from wolfeclick.ui.viewer import TEXT_LIMIT, charts_svg, window_payload

@@ -7,12 +7,12 @@ from typing import Any, AsyncIterator
 
 import gradio as gr
 
+from wolfeclick.battle.live import FORMATS, LiveError, parse_seed
 from wolfeclick.battle.runner import DEFAULT_FORMAT
 from wolfeclick.policies.registry import default_registry
 from wolfeclick.ui import compare as compare_mod
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.live import FORMATS, LiveError, parse_seed
 from wolfeclick.ui.presentation import status_line
 from wolfeclick.ui.tabs.common import failure
 

@@ -14,6 +14,7 @@ from typing import Any, AsyncIterator
 
 import gradio as gr
 
+from wolfeclick.battle.live import CUSTOM, FORMATS, LiveError, check_format, human_sides, parse_seed, resolve_spec
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.game.actions import MAX_MOVES, MAX_SWITCHES
@@ -23,19 +24,7 @@ from wolfeclick.sides import other as opponent
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.live import (
-    CUSTOM,
-    FORMATS,
-    LiveError,
-    check_format,
-    hardware_report,
-    human_sides,
-    parse_seed,
-    policy_choices,
-    prompt_markdown,
-    resolve_spec,
-    run_live,
-)
+from wolfeclick.ui.live import hardware_report, policy_choices, prompt_markdown, run_live
 from wolfeclick.ui.presentation import (
     PACE_RANGE,
     clamp_pace,

@@ -1,0 +1,97 @@
+"""Live battles outside the UI (issue 32: "live-battle application logic out of ui/").
+
+``wolfeclick.battle.live`` plays a live battle as an async stream of events with nothing of ``wolfeclick.ui``
+loaded; the UI's ``run_live`` only adds the page's view. The layers stay one-way for every module.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wolfeclick.battle.live import LiveError, PolicyCache, human_sides, play_live
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ["sim", "game", "policies", "llm", "battle", "arena", "env", "interop", "ladder", "ui"]
+BOTTOM = {"errors", "sides", "settings", "paths", "digits", "extras"}
+"""Shared bottom modules: every layer may import them, and they import no layer."""
+
+
+def imported(path: Path) -> set[str]:
+    """Every ``wolfeclick.*`` module a file imports, at its top or inside a function."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return {name for name in names if name.startswith("wolfeclick.")}
+
+
+def test_every_layer_imports_only_itself_and_the_layers_below() -> None:
+    rank = {layer: n for n, layer in enumerate(LAYERS)}
+    upward = []
+    for path in sorted((ROOT / "wolfeclick").rglob("*.py")):
+        parts = path.relative_to(ROOT / "wolfeclick").with_suffix("").parts
+        own = rank.get(parts[0]) if len(parts) > 1 else (-1 if parts[0] in BOTTOM else None)
+        if own is None:  # the CLI, analysis, the package's own entry points: they may use any layer
+            continue
+        for name in imported(path):
+            target = name.split(".")[1]
+            if rank.get(target, -1) > own:
+                upward.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert upward == []
+
+
+def test_a_live_battle_plays_with_no_ui_loaded() -> None:
+    script = (
+        "import asyncio, json, sys\n"
+        "from wolfeclick.battle.live import PolicyCache, play_live\n"
+        "async def main():\n"
+        "    return [(e.kind, e.battle is not None, e.recording.result.reason if e.recording else None)\n"
+        "            async for e in play_live('heuristic', 'random', cache=PolicyCache(), seed=7, max_turns=6)]\n"
+        "events = asyncio.run(main())\n"
+        "print(json.dumps({'events': events, 'ui': sorted(m for m in sys.modules\n"
+        "                  if m.startswith('wolfeclick.ui') or m.split('.')[0] == 'gradio')}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    kinds = [kind for kind, _, _ in report["events"]]
+    assert report["ui"] == []
+    assert kinds[0] == "loading" and kinds[-1] == "done" and "turn" in kinds
+    assert set(kinds) <= {"loading", "turn", "done"}
+    assert all(has_battle for _, has_battle, _ in report["events"])  # cheap policies: the battle is known at once
+    assert report["events"][-1][2] == "turn_limit"
+
+
+def test_the_page_view_is_the_live_stream_plus_a_battle_view() -> None:
+    from wolfeclick.ui.live import run_live
+
+    async def main() -> tuple[list[str], int, int, bool]:
+        kinds, turns, last = [], 0, None
+        async for event in run_live("maxdamage", "random", cache=PolicyCache(), seed=3, max_turns=4):
+            kinds.append(event.kind)
+            turns += event.kind == "turn"
+            last = event
+        assert last is not None and last.view is not None
+        return kinds, turns, len(last.view.turns), last.view.finished
+
+    kinds, turns, shown, finished = asyncio.run(main())
+    assert kinds[-1] == "done" and shown == turns and finished
+
+
+def test_one_person_per_battle_and_a_missing_seat_is_one_line() -> None:
+    with pytest.raises(LiveError, match="one side"):
+        human_sides({"p1": "human", "p2": "human"})
+
+    async def main() -> list[tuple[str, str]]:
+        return [(e.kind, e.message) async for e in play_live("human", "random", cache=PolicyCache())]
+
+    assert asyncio.run(main()) == [("error", "p1 is played by a person, but this run has no seat for them")]
