@@ -18,9 +18,10 @@ from tests.llm_fixtures import (  # noqa: F401
     tiny_checkpoint,
 )
 from wolfeclick.battle.tracker import SideTracker
+from wolfeclick.errors import InputError
 from wolfeclick.game.actions import PARSER_MODES, parse_action
-from wolfeclick.llm.prompts import V1_SYSTEM_PROMPT, ArenaV1, WolfeclickV1, make_profile
-from wolfeclick.llm.specs import CheckpointError
+from wolfeclick.game.prompts import V1_SYSTEM_PROMPT, ArenaV1, WolfeclickV1, make_profile
+from wolfeclick.llm.chat import chat_prompt
 
 # The system prompt of trainer.ipynb / watch_battle.ipynb / record_battle.py, character for character.
 REFERENCE_SYSTEM = (
@@ -67,7 +68,7 @@ def test_v1_chat_template_text(tiny_checkpoint) -> None:  # noqa: F811
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_checkpoint))
     tracker, request = notebook_state()
-    prompt = WolfeclickV1().prompt(tokenizer, observation(tracker, request))
+    prompt = chat_prompt(WolfeclickV1(), tokenizer, observation(tracker, request))
     # the tiny template renders a system + user chat as Qwen3-4B-Instruct-2507's does (no thinking block)
     assert prompt.text == (f"<|im_start|>system\n{REFERENCE_SYSTEM}<|im_end|>\n<|im_start|>user\n{NOTEBOOK_USER}"
                            "<|im_end|>\n<|im_start|>assistant\n")
@@ -188,5 +189,5 @@ def test_arena_profile_uses_the_project_state() -> None:
 def test_profile_names() -> None:
     assert make_profile("v1").name == make_profile("wolfeclick-v1").name == "wolfeclick-v1"
     assert make_profile(None).name == make_profile("default").name == "arena-v1"
-    with pytest.raises(CheckpointError, match="unknown prompt profile"):
+    with pytest.raises(InputError, match="unknown prompt profile"):
         make_profile("nope")
