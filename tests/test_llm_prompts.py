@@ -11,13 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_fixtures import (  # noqa: F401
-    golden_battles,
-    notebook_state,
-    observation,
-    tiny_checkpoint,
-)
-from wolfeclick.battle.tracker import SideTracker
+from tests.llm_fixtures import golden_battles, notebook_state, observation, v1_messages
 from wolfeclick.errors import InputError
 from wolfeclick.game.actions import PARSER_MODES, parse_action
 from wolfeclick.game.prompts import V1_SYSTEM_PROMPT, ArenaV1, WolfeclickV1, make_profile
@@ -83,28 +77,6 @@ Streams from ``scripts/v1_streams.py``; expected texts from the reference format
 def drift_battles() -> list[dict]:
     with gzip.open(DRIFT, "rt") as handle:
         return json.load(handle)["battles"]
-
-
-def v1_messages(battle: dict, format_id: str = "gen4randombattle") -> list[tuple[str, list]]:
-    """Replay a battle's p1 stream into a tracker; at each decision point, the v1 user message and candidates
-    (also ``scripts/v1_streams.py --compare``'s)."""
-    tracker = SideTracker(str(battle["seed"]), "p1", "Alice", format_id)
-    profile = WolfeclickV1()
-    found = []
-    for chunk in battle["p1"]:
-        for line in chunk.split("\n"):
-            if not line.startswith("|request|"):
-                tracker.feed([line])
-                continue
-            request = json.loads(line[len("|request|"):] or "{}")
-            if not request:
-                continue
-            tracker.feed_request(request)
-            if request.get("wait") or request.get("teamPreview"):
-                continue
-            prompt = profile.build(observation(tracker, request))
-            found.append((prompt.messages[1]["content"], prompt.candidates))
-    return found
 
 
 @pytest.mark.parametrize("battle", golden_battles(), ids=lambda b: f"seed{b['seed']}")

@@ -148,3 +148,17 @@ def test_the_one_mean_gives_the_old_floats_for_short_and_long_teams() -> None:
             assert round(mean_team_hp(percents), 2) == old_end_mean(percents)
 
     check()
+
+
+# ------------------------------------------------------------------------------------ one home for shared fixtures
+def test_test_modules_import_no_other_test_module_and_helpers_hold_no_fixtures() -> None:
+    """Shared fixtures are in ``tests/conftest.py``; plain helpers in non-test modules beside it."""
+    root = PACKAGE.parent
+    for path in sorted([*(root / "tests").glob("*.py"), *(root / "scripts").glob("*.py")]):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            assert not [n for n in names if n.split(".")[-1].startswith("test_")], f"{path.name} imports {names}"
+        if path.parent.name == "tests" and not path.name.startswith("test_") and path.name != "conftest.py":
+            assert "pytest.fixture" not in path.read_text(encoding="utf-8"), f"{path.name} defines a fixture"

@@ -19,7 +19,6 @@ import psutil
 import pytest
 import ray
 
-from tests.llm_fixtures import tiny_checkpoint  # noqa: F401 - a pytest fixture
 from wolfeclick.arena.engines import LocalEngine, SpecJob, make_engine
 from wolfeclick.arena.engines.ray_actors import SimWorker
 from wolfeclick.arena.engines.ray_engine import RayEngine, local_instance_options
