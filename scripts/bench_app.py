@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchdoc import DOC, write_section  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_ui_support import CHROMIUM_FLAGS, Browser, long_recording  # noqa: E402
+from ui_support import CHROMIUM_FLAGS, Browser, long_recording  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -29,7 +29,7 @@ from wolfeclick.battle.resim import spectator_log  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
-from wolfeclick.llm.prompts import WolfeclickV1, v1_choice, v1_options, v1_state  # noqa: E402
+from wolfeclick.game.prompts import WolfeclickV1, v1_choice, v1_options, v1_state  # noqa: E402
 from wolfeclick.policies.base import Decision, Observation  # noqa: E402
 
 XSS = '<script>window.__pwned=1</script><img src=x id="pwned" onerror="window.__pwned=2">'

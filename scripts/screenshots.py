@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_ui_support import Browser, Server  # noqa: E402
+from ui_support import Browser, Server  # noqa: E402
 
 REPLAY = "gen4randombattle-s1-heuristic-vs-random"
 CLICK = """(() => {{ const b = [...document.querySelectorAll('button')].find(b => b.innerText.trim() === {label!r});

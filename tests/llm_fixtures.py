@@ -1,5 +1,7 @@
-"""Pytest fixtures for the LLM tests: the tiny offline Qwen3 checkpoint of ``wolfeclick.llm.tiny`` (a base, a
-tokenizer with a chat template, two LoRA adapters; see its docstring), a fake warm Hub cache and golden battles.
+"""Helpers for the LLM tests: the tiny offline Qwen3 checkpoint of ``wolfeclick.llm.tiny`` (a base, a tokenizer
+with a chat template, two LoRA adapters; see its docstring), a fake warm Hub cache, golden battles and their v1
+prompts. The fixtures built from them (``tiny_checkpoint``, ``tiny_tool_checkpoint``, ``hub_cache``) are in
+``tests/conftest.py``.
 """
 
 from __future__ import annotations
@@ -12,13 +14,12 @@ import random
 import shutil
 from pathlib import Path
 
-import pytest
-
 logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from wolfeclick.battle.tracker import SideTracker  # noqa: E402
 from wolfeclick.game.actions import legal_actions  # noqa: E402
+from wolfeclick.game.prompts import WolfeclickV1  # noqa: E402
 from wolfeclick.llm.specs import PRESET_BASE, PRESET_REPO  # noqa: E402
 from wolfeclick.llm.tiny import (  # noqa: E402,F401  (re-exported for the tests that import them from here)
     CHAT_TEMPLATE,
@@ -28,21 +29,6 @@ from wolfeclick.llm.tiny import (  # noqa: E402,F401  (re-exported for the tests
     tool_chat_template,
 )
 from wolfeclick.policies.base import Observation  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def tiny_checkpoint(tmp_path_factory) -> Path:
-    """The tiny checkpoint folder (base + tokenizer), adapters in ``adapters/a`` and ``adapters/b``."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-llm"))
-
-
-@pytest.fixture(scope="session")
-def tiny_tool_checkpoint(tmp_path_factory) -> Path:
-    """The same tiny checkpoint, its tokenizer carrying Qwen3-4B-Instruct-2507's tool-rendering chat template."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-tool-llm"), chat_template=tool_chat_template())
-
 
 # ------------------------------------------------------------------------------------------- a warm Hub cache
 
@@ -65,14 +51,6 @@ def fake_hub_cache(root: Path, tiny: Path) -> Path:
     snapshot(PRESET_REPO, "grpo-qwen3-4b-run1", SHAS["grpo-qwen3-4b-run1"], tiny / "adapters" / "a")
     snapshot(PRESET_REPO, "grpo-qwen3-4b-run3", SHAS["grpo-qwen3-4b-run3"], tiny / "adapters" / "b")
     return root
-
-
-@pytest.fixture()
-def hub_cache(tmp_path, tiny_checkpoint, monkeypatch):  # noqa: F811
-    """``HF_HUB_CACHE`` pointed at a fake warm cache of the preset repos, offline."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_CACHE", str(fake_hub_cache(tmp_path / "hub", tiny_checkpoint)))
-    return tmp_path / "hub"
 
 
 # ------------------------------------------------------------------------------------------- battle states
@@ -121,3 +99,25 @@ def notebook_state() -> tuple[SideTracker, dict]:
                   "|turn|1"])
     tracker.feed_request(request)
     return tracker, request
+
+
+def v1_messages(battle: dict, format_id: str = "gen4randombattle") -> list[tuple[str, list]]:
+    """Replay a battle's p1 stream into a tracker; at each decision point, the v1 user message and candidates
+    (also ``scripts/v1_streams.py --compare``'s)."""
+    tracker = SideTracker(str(battle["seed"]), "p1", "Alice", format_id)
+    profile = WolfeclickV1()
+    found = []
+    for chunk in battle["p1"]:
+        for line in chunk.split("\n"):
+            if not line.startswith("|request|"):
+                tracker.feed([line])
+                continue
+            request = json.loads(line[len("|request|"):] or "{}")
+            if not request:
+                continue
+            tracker.feed_request(request)
+            if request.get("wait") or request.get("teamPreview"):
+                continue
+            prompt = profile.build(observation(tracker, request))
+            found.append((prompt.messages[1]["content"], prompt.candidates))
+    return found

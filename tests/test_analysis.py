@@ -25,6 +25,7 @@ from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.cli import main
+from wolfeclick.errors import InputError
 from wolfeclick.interop.export import read_rows
 from wolfeclick.sim.process import SimPool
 
@@ -363,3 +364,58 @@ def test_the_analysis_card_escapes_every_text_and_marks_what_the_analysis_found(
     assert card.count('class="wc-an-turning"') == 3 and card.count('class="wc-an-mistake"') == 1
     assert card.count("<polyline") == 2 and card.count("<polygon") == 2
     assert 'class="wc-an-played"' in card and "a mistake" in card
+
+
+# ------------------------------------------------------------------------------------------ which policies Ray plays
+class Named:
+    """A policy known by its spec alone: what the Ray engine sends its workers (they rebuild it there)."""
+
+    blocking = False
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+    def decide(self, observation):  # noqa: ANN001, ANN201
+        raise AssertionError("a refused policy is never asked")
+
+
+def _agent() -> object:
+    """An installed agent's factory (never called here)."""
+    raise AssertionError("not built: the check reads the registry only")
+
+
+def test_ray_rollouts_ask_the_registry_which_kinds_a_worker_can_play() -> None:
+    from wolfeclick.analysis.ray_rollouts import check_ray_rollouts
+    from wolfeclick.policies.registry import PolicyKind, PolicyRegistry, builtin_kinds
+
+    registry = PolicyRegistry([*builtin_kinds(), PolicyKind("mine", "An agent.", _agent, external=True),
+                               PolicyKind("big", "A model agent.", _agent, external=True, gpu=True)],
+                              entry_points=False)
+    for spec in ("heuristic", "random", "maxdamage", "py:someone.agents:make?depth=2", "mine"):
+        check_ray_rollouts(spec, registry)  # built in each worker from the spec: no refusal
+    refusals = {spec: "" for spec in ("llm:someone/model", "preset:run1", "big", "human", "showdown:bob")}
+    for spec in refusals:
+        with pytest.raises(InputError) as info:
+            check_ray_rollouts(spec, registry)
+        refusals[spec] = str(info.value)
+        assert len(refusals[spec].splitlines()) == 1 and "baseline policies only" not in refusals[spec]
+    assert all("need a GPU" in refusals[s] and "--engine local" in refusals[s] for s in ("llm:someone/model",
+                                                                                          "preset:run1", "big"))
+    assert "a person choosing with buttons" in refusals["human"]
+    assert "plays on a Showdown server" in refusals["showdown:bob"]
+
+
+def test_analyse_on_ray_refuses_a_checkpoint_before_anything_starts(sample: Recording,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(InputError, match="'llm' policies need a GPU"):
+        run(analyse(sample, Named("llm:someone/model"), engine="ray", k=1, steps=[0]))
+    # the command line refuses it before building the policy (which would load the model here)
+    assert main(["analyse", str(SAMPLE), "--k", "1", "--engine", "ray", "--policy", "preset:run1"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "'preset' policies need a GPU" in err[0]
+
+
+def test_a_server_seat_plays_no_rollouts_on_either_engine(sample: Recording) -> None:
+    for engine in ("local", "ray"):
+        with pytest.raises(InputError, match="plays on a Showdown server"):
+            run(analyse(sample, make_policy("showdown:bob"), engine=engine, k=1, steps=[0]))

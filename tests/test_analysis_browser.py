@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_ui_support import CHROMIUM, SAMPLE_ID, Browser, sample_data, server  # noqa: F401 (fixture)
+from ui_support import CHROMIUM, SAMPLE_ID, Browser, sample_data
 
 from wolfeclick.analysis.core import analyse, mistakes
 from wolfeclick.analysis.schema import Analysis, analysis_path, save_analysis

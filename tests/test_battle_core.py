@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import identity, run_cli
 from wolfeclick.battle.batch import BattleJob, run_jobs
 from wolfeclick.battle.resim import resimulate
 from wolfeclick.battle.runner import play_battle, stream_battle
@@ -20,16 +19,6 @@ from wolfeclick.policies.base import Decision, Observation
 from wolfeclick.sim.process import SimPool, SimProcess
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def identity(recording: Recording) -> str:
-    """The recording without its measurements (write time, decision latency), which no seed can fix."""
-    data = json.loads(recording.to_json())
-    data.pop("created")
-    for turn in data["turns"]:
-        for decision in turn["decisions"].values():
-            decision.pop("latency_ms")
-    return json.dumps(data, sort_keys=True)
 
 
 def play_many(jobs: list[BattleJob], concurrency: int) -> list[Recording]:
@@ -257,11 +246,6 @@ def test_sample_recordings_resimulate_exactly(sample: Path) -> None:
     recording = load_recording(sample)
     result = asyncio.run(resimulate(recording))
     assert result.ok, result.message
-
-
-def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "wolfeclick", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
 
 
 def test_cli_record_writes_and_prints_each_path(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_fixtures import tiny_checkpoint  # noqa: F401  (pytest fixture)
 from wolfeclick.battle.batch import BattleJob, run_jobs
 from wolfeclick.battle.branch import BranchError, branch, first_difference
 from wolfeclick.battle.rescore import Rescore, panel_line, rescore_many

@@ -5,7 +5,6 @@ through the pool's own locked path by envs resetting at once, and ``close()`` le
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -76,26 +75,16 @@ def test_a_script_that_never_closes_its_tool_env_exits_and_forfeits(tmp_path):
     assert_forfeited_and_stopped(out, tmp_path / "out")
 
 
-def _forked_reset(queue: "multiprocessing.Queue[str]") -> None:
-    try:
-        env = ShowdownEnv(format=FORMAT, recordings=False)
-        obs, info = env.reset(seed=4)
-        queue.put(f"played {len(info['legal_actions'])}")
-        env.close()
-    except Exception as exc:  # what the parent checks: one line naming the spawn context
-        queue.put(f"{type(exc).__name__}: {exc}")
-
-
 def test_an_env_in_a_forked_child_refuses_in_one_line_naming_spawn(tmp_path):
     out = run_child(f"""
         import json, multiprocessing
-        from tests.test_env_lifecycle import _forked_reset
+        from tests.helpers import forked_reset
         from wolfeclick.env import ShowdownEnv
         fork = multiprocessing.get_context("fork")
 
         def child():
             queue = fork.Queue()
-            process = fork.Process(target=_forked_reset, args=(queue,))
+            process = fork.Process(target=forked_reset, args=(queue, {FORMAT!r}))
             process.start()
             answer = queue.get(timeout=120)
             process.join(120)

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_fixtures import tiny_tool_checkpoint  # noqa: F401  (pytest fixture)
 from wolfeclick.battle.store import load_recording
 from wolfeclick.battle.teams import TeamSources
 from wolfeclick.env import ShowdownEnv, ShowdownToolEnv, reward_func

@@ -5,7 +5,8 @@ from __future__ import annotations
 from game_helpers import both, new_battle, request, team
 
 from wolfeclick.battle.schema import SideSnapshot
-from wolfeclick.game.snapshot import side_snapshot, team_hp
+from wolfeclick.game.snapshot import side_snapshot
+from wolfeclick.game.state import mean_team_hp
 
 LINES = [
     "|move|p1a: Pikachu|Thunderbolt|p2a: Gyarados",
@@ -69,6 +70,6 @@ def test_no_active_yet() -> None:
 
 
 def test_team_hp_counts_missing_slots_as_full() -> None:
-    assert team_hp([50.0]) == round((50 + 500) / 6, 1)
-    assert team_hp([0.0] * 6) == 0.0
-    assert team_hp([]) == 100.0
+    assert round(mean_team_hp([50.0]), 1) == round((50 + 500) / 6, 1)
+    assert mean_team_hp([0.0] * 6) == 0.0
+    assert mean_team_hp([]) == 100.0

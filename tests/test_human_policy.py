@@ -7,8 +7,8 @@ import asyncio
 from typing import Any
 
 import pytest
-from test_battle_core import identity
 
+from tests.helpers import identity
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.specs import make_policy

@@ -9,7 +9,6 @@ from pathlib import Path
 import datasets
 import pytest
 
-from tests.llm_fixtures import tiny_checkpoint  # noqa: F401  (pytest fixture)
 from wolfeclick.battle.batch import BattleJob, run_jobs
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.specs import make_policy

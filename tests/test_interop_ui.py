@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from gradio_client import Client, handle_file
-from test_ui_support import CHROMIUM, Browser, server  # noqa: F401 (fixture)
+from ui_support import CHROMIUM, Browser
 
 from wolfeclick.battle.store import load_recording
 from wolfeclick.interop.sniff import read_any

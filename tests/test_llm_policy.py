@@ -14,14 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_fixtures import (  # noqa: F401  (pytest fixtures)
-    SHAS,
-    golden_battles,
-    hub_cache,
-    notebook_state,
-    observation,
-    tiny_checkpoint,
-)
+from tests.llm_fixtures import SHAS, golden_battles, notebook_state, observation
 from wolfeclick.battle.tracker import SideTracker
 from wolfeclick.llm import is_llm_spec, make_llm_policy
 from wolfeclick.llm.generation import GenerateResult

@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_fixtures import (  # noqa: F401
-    golden_battles,
-    notebook_state,
-    observation,
-    tiny_checkpoint,
-)
-from wolfeclick.battle.tracker import SideTracker
+from tests.llm_fixtures import golden_battles, notebook_state, observation, v1_messages
+from wolfeclick.errors import InputError
 from wolfeclick.game.actions import PARSER_MODES, parse_action
-from wolfeclick.llm.prompts import V1_SYSTEM_PROMPT, ArenaV1, WolfeclickV1, make_profile
-from wolfeclick.llm.specs import CheckpointError
+from wolfeclick.game.prompts import V1_SYSTEM_PROMPT, ArenaV1, WolfeclickV1, make_profile
+from wolfeclick.llm.chat import chat_prompt
 
 # The system prompt of trainer.ipynb / watch_battle.ipynb / record_battle.py, character for character.
 REFERENCE_SYSTEM = (
@@ -67,7 +62,7 @@ def test_v1_chat_template_text(tiny_checkpoint) -> None:  # noqa: F811
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_checkpoint))
     tracker, request = notebook_state()
-    prompt = WolfeclickV1().prompt(tokenizer, observation(tracker, request))
+    prompt = chat_prompt(WolfeclickV1(), tokenizer, observation(tracker, request))
     # the tiny template renders a system + user chat as Qwen3-4B-Instruct-2507's does (no thinking block)
     assert prompt.text == (f"<|im_start|>system\n{REFERENCE_SYSTEM}<|im_end|>\n<|im_start|>user\n{NOTEBOOK_USER}"
                            "<|im_end|>\n<|im_start|>assistant\n")
@@ -82,28 +77,6 @@ Streams from ``scripts/v1_streams.py``; expected texts from the reference format
 def drift_battles() -> list[dict]:
     with gzip.open(DRIFT, "rt") as handle:
         return json.load(handle)["battles"]
-
-
-def v1_messages(battle: dict, format_id: str = "gen4randombattle") -> list[tuple[str, list]]:
-    """Replay a battle's p1 stream into a tracker; at each decision point, the v1 user message and candidates
-    (also ``scripts/v1_streams.py --compare``'s)."""
-    tracker = SideTracker(str(battle["seed"]), "p1", "Alice", format_id)
-    profile = WolfeclickV1()
-    found = []
-    for chunk in battle["p1"]:
-        for line in chunk.split("\n"):
-            if not line.startswith("|request|"):
-                tracker.feed([line])
-                continue
-            request = json.loads(line[len("|request|"):] or "{}")
-            if not request:
-                continue
-            tracker.feed_request(request)
-            if request.get("wait") or request.get("teamPreview"):
-                continue
-            prompt = profile.build(observation(tracker, request))
-            found.append((prompt.messages[1]["content"], prompt.candidates))
-    return found
 
 
 @pytest.mark.parametrize("battle", golden_battles(), ids=lambda b: f"seed{b['seed']}")
@@ -188,5 +161,5 @@ def test_arena_profile_uses_the_project_state() -> None:
 def test_profile_names() -> None:
     assert make_profile("v1").name == make_profile("wolfeclick-v1").name == "wolfeclick-v1"
     assert make_profile(None).name == make_profile("default").name == "arena-v1"
-    with pytest.raises(CheckpointError, match="unknown prompt profile"):
+    with pytest.raises(InputError, match="unknown prompt profile"):
         make_profile("nope")

@@ -8,7 +8,6 @@ import threading
 import pytest
 import torch
 
-from tests.llm_fixtures import tiny_checkpoint  # noqa: F401  (pytest fixture)
 from wolfeclick.llm import loading
 from wolfeclick.llm.generation import GenerateRequest, draw_tokens, filter_logits, sample_requests
 from wolfeclick.llm.loading import BASE_ADAPTER, MODEL_CACHE, ModelCache

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.llm_fixtures import SHAS, hub_cache, tiny_checkpoint  # noqa: F401  (pytest fixtures)
+from tests.llm_fixtures import SHAS
 from wolfeclick.llm.specs import (
     PRESET_REPO,
     PRESETS,

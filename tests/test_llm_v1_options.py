@@ -13,7 +13,7 @@ import pytest
 
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.game.actions import PARSER_MODES, parse_action
-from wolfeclick.llm.prompts import WolfeclickV1
+from wolfeclick.game.prompts import WolfeclickV1
 from wolfeclick.policies.base import Decision, Observation
 
 

@@ -19,7 +19,6 @@ import psutil
 import pytest
 import ray
 
-from tests.llm_fixtures import tiny_checkpoint  # noqa: F401 - a pytest fixture
 from wolfeclick.arena.engines import LocalEngine, SpecJob, make_engine
 from wolfeclick.arena.engines.ray_actors import SimWorker
 from wolfeclick.arena.engines.ray_engine import RayEngine, local_instance_options
@@ -232,3 +231,12 @@ def test_engine_choice_is_checked_and_ray_stays_optional() -> None:
             "from wolfeclick.arena.engines import make_engine; make_engine('local'); "
             "assert 'ray' not in sys.modules, 'ray was imported'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_ray_refuses_a_server_seat_by_its_registered_kind() -> None:
+    """The registry says which kinds play on a Showdown server (challenged from the driver, never on a worker)."""
+    from wolfeclick.policies.registry import default_registry
+
+    assert [kind.name for kind in default_registry().kinds() if kind.server] == ["showdown"]
+    with pytest.raises(InputError, match="plays on a Showdown server"):
+        RayEngine().prepare(["heuristic", "showdown:bob"], {}, {})

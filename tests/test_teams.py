@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_fixtures import tiny_checkpoint  # noqa: F401  (pytest fixture)
-from tests.test_battle_core import run_cli
+from tests.helpers import run_cli
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.battle.resim import resimulate
 from wolfeclick.battle.runner import play_battle

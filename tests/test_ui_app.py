@@ -7,13 +7,11 @@ import json
 import re
 import threading
 import time
-import uuid
 
 import gradio as gr
-import httpx
 import pytest
 from gradio_client import Client, handle_file
-from test_ui_support import HOSTILE_ID, SAMPLE_ID, sample_path, server  # noqa: F401 (fixture)
+from ui_support import HOSTILE_ID, SAMPLE_ID, raw_load, sample_path
 
 from wolfeclick.ui.app import build_app
 from wolfeclick.ui.library import Library
@@ -212,27 +210,6 @@ def test_a_broken_file_on_disk_never_locks_anyone_out(client, server, tmp_path):
 # --------------------------------------------------------------------------------------------------------------
 # Share links: the load event
 # --------------------------------------------------------------------------------------------------------------
-def raw_load(server, query: str) -> list:  # noqa: F811
-    """Call the page's load event the way a browser does, with the page's query string on queue/join."""
-    config = httpx.get(server.url + "config").json()
-    fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "open_share_link")
-    session = uuid.uuid4().hex[:11]
-    join = httpx.post(f"{server.url}gradio_api/queue/join?{query}",
-                      json={"data": [], "event_data": None, "fn_index": fn_index, "trigger_id": None,
-                            "session_hash": session}, timeout=10)
-    assert join.status_code == 200, join.text
-    with httpx.stream("GET", f"{server.url}gradio_api/queue/data", params={"session_hash": session},
-                      timeout=20) as stream:
-        for line in stream.iter_lines():
-            if not line.startswith("data:"):
-                continue
-            message = json.loads(line[5:])
-            if message.get("msg") == "process_completed":
-                assert message.get("success"), message
-                return message["output"]["data"]
-    raise AssertionError("no result from the load event")
-
-
 LOAD_OUTPUTS = ("tabs", "data", "select", "message", "json_file", "export_file", "table", "page", "caption")
 
 

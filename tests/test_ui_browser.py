@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_ui_support import CHROMIUM, HOSTILE_ID, SAMPLE_ID, Browser, server  # noqa: F401 (fixture)
+from ui_support import CHROMIUM, HOSTILE_ID, SAMPLE_ID, Browser
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_ui_support import CHROMIUM, SAMPLE_ID, Browser, Server, long_recording, server  # noqa: F401 (fixture)
+from ui_support import CHROMIUM, SAMPLE_ID, Browser, Server, long_recording
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 

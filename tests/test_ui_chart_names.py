@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from test_ui_support import sample_data
+from ui_support import sample_data
 
 from wolfeclick.arena.charts import (
     battle_length_chart,

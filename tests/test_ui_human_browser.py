@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from test_ui_support import CHROMIUM, ROOT, SAMPLE_ID, Browser, server  # noqa: F401 (fixture)
+from ui_support import CHROMIUM, ROOT, SAMPLE_ID, Browser
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 

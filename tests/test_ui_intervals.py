@@ -10,7 +10,7 @@ import re
 
 import pytest
 from gradio_client import Client
-from test_ui_support import CHROMIUM, Browser, server  # noqa: F401 (fixture)
+from ui_support import CHROMIUM, Browser
 
 from wolfeclick.arena.results import game_results, summary_from_rows
 from wolfeclick.arena.schedule import TournamentConfig

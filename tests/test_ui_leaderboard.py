@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from gradio_client import Client
-from test_ui_support import CHROMIUM, Browser, server  # noqa: F401 (fixture)
+from ui_support import CHROMIUM, Browser, raw_load
 
 from wolfeclick.arena.charts import rating_history_chart
 from wolfeclick.arena.history import read_index, scan_history
@@ -150,8 +150,6 @@ def test_bad_filters_are_one_line(client, args, said, typed):
 
 
 def test_share_link_opens_the_policy_page(played):
-    from test_ui_app import raw_load
-
     names = ("status", "table", "too_few", "matrix", "files", "format", "policy", "loaded", "page", "record",
              "chart", "recent")
     outputs = raw_load(played, "policy=heuristic")  # the Leaderboard's outputs come last in the load event

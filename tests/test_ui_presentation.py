@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_ui_support import sample_path
+from ui_support import sample_path
 
 from wolfeclick.battle.store import RecordingError, load_recording
 from wolfeclick.errors import WolfeClickError

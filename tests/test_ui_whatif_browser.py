@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_ui_support import CHROMIUM, SAMPLE_ID, Browser, server  # noqa: F401 (fixture)
+from ui_support import CHROMIUM, SAMPLE_ID, Browser
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 

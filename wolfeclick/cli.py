@@ -619,6 +619,10 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         raise InputError("--at says where to value options; give --options p1|p2|both too")
     paths = expand_paths(args.recordings)
     recordings = [load_recording(path) for path in paths]
+    if args.engine == "ray":  # before building it: a refused checkpoint is not loaded here first
+        from wolfeclick.analysis.ray_rollouts import check_ray_rollouts
+
+        check_ray_rollouts(args.policy)
     policy = make_policy(args.policy, **_llm_options(args))
     sides = {"p1": ("p1",), "p2": ("p2",), "both": SIDES, None: ()}[args.options]
 

@@ -24,6 +24,7 @@ from wolfeclick.analysis.schema import (
 )
 from wolfeclick.arena.stats import wilson_interval
 from wolfeclick.battle.branch import BranchError, replayable
+from wolfeclick.battle.remote import refuse_server_seats
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.policies.base import Policy
@@ -189,6 +190,7 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
     same winner at several times the cost. ``engine="ray"`` plays the rollouts on Ray workers
     (``ray_rollouts``; ``address`` joins a cluster, else a local instance) instead of on ``pool``: the same numbers.
     """
+    refuse_server_seats(policy)  # a bot on a Showdown server cannot be asked to play rollouts here
     replayable(recording)
     for name, wanted in (("--at", at), ("steps", steps)):
         outside = sorted(set(wanted or ()) - {turn.index for turn in recording.turns})

@@ -5,6 +5,10 @@ from its spec there); the driver deals it whole estimates — the K rollouts of 
 — and gets back only their winners. A rollout's luck and policy draws come from the analysis seed, the decision
 and the rollout number alone, so the numbers are those of a local analysis wherever each rollout ran (tested).
 Joining a cluster or starting a local Ray instance is the tournament engine's (``arena.engines.ray_engine``).
+
+Which policies can play there is the policy registry's answer (``check_ray_rollouts``): any kind a CPU worker can
+build from its spec — the baselines, ``py:`` factories and installed agents (importable on every node) — but not
+one that needs a GPU (a model on every worker), a person, or a bot on a Showdown server.
 """
 
 from __future__ import annotations
@@ -17,11 +21,26 @@ from typing import Any
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.errors import InputError
 from wolfeclick.extras import require
+from wolfeclick.policies.registry import PolicyRegistry, default_registry
 
 Job = tuple[int, "str | None", "ActionRecord | None"]
 """One estimate: (decision, the side whose option opens, that option) — (decision, None, None) for the policy's own."""
 IN_FLIGHT = 2
 """Estimates queued on each worker at once (one playing, one waiting), so it never waits for the driver's deal."""
+
+
+def check_ray_rollouts(spec: str, registry: PolicyRegistry | None = None) -> None:
+    """Raise a one-line ``InputError`` unless a Ray rollout worker (a CPU actor) can build ``spec`` and play it:
+    the registry says what its kind is, nothing is built or imported."""
+    kind = (registry or default_registry()).lookup(spec)
+    if not kind.buildable:
+        raise InputError(kind.refusal or f"policy {kind.name!r} cannot be built from a spec")
+    if kind.server:
+        raise InputError(f"{spec.strip()} plays on a Showdown server, not the embedded simulator: rollouts cannot "
+                         "play it")
+    if kind.gpu or kind.checkpoint:
+        raise InputError(f"{kind.name!r} policies need a GPU and Ray rollout workers are CPU actors that would each "
+                         "load the model: analyse with --engine local")
 
 
 class RolloutWorker:
@@ -79,15 +98,12 @@ async def ray_winners(recording: Recording, spec: str, jobs: Sequence[Job], k: i
     """The winners of the K rollouts of each job, in job order, played on Ray workers. ``done(n)`` is told as each
     job's ``n`` rollouts come back; once ``stopped()`` is true no further job is dealt and ``AnalysisStopped`` is
     raised when those in flight are back."""
+    check_ray_rollouts(spec)
     require("ray", "analysis rollouts on Ray")
     import ray
 
     from wolfeclick.arena.engines.ray_engine import RayEngine, _wait, default_workers
-    from wolfeclick.llm.specs import is_llm_spec
 
-    if is_llm_spec(spec):
-        raise InputError("--engine ray plays rollouts with baseline policies only (a model would load on every "
-                         "worker): use the local engine for a checkpoint's rollouts")
     own = RayEngine(address)._connect()
     actors: list[Any] = []
     try:

@@ -14,7 +14,7 @@ from wolfeclick.errors import InputError
 _IGNORED = frozenset({"t:", "expire", "uhtmlchange", "tempnotify", "tempnotifyoff", "win", "tie", "split", "request"})
 _KEPT_FOR_READERS = frozenset({"upkeep"})
 """Tags poke-env ignores that a reader of its event buffer still needs: the v1 prompt's history infers a wait
-request from ``|upkeep`` (``wolfeclick.llm.prompts``)."""
+request from ``|upkeep`` (``wolfeclick.game.prompts``)."""
 _SKIPPED = _IGNORED | (frozenset(Battle.MESSAGES_TO_IGNORE) - _KEPT_FOR_READERS)
 """Lines never handed to poke-env: our own skip list plus the tags poke-env itself ignores (the blank ``|`` lines
 alone are a fifth of a battle's log; poke-env would only copy them into its replay buffer)."""

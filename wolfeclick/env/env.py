@@ -34,8 +34,8 @@ from wolfeclick.battle.tracker import generation
 from wolfeclick.env.episode import AGENT_SPEC, STEP_TIMEOUT_S, EnvError, Episode, EpisodeEnd
 from wolfeclick.env.service import SimService, check_not_forked, default_service
 from wolfeclick.game.actions import parse_action
+from wolfeclick.game.prompts import Candidate, Prompt, make_profile
 from wolfeclick.game.reward import COMPONENTS
-from wolfeclick.llm.prompts import Candidate, Prompt, make_profile
 from wolfeclick.paths import recordings_dir as default_recordings_dir
 from wolfeclick.policies.base import Decision, Observation, Policy, fallback_decision
 

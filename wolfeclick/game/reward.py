@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from wolfeclick.game.state import TEAM_SLOTS
+from wolfeclick.game.state import mean_team_hp
 from wolfeclick.sides import Side, other
 
 HP_UNIT = 10.0
@@ -63,9 +63,8 @@ class RewardBudget:
 
 
 def _mean_hp(mons: list[Any]) -> float:
-    fractions = [0.0 if mon.fainted else max(0.0, min(1.0, float(mon.current_hp_fraction))) for mon in mons]
-    fractions = fractions[:TEAM_SLOTS]
-    return 100.0 * (sum(fractions) + (TEAM_SLOTS - len(fractions))) / TEAM_SLOTS
+    return mean_team_hp([0.0 if mon.fainted else max(0.0, min(1.0, float(mon.current_hp_fraction))) for mon in mons],
+                        full=1.0)
 
 
 def reward_view(battle: Any) -> RewardView:

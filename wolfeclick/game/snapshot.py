@@ -8,13 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wolfeclick.game.state import TEAM_SLOTS, display_name, hp_percent, status_name
-
-
-def team_hp(percents: list[float], slots: int = TEAM_SLOTS) -> float:
-    """Mean HP percent over ``slots`` slots, a missing slot counting as full: one number comparable across turns."""
-    known = percents[:slots]
-    return round((sum(known) + 100.0 * (slots - len(known))) / slots, 1)
+from wolfeclick.game.state import display_name, hp_percent, mean_team_hp, status_name
 
 
 def _seen_by(opponent_view: Any, key: str) -> bool:
@@ -42,7 +36,7 @@ def side_snapshot(own: Any, opponent_view: Any = None) -> dict[str, Any]:
         "active": display_name(active) if active is not None else None,
         "active_hp": hp_percent(active) if active is not None else None,
         "active_status": status_name(active) if active is not None else None,
-        "team_hp": team_hp([entry["hp"] for entry in team]),
+        "team_hp": round(mean_team_hp([entry["hp"] for entry in team]), 1),
         "fainted": sum(1 for entry in team if entry["fainted"]),
         "team": team,
     }

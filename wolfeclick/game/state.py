@@ -10,7 +10,7 @@ battle always gives the same text.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 from poke_env.data import GenData
 
@@ -56,6 +56,15 @@ def hp_percent(mon: Any) -> float:
     if mon.fainted:
         return 0.0
     return round(max(0.0, min(1.0, float(mon.current_hp_fraction))) * 100.0, 1)
+
+
+def mean_team_hp(levels: Sequence[float], *, full: float = 100.0, slots: int = TEAM_SLOTS) -> float:
+    """A team's HP as one percent comparable across turns: the mean over all ``slots`` slots of each Pokémon's HP
+    (``levels``, out of ``full``: 1.0 for fractions, 100 for percents; a fainted one is 0 there), an unseen slot
+    counting as full. The reward, the recorded snapshot and the viewer's chart all read this one mean; callers
+    round it (the snapshot to one decimal, the chart to two). The arithmetic order is fixed: recordings keep it."""
+    known = list(levels[:slots])
+    return 100.0 / full * (sum(known) + full * (slots - len(known))) / slots
 
 
 def stage_multiplier(stage: int) -> float:

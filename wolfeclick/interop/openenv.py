@@ -84,12 +84,9 @@ def _reward(value: Any) -> dict[str, Any]:
 
 def _policy(model: str | None) -> str:
     """``preset:runN`` when the model text names a published adapter, else the model text (or '')."""
-    from wolfeclick.llm.specs import PRESETS
+    from wolfeclick.llm import preset_naming  # light (no torch): the package's public name for it
 
-    for name, preset in PRESETS.items():
-        if model and preset.adapter_revision in model:
-            return f"preset:{name}"
-    return model or ""
+    return preset_naming(model) or model or ""
 
 
 def _agent_side(turns: list[dict[str, Any]], key: str) -> str:

@@ -1,4 +1,5 @@
-"""Language-model checkpoints as policies: specs, loading, prompts, decoding.
+"""Language-model checkpoints as policies: specs, loading, chat rendering, decoding (the prompt profiles they read
+are ``wolfeclick.game.prompts``).
 
 ``is_llm_spec`` is light (no torch); ``make_llm_policy`` and ``LLMPolicy`` load torch on first use.
 """
@@ -7,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from wolfeclick.llm.specs import CheckpointError, is_llm_spec
+from wolfeclick.llm.specs import CheckpointError, is_llm_spec, preset_naming
 
-__all__ = ["CheckpointError", "LLMPolicy", "is_llm_spec", "make_llm_policy"]
+__all__ = ["CheckpointError", "LLMPolicy", "is_llm_spec", "make_llm_policy", "preset_naming"]
 
 
 def __getattr__(name: str) -> Any:

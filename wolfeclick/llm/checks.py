@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from wolfeclick.llm.prompts import make_profile
+from wolfeclick.errors import InputError
+from wolfeclick.game.prompts import make_profile
 from wolfeclick.llm.specs import CHECKPOINT_OPTIONS, CheckpointError, CheckpointSpec, local_folder, parse_spec
 from wolfeclick.policies.registry import PolicySpecError, check_options
 
@@ -35,7 +36,10 @@ def checked_checkpoint(spec: str, **options: Any) -> tuple[CheckpointSpec, dict[
     ``CheckpointError`` otherwise). A Hub repo is not asked whether it exists: that is the network's answer."""
     parsed = parse_spec(spec)
     typed = checkpoint_options(spec, options, parsed.options)
-    make_profile(typed["profile"] or (parsed.preset.profile if parsed.preset else None))
+    try:
+        make_profile(typed["profile"] or (parsed.preset.profile if parsed.preset else None))
+    except InputError as exc:  # the profile option of a checkpoint spec: a checkpoint error, as every other option
+        raise CheckpointError(str(exc)) from None
     for ref in (parsed.model, parsed.adapter):
         if ref is not None and ref.local:
             local_folder(ref)

@@ -21,10 +21,11 @@ import time
 from typing import Any
 
 from wolfeclick.game.actions import DEFAULT_PARSER, PARSER_MODES, parse_action
+from wolfeclick.game.prompts import Candidate, Profile, make_profile
+from wolfeclick.llm.chat import chat_prompt
 from wolfeclick.llm.checks import checked_checkpoint
 from wolfeclick.llm.generation import GenerateRequest
 from wolfeclick.llm.loading import ModelHandle, model_cache
-from wolfeclick.llm.prompts import Candidate, Profile, make_profile
 from wolfeclick.llm.scoring import ScoreRequest
 from wolfeclick.llm.specs import (
     REFERENCE_SAMPLING,
@@ -161,7 +162,7 @@ class LLMPolicy:
         if len(legal) != len(observation.legal_actions):
             observation = _with_legal(observation, legal)
         tokenizer = self.handle.tokenizer
-        prompt = self.profile.prompt(tokenizer, observation)
+        prompt = chat_prompt(self.profile, tokenizer, observation)
         with self.handle.entry.tokenizer_lock:
             prompt_ids = list(tokenizer(prompt.text).input_ids)
         info: dict[str, Any] = {"profile": prompt.profile, "mode": self.mode, "prompt": prompt.text,
@@ -252,7 +253,7 @@ def make_llm_policy(spec: str, *, cache: Any = None, **options: Any) -> LLMPolic
     profile_name = o["profile"] or (parsed.preset.profile if parsed.preset else None)
     sampling = {"samples": o["samples"], "max_new_tokens": o["max_new_tokens"], "temperature": o["gen_temperature"],
                 "top_p": o["top_p"], "top_k": o["top_k"]}
-    profile_obj = make_profile(profile_name)
+    profile_obj = make_profile(profile_name)  # checked_checkpoint has refused an unknown one already
     checkpoint = resolve_checkpoint(parsed)
     handle = (cache if cache is not None else model_cache()).get(checkpoint, device=device, quant=quant)
     return LLMPolicy(spec.strip(), handle, profile_obj, mode=mode, temperature=temperature, norm=norm,

@@ -96,6 +96,14 @@ def preset_names() -> list[str]:
     return sorted(PRESETS)
 
 
+def preset_naming(text: str | None) -> str | None:
+    """``preset:runN`` when ``text`` (a model name someone logged) names a published adapter's revision, else None."""
+    for name, preset in PRESETS.items():
+        if text and preset.adapter_revision in text:
+            return f"preset:{name}"
+    return None
+
+
 def preset_choices() -> list[tuple[str, str]]:
     """The presets as concrete specs for choosers: ``("preset:run1", "WolfeClick GRPO run 1")``."""
     return [(f"preset:{name}", f"WolfeClick GRPO run {name.removeprefix('run')} (Qwen3-4B + LoRA)")

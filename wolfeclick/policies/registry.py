@@ -168,6 +168,9 @@ class PolicyKind:
     external: bool = False
     buildable: bool = True
     """False for ``human``: a person is seated by the app, not built from a spec."""
+    server: bool = False
+    """True for ``showdown:``: its battles are played whole on a Showdown server, never on the embedded simulator
+    (no records, branches or rollouts; tournaments only)."""
     refusal: str = ""
     """Why a kind that is not buildable cannot be built from a spec (one line)."""
     form: str = ""
@@ -592,7 +595,7 @@ def builtin_kinds() -> list[PolicyKind]:
                    check=check_py),
         PolicyKind("showdown", "A bot connected to a Showdown server ($WOLFECLICK_SERVER) as USER: challenged there, "
                    "recorded like a ladder battle; tournaments only.", "wolfeclick.ladder.seat:make_showdown_seat",
-                   body=True, form="showdown:USER", check="wolfeclick.ladder.seat:check_showdown_spec"),
+                   body=True, server=True, form="showdown:USER", check="wolfeclick.ladder.seat:check_showdown_spec"),
     ]
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from wolfeclick.battle.schema import PokemonSnapshot, Recording, SideDecision, SideSnapshot, TurnRecord
+from wolfeclick.game.state import mean_team_hp
 from wolfeclick.settings import settings
 from wolfeclick.sides import SIDES, other
 from wolfeclick.ui.narrate import Narrator, Sentence, public_hp
@@ -130,9 +131,7 @@ def public_team_hp(snap: SideSnapshot | None) -> float:
     """Mean public HP over all six slots (unseen slots count as full), the HP chart's value."""
     if snap is None:
         return 100.0
-    values = [0 if mon.fainted else public_hp(mon.hp) for mon in snap.team[:6]]
-    values += [100] * (6 - len(values))
-    return round(sum(values) / 6.0, 2)
+    return round(mean_team_hp([0 if mon.fainted else public_hp(mon.hp) for mon in snap.team]), 2)
 
 
 def _hp_color(hp: float) -> str:
@@ -394,7 +393,7 @@ def end_snapshot(snap: SideSnapshot | None, side: str, hp: Mapping[str, float],
         "team": team, "fainted": sum(1 for m in team if m.fainted),
         "active": current.species if current else snap.active,
         "active_hp": current.hp if current else snap.active_hp,
-        "team_hp": round(sum(0.0 if m.fainted else m.hp for m in team) / 6.0 + 100.0 * (6 - len(team)) / 6.0, 2),
+        "team_hp": round(mean_team_hp([0.0 if m.fainted else m.hp for m in team]), 2),
     })
 
 

@@ -149,9 +149,10 @@ class RayEngine:
 
         bases: dict[str, str] = {}
         for spec in specs:
-            if spec.startswith("showdown:"):
+            kind = default_registry().lookup(spec)
+            if kind.server:
                 raise InputError(f"{spec} plays on a Showdown server, challenged from this process: use --engine local")
-            if default_registry().lookup(spec).checkpoint:  # its weights are served by one model server
+            if kind.checkpoint:  # its weights are served by one model server
                 from wolfeclick.llm.specs import parse_spec, resolve_checkpoint
 
                 bases[spec] = str(resolve_checkpoint(parse_spec(spec)).base.path)

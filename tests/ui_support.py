@@ -1,7 +1,8 @@
-"""Shared pieces for the UI tests: sample and hostile recordings, and one real `python app.py` per test run.
+"""Shared pieces for the UI tests (plain code, no tests or fixtures): sample and hostile recordings, a real
+`python app.py` (``Server``), its load event called as a browser does (``raw_load``), and headless Chromium.
 
-The server is started once (on a free port, with its own recordings and results folders) and shared by the
-gradio_client tests and the browser test; it is stopped when the test process exits.
+The ``server`` fixture in ``tests/conftest.py`` starts one app per test session (on a free port, with its own
+recordings and results folders), shared by the gradio_client tests and the browser tests.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import httpx
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "recordings").glob("*.json"))
@@ -158,14 +159,25 @@ class Server:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def server():
-    """One app for the whole session (of this xdist worker), stopped by pytest's own teardown when the session
-    ends, not by an atexit hook: after one loaded `make test` both workers' app servers were still running an hour
-    later (quiet runs cleaned up; the cause under load was not pinned down)."""
-    app = Server()
-    yield app
-    app.stop()
+def raw_load(server: Server, query: str) -> list:
+    """Call the page's load event the way a browser does, with the page's query string on queue/join."""
+    config = httpx.get(server.url + "config").json()
+    fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "open_share_link")
+    session = uuid.uuid4().hex[:11]
+    join = httpx.post(f"{server.url}gradio_api/queue/join?{query}",
+                      json={"data": [], "event_data": None, "fn_index": fn_index, "trigger_id": None,
+                            "session_hash": session}, timeout=10)
+    assert join.status_code == 200, join.text
+    with httpx.stream("GET", f"{server.url}gradio_api/queue/data", params={"session_hash": session},
+                      timeout=20) as stream:
+        for line in stream.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            message = json.loads(line[5:])
+            if message.get("msg") == "process_completed":
+                assert message.get("success"), message
+                return message["output"]["data"]
+    raise AssertionError("no result from the load event")
 
 
 # --------------------------------------------------------------------------------------------------------------

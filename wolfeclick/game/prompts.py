@@ -23,8 +23,10 @@ Sketch; abilities after Transform, Trace, Worry Seed and immunities; our own abi
 ``arena-v1`` (the default for other checkpoints) shows the project's own clearer state markdown (``Observation.state``
 from ``wolfeclick.game.state``) and asks for ``{"action": …, "choice": NAME}`` with the names the simulator uses.
 
-Both render with the tokenizer's chat template, ``add_generation_prompt=True`` and thinking disabled
-(``enable_thinking=False``; Qwen3-4B-Instruct-2507's template has no thinking switch, so its text is the same).
+Both are rendered by ``wolfeclick.llm.chat`` with the tokenizer's chat template, ``add_generation_prompt=True`` and
+thinking disabled (``enable_thinking=False``; Qwen3-4B-Instruct-2507's template has no thinking switch, so its text
+is the same). They live in ``game/`` because they only format battle state: the env shows the same text as
+observations without importing anything of the model stack.
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+from wolfeclick.errors import InputError
+from wolfeclick.game import v1_moves as moveset
 from wolfeclick.game.actions import LegalAction, to_id
-from wolfeclick.llm import v1_moves as moveset
 
 V1_SYSTEM_PROMPT = (
     "You are a competitive Pokemon battler. "
@@ -67,28 +70,16 @@ class Prompt:
     messages: list[dict[str, str]]
     candidates: list[Candidate]
     text: str = ""
-    """The chat-templated prompt (filled in by ``render``)."""
+    """The chat-templated prompt (filled in by ``wolfeclick.llm.chat.render``)."""
 
 
 class Profile:
-    """Base class: ``build`` the chat and candidates for an observation; ``render`` applies the chat template."""
+    """Base class: ``build`` the chat and candidates for an observation (``wolfeclick.llm.chat`` renders it)."""
 
     name = "base"
 
     def build(self, observation: Any) -> Prompt:  # pragma: no cover - abstract
         raise NotImplementedError
-
-    def render(self, tokenizer: Any, prompt: Prompt) -> Prompt:
-        if not getattr(tokenizer, "chat_template", None):
-            from wolfeclick.llm.specs import CheckpointError
-
-            raise CheckpointError(f"the tokenizer has no chat template; profile {self.name} needs one")
-        prompt.text = tokenizer.apply_chat_template(prompt.messages, tokenize=False, add_generation_prompt=True,
-                                                    enable_thinking=False)
-        return prompt
-
-    def prompt(self, tokenizer: Any, observation: Any) -> Prompt:
-        return self.render(tokenizer, self.build(observation))
 
 
 # --------------------------------------------------------------------------------------------- wolfeclick-v1
@@ -169,6 +160,8 @@ def _team_key(ident: str) -> str:
 
 
 def _base_speed(species: str | None, gen: int) -> int | None:
+    if species is None:
+        return None
     try:
         from poke_env.data import GenData
 
@@ -223,7 +216,7 @@ class V1History:
     the ``-transform`` event, not from whoever is active later), every opponent's ability as 0.8 knew it (species,
     Transform and forme data, ``-ability``, immunities, damage, healing, items; temporary ones until the switch-out),
     our own Pokémon's ability (request entries, wait requests inferred), every Pokémon's moves as 0.8 kept them
-    (``wolfeclick.llm.v1_moves``: four at most, the copied ones included, Hidden Power by its typed id), and a status
+    (``wolfeclick.game.v1_moves``: four at most, the copied ones included, Hidden Power by its typed id), and a status
     Healing Wish cured without 0.8 noticing.
     """
 
@@ -259,7 +252,7 @@ class V1History:
         """By team key: our Pokémon's condition (``300/404 par``) as the events since the last request left it."""
         self.reread: set[str] = set()
         """Team keys whose request entry had changed by an inferred wait request (0.8 re-read them there)."""
-        self.at_wait: dict[str, str] = {}
+        self.at_wait: dict[str, str | None] = {}
         """By team key: our Pokémon's condition at the last inferred wait request."""
         self.changed_after_wait: set[str] = set()
         """Team keys whose entry changed after that wait request in a way the condition does not show (Transform)."""
@@ -667,7 +660,5 @@ def profile_names() -> list[str]:
 def make_profile(name: str | None) -> Profile:
     key = ALIASES.get(name or DEFAULT_PROFILE, name or DEFAULT_PROFILE)
     if key not in PROFILES:
-        from wolfeclick.llm.specs import CheckpointError
-
-        raise CheckpointError(f"unknown prompt profile {name!r}; profiles: {', '.join(profile_names())}")
+        raise InputError(f"unknown prompt profile {name!r}; profiles: {', '.join(profile_names())}")
     return PROFILES[key]()

@@ -1,0 +1,61 @@
+"""The fixtures several test modules share, found by pytest here instead of imported across modules: the tiny
+offline checkpoints and a warm fake Hub cache (built by ``tests/llm_fixtures.py``), and one real app per session
+(``tests/ui_support.py``). Plain helpers live beside them: ``tests/helpers.py``, ``tests/game_helpers.py``,
+``tests/llm_fixtures.py``, ``tests/ui_support.py``, ``tests/server_logs.py``.
+
+Each fixture imports what it builds with when it is first used, so a test run that needs no model or app imports
+neither.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# The suite never reaches the Hub: a whole run always had this, set when the LLM test modules were collected.
+logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny checkpoint folder (base + tokenizer), adapters in ``adapters/a`` and ``adapters/b``."""
+    from tests.llm_fixtures import build_tiny_checkpoint
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-llm"))
+
+
+@pytest.fixture(scope="session")
+def tiny_tool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same tiny checkpoint, its tokenizer carrying Qwen3-4B-Instruct-2507's tool-rendering chat template."""
+    from tests.llm_fixtures import build_tiny_checkpoint, tool_chat_template
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-tool-llm"), chat_template=tool_chat_template())
+
+
+@pytest.fixture()
+def hub_cache(tmp_path: Path, tiny_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``HF_HUB_CACHE`` pointed at a fake warm cache of the preset repos, offline."""
+    from tests.llm_fixtures import fake_hub_cache
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(fake_hub_cache(tmp_path / "hub", tiny_checkpoint)))
+    return tmp_path / "hub"
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[object]:
+    """One app for the whole session (of this xdist worker), stopped by pytest's own teardown when the session
+    ends, not by an atexit hook: after one loaded `make test` both workers' app servers were still running an hour
+    later (quiet runs cleaned up; the cause under load was not pinned down)."""
+    from ui_support import Server
+
+    app = Server()
+    yield app
+    app.stop()
