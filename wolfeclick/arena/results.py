@@ -22,7 +22,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
@@ -113,7 +113,7 @@ class ResultRow(TypedDict):
     p1: str
     p2: str
     winner: str | None
-    winner_side: Literal["p1", "p2"] | None
+    winner_side: Side | None
     reason: str
     turns: int
     rewards: SideRewards
