@@ -33,7 +33,7 @@ def shots(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def analysed(server):  # noqa: F811
+def analysed(server):
     """A copy of the sample recording in the app's folder, analysed (K = 4) with p1's options at its third choice."""
     data = sample_data()
     data["id"] = ANALYSED_ID
@@ -53,7 +53,7 @@ def analysed(server):  # noqa: F811
 
 
 @pytest.fixture(scope="module")
-def marked(server, analysed):  # noqa: F811
+def marked(server, analysed):
     """Another copy, whose analysis is the one above with the played option at the valued decision called a mistake:
     four rollouts rarely separate two intervals, and the views need one to mark (the rule is tested in
     test_analysis.py)."""
@@ -69,7 +69,7 @@ def marked(server, analysed):  # noqa: F811
     return marked, step
 
 
-def test_an_analysed_replay_shows_its_chart_marks_and_option_table(server, analysed, shots):  # noqa: F811
+def test_an_analysed_replay_shows_its_chart_marks_and_option_table(server, analysed, shots):
     analysed, step = analysed
     with Browser() as browser:
         browser.open(f"{server.url}?replay={ANALYSED_ID}&turn=2")
@@ -93,7 +93,7 @@ def test_an_analysed_replay_shows_its_chart_marks_and_option_table(server, analy
 
 
 def test_the_turn_list_marks_turning_points_and_mistakes_and_the_decision_panel_shows_the_options(
-        server, marked, shots):  # noqa: F811
+        server, marked, shots):
     analysed, step = marked
     assert analysed.mistakes and analysed.turning_points
     with Browser() as browser:
@@ -143,7 +143,7 @@ def _open_controls(browser: Browser, url: str, k: int, options: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def app_replay(server):  # noqa: F811
+def app_replay(server):
     """Another copy of the sample recording, with no analysis yet, for the app to analyse."""
     data = sample_data()
     data["id"] = APP_ID
@@ -151,7 +151,7 @@ def app_replay(server):  # noqa: F811
     return server.recordings
 
 
-def test_analyse_from_the_app_shows_progress_then_the_analysis(server, app_replay):  # noqa: F811
+def test_analyse_from_the_app_shows_progress_then_the_analysis(server, app_replay):
     stored = analysis_path(app_replay, APP_ID, "heuristic", 1, 0)
     assert not stored.exists()
     with Browser() as browser:
@@ -169,7 +169,7 @@ def test_analyse_from_the_app_shows_progress_then_the_analysis(server, app_repla
     assert stored.exists() and Analysis.model_validate_json(stored.read_bytes()).k == 1
 
 
-def test_stopping_an_analysis_in_the_app_writes_nothing(server, app_replay):  # noqa: F811
+def test_stopping_an_analysis_in_the_app_writes_nothing(server, app_replay):
     with Browser() as browser:
         _open_controls(browser, f"{server.url}?replay={APP_ID}", 64, "both")
         browser.evaluate("document.querySelector('#wc-analysis-start').click()")

@@ -84,7 +84,7 @@ def test_branch_cli_writes_a_new_recording(parent: Recording, tmp_path: Path, ca
     assert child.source.parent == parent.id and child.players["p1"].policy == "random"
 
 
-def test_rescore_over_20_recordings_reports_agreement(tiny_checkpoint, tmp_path: Path,  # noqa: F811
+def test_rescore_over_20_recordings_reports_agreement(tiny_checkpoint, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
     async def record() -> list[Recording]:
         jobs = [BattleJob(make_policy("heuristic"), make_policy("random"), "gen4randombattle", 100 + i, max_turns=4)
@@ -112,7 +112,7 @@ def test_rescore_over_20_recordings_reports_agreement(tiny_checkpoint, tmp_path:
     assert "would have played" in panel_line(rescores[0].decisions[0], "tiny")
 
 
-def test_rescoring_the_checkpoints_own_battle_agrees_everywhere(tiny_checkpoint) -> None:  # noqa: F811
+def test_rescoring_the_checkpoints_own_battle_agrees_everywhere(tiny_checkpoint) -> None:
     llm = make_policy(f"llm:{tiny_checkpoint}")
     recording = asyncio.run(play_battle(llm, make_policy("random"), format_id="gen4randombattle", seed=8,
                                         max_turns=10))

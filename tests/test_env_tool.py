@@ -91,7 +91,7 @@ def prime_to_call_a_tool(model, tokenizer, prompt_text: str, call: str, steps: i
     model.eval()
 
 
-def test_grpo_trainer_runs_with_the_tool_env(tiny_tool_checkpoint, tmp_path, monkeypatch):  # noqa: F811
+def test_grpo_trainer_runs_with_the_tool_env(tiny_tool_checkpoint, tmp_path, monkeypatch):
     import torch
 
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -103,7 +103,7 @@ def test_grpo_trainer_runs_with_the_tool_env(tiny_tool_checkpoint, tmp_path, mon
         torch.set_num_threads(threads)
 
 
-def run_grpo(tiny_tool_checkpoint, tmp_path) -> None:  # noqa: F811
+def run_grpo(tiny_tool_checkpoint, tmp_path) -> None:
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -100,7 +100,7 @@ def test_exports_are_deterministic(ten_battles, tmp_path):
         assert a.read_bytes() == b.read_bytes()
 
 
-def test_sft_prompt_is_the_exact_chat_templated_prompt(tiny_checkpoint, tmp_path):  # noqa: F811
+def test_sft_prompt_is_the_exact_chat_templated_prompt(tiny_checkpoint, tmp_path):
     llm = make_policy(f"llm:{tiny_checkpoint}/adapters/a")
     recording = asyncio.run(play_battle(llm, make_policy("random"), format_id="gen4randombattle", seed=5,
                                         max_turns=3))

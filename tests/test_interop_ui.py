@@ -23,7 +23,7 @@ VIEW = "document.querySelector('#wc-replays-viewer')"
 
 
 @pytest.fixture(scope="module")
-def client(server):  # noqa: F811
+def client(server):
     return Client(server.url, verbose=False)
 
 
@@ -36,7 +36,7 @@ def upload(client, path: Path) -> dict:
 
 
 @pytest.mark.parametrize("name", FIXTURES)
-def test_each_foreign_format_uploads_and_opens_with_every_turn(client, server, tmp_path, name):  # noqa: F811
+def test_each_foreign_format_uploads_and_opens_with_every_turn(client, server, tmp_path, name):
     source = DATA / name
     expected = read_any(source.read_bytes())
     path = tmp_path / ("renamed" + source.suffix)  # the format is sniffed from the content, not the name
@@ -54,7 +54,7 @@ def test_each_foreign_format_uploads_and_opens_with_every_turn(client, server, t
     assert row["source"].startswith("imported from ") and row["source_kind"] == "imported"
 
 
-def test_the_list_says_where_recordings_came_from_and_filters_by_it(client, server):  # noqa: F811
+def test_the_list_says_where_recordings_came_from_and_filters_by_it(client, server):
     upload(client, DATA / "showdown_replay.json")
     everything = client.predict("all", api_name="/list_replays")
     imported = client.predict("imported", api_name="/list_replays")
@@ -65,7 +65,7 @@ def test_the_list_says_where_recordings_came_from_and_filters_by_it(client, serv
 
 
 @pytest.mark.parametrize("cut", ["truncated", "wrong-type"])
-def test_a_broken_foreign_file_gets_one_line(client, server, tmp_path, cut):  # noqa: F811
+def test_a_broken_foreign_file_gets_one_line(client, server, tmp_path, cut):
     raw = (DATA / "record_battle.json").read_bytes()
     data = raw[: len(raw) // 3] if cut == "truncated" else \
         json.dumps({**json.loads(raw), "turns": {"1": "x"}}).encode()
@@ -79,7 +79,7 @@ def test_a_broken_foreign_file_gets_one_line(client, server, tmp_path, cut):  # 
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
-def test_showdown_log_with_html_and_chat_imports_inert(client, server):  # noqa: F811
+def test_showdown_log_with_html_and_chat_imports_inert(client, server):
     hostile = (DATA / "showdown_hostile.log").read_text()
     assert "|html|" in hostile and "<script>window.__pwned=1</script>" in hostile and "|c|" in hostile
     stored = upload(client, DATA / "showdown_hostile.log")["select"]["value"]

@@ -45,7 +45,7 @@ def golden_observations(limit: int = 12) -> list[Observation]:
     return found
 
 
-def test_score_mode_choice_is_the_argmax_of_separate_logprobs(tiny_checkpoint) -> None:  # noqa: F811
+def test_score_mode_choice_is_the_argmax_of_separate_logprobs(tiny_checkpoint) -> None:
     policy = make_llm_policy(f"llm:{tiny_checkpoint}/adapters/a", profile="wolfeclick-v1")
     assert isinstance(policy, Policy) and policy.blocking and is_llm_spec(policy.spec)
     tokenizer = policy.handle.tokenizer
@@ -72,7 +72,7 @@ def test_score_mode_choice_is_the_argmax_of_separate_logprobs(tiny_checkpoint) -
     assert info["latency_ms"] > 0 and info["model_ms"] > 0 and info["new_tokens"] == sum(len(c) for c in cand_ids)
 
 
-def test_temperature_samples_with_the_battle_rng(tiny_checkpoint) -> None:  # noqa: F811
+def test_temperature_samples_with_the_battle_rng(tiny_checkpoint) -> None:
     policy = make_llm_policy(f"llm:{tiny_checkpoint}", temperature=50.0)
     picks = set()
     for seed in range(12):
@@ -84,7 +84,7 @@ def test_temperature_samples_with_the_battle_rng(tiny_checkpoint) -> None:  # no
     assert len(picks) > 1  # a hot temperature spreads the choice; each draw came from obs.rng
 
 
-def test_rejected_commands_are_never_chosen(tiny_checkpoint) -> None:  # noqa: F811
+def test_rejected_commands_are_never_chosen(tiny_checkpoint) -> None:
     policy = make_llm_policy(f"llm:{tiny_checkpoint}")
     tracker, request = notebook_state()
     obs = observation(tracker, request)
@@ -95,7 +95,7 @@ def test_rejected_commands_are_never_chosen(tiny_checkpoint) -> None:  # noqa: F
     assert again.action != first and all(c["choice"] != first.name for c in again.info["candidates"])
 
 
-def test_generate_mode_records_samples_and_flags_illegal(tiny_checkpoint, monkeypatch) -> None:  # noqa: F811
+def test_generate_mode_records_samples_and_flags_illegal(tiny_checkpoint, monkeypatch) -> None:
     policy = make_llm_policy(f"llm:{tiny_checkpoint}?mode=generate&max_new_tokens=6", profile="v1")
     assert policy.mode == "generate" and policy.metadata()["sampling"]["max_new_tokens"] == 6
     decision = policy.decide(observation(*notebook_state()))
@@ -116,7 +116,7 @@ def test_generate_mode_records_samples_and_flags_illegal(tiny_checkpoint, monkey
     assert decision.raw_output == texts[2]
 
 
-def test_decisions_from_many_battles_share_forward_passes(tiny_checkpoint) -> None:  # noqa: F811
+def test_decisions_from_many_battles_share_forward_passes(tiny_checkpoint) -> None:
     spec_a, spec_b = f"llm:{tiny_checkpoint}/adapters/a", f"llm:{tiny_checkpoint}+{tiny_checkpoint}/adapters/b"
     policies = [make_llm_policy(spec_a, profile="v1"), make_llm_policy(spec_b, profile="v1")]
     assert policies[0].handle.entry is policies[1].handle.entry  # two adapters, one base
@@ -139,7 +139,7 @@ def test_decisions_from_many_battles_share_forward_passes(tiny_checkpoint) -> No
         assert all(abs(x["logprob"] - y["logprob"]) < 1e-4 for x, y in zip(info["candidates"], alone[i]))
 
 
-def test_preset_metadata_from_warm_offline_cache(hub_cache) -> None:  # noqa: F811
+def test_preset_metadata_from_warm_offline_cache(hub_cache) -> None:
     run3 = make_llm_policy("preset:run3")
     run1 = make_llm_policy("preset:run1")
     assert run1.handle.entry is run3.handle.entry  # run1 vs run3: one base
@@ -152,7 +152,7 @@ def test_preset_metadata_from_warm_offline_cache(hub_cache) -> None:  # noqa: F8
     assert decision.info["profile"] == "wolfeclick-v1" and not decision.illegal
 
 
-def test_bad_options_are_one_line(tiny_checkpoint) -> None:  # noqa: F811
+def test_bad_options_are_one_line(tiny_checkpoint) -> None:
     for spec, words in [(f"llm:{tiny_checkpoint}?mode=dream", "mode='dream' is not one of score, generate"),
                         (f"llm:{tiny_checkpoint}?temperature=hot", "not a valid number"),
                         (f"llm:{tiny_checkpoint}?norm=max", "norm='max' is not one of sum, mean")]:
@@ -161,7 +161,7 @@ def test_bad_options_are_one_line(tiny_checkpoint) -> None:  # noqa: F811
         assert "\n" not in str(info.value)
 
 
-def test_recorded_battle_with_an_llm_policy(tiny_checkpoint) -> None:  # noqa: F811
+def test_recorded_battle_with_an_llm_policy(tiny_checkpoint) -> None:
     runner = pytest.importorskip("wolfeclick.battle.runner")
     from wolfeclick.battle.schema import Recording
     from wolfeclick.battle.specs import make_policy
@@ -184,7 +184,7 @@ def test_recorded_battle_with_an_llm_policy(tiny_checkpoint) -> None:  # noqa: F
         assert d.raw_output == json.dumps({"action": d.action.action, "choice": d.action.choice})
 
 
-def test_cli_records_an_llm_battle(tiny_checkpoint, tmp_path) -> None:  # noqa: F811
+def test_cli_records_an_llm_battle(tiny_checkpoint, tmp_path) -> None:
     if not (ROOT / "wolfeclick" / "cli.py").exists():
         pytest.skip("no CLI yet")
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(ROOT))
@@ -229,7 +229,7 @@ def hidden_power_observation() -> Observation:
 
 
 @pytest.mark.parametrize("parser", ["tolerant", "reference"])
-def test_generate_mode_plays_the_listed_hidden_power(tiny_checkpoint, monkeypatch, parser) -> None:  # noqa: F811
+def test_generate_mode_plays_the_listed_hidden_power(tiny_checkpoint, monkeypatch, parser) -> None:
     policy = make_llm_policy(f"llm:{tiny_checkpoint}?mode=generate&parser={parser}", profile="v1")
     assert policy.parser == parser and policy.metadata()["parser"] == parser
     obs = hidden_power_observation()
@@ -246,7 +246,7 @@ def test_generate_mode_plays_the_listed_hidden_power(tiny_checkpoint, monkeypatc
     assert decision.info["parser"] == parser
 
 
-def test_reference_parser_rejects_what_the_reference_rejected(tiny_checkpoint, monkeypatch) -> None:  # noqa: F811
+def test_reference_parser_rejects_what_the_reference_rejected(tiny_checkpoint, monkeypatch) -> None:
     texts = ['{"action": "move", "choice": "Close Combat"}', '{"action": "Move", "choice": "closecombat"}']
     outcomes = {}
     for parser in ("tolerant", "reference"):
@@ -259,7 +259,7 @@ def test_reference_parser_rejects_what_the_reference_rejected(tiny_checkpoint, m
     assert outcomes["reference"].illegal and "is not a listed option" in outcomes["reference"].illegal_reason
 
 
-def test_bad_parser_option_is_one_line(tiny_checkpoint) -> None:  # noqa: F811
+def test_bad_parser_option_is_one_line(tiny_checkpoint) -> None:
     with pytest.raises(CheckpointError, match="parser='lenient' is not one of tolerant, reference") as info:
         make_llm_policy(f"llm:{tiny_checkpoint}?parser=lenient")
     assert "\n" not in str(info.value)
@@ -274,7 +274,7 @@ def test_cli_parser_option_reaches_the_policy() -> None:
         assert _llm_options(build_parser().parse_args(command))["parser"] is None  # the policy's default: tolerant
 
 
-def test_recorded_generate_battle_says_which_parser_judged(tiny_checkpoint) -> None:  # noqa: F811
+def test_recorded_generate_battle_says_which_parser_judged(tiny_checkpoint) -> None:
     from wolfeclick.battle.runner import play_battle
     from wolfeclick.battle.specs import make_policy
 

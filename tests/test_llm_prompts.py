@@ -57,7 +57,7 @@ def test_v1_reproduces_the_training_notebook_prompt() -> None:
     assert prompt.candidates[4].text == '{"action": "switch", "choice": "garchomp"}'
 
 
-def test_v1_chat_template_text(tiny_checkpoint) -> None:  # noqa: F811
+def test_v1_chat_template_text(tiny_checkpoint) -> None:
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_checkpoint))

@@ -41,7 +41,7 @@ def test_device_and_quant_choice() -> None:
     assert config.bnb_4bit_compute_dtype == torch.bfloat16
 
 
-def test_batched_shared_cache_scores_equal_separate_scores(tiny_checkpoint) -> None:  # noqa: F811
+def test_batched_shared_cache_scores_equal_separate_scores(tiny_checkpoint) -> None:
     base = str(tiny_checkpoint)
     handle_a = MODEL_CACHE.get(checkpoint(f"llm:{base}/adapters/a"))
     handle_b = MODEL_CACHE.get(checkpoint(f"llm:{base}+{base}/adapters/b"))
@@ -69,7 +69,7 @@ def test_batched_shared_cache_scores_equal_separate_scores(tiny_checkpoint) -> N
     assert all(abs(x - y) < 1e-4 for r1, r2 in zip(batched, split) for c1, c2 in zip(r1, r2) for x, y in zip(c1, c2))
 
 
-def test_nf4_on_cpu_loads_scores_and_samples(tiny_checkpoint) -> None:  # noqa: F811
+def test_nf4_on_cpu_loads_scores_and_samples(tiny_checkpoint) -> None:
     handle = ModelCache().get(checkpoint(f"llm:{tiny_checkpoint}/adapters/a"), device="cpu", quant="nf4")
     model = handle.entry.model
     assert handle.entry.quant == "nf4" and any(type(m).__name__ == "Linear4bit" for m in model.modules())
@@ -83,7 +83,7 @@ def test_nf4_on_cpu_loads_scores_and_samples(tiny_checkpoint) -> None:  # noqa: 
     assert len(samples[0]) == 2 and all(len(s) == 5 for s in samples[0])
 
 
-def test_cache_is_bounded_and_loads_once_across_threads(tiny_checkpoint, monkeypatch, tmp_path) -> None:  # noqa: F811
+def test_cache_is_bounded_and_loads_once_across_threads(tiny_checkpoint, monkeypatch, tmp_path) -> None:
     loads = []
     real = loading._load_base
 
@@ -127,7 +127,7 @@ def test_sampling_filters_match_generate_semantics() -> None:
     assert greedy == logits.argmax(-1).tolist()
 
 
-def test_sampling_is_seeded_and_batch_independent(tiny_checkpoint) -> None:  # noqa: F811
+def test_sampling_is_seeded_and_batch_independent(tiny_checkpoint) -> None:
     handle = MODEL_CACHE.get(checkpoint(f"llm:{tiny_checkpoint}/adapters/a"))
     model = handle.entry.model
     one = GenerateRequest(prompt(40), samples=3, max_new_tokens=8, temperature=1.0, top_k=0, top_p=1.0, seed=7,

@@ -72,7 +72,7 @@ def test_unknown_hub_checkpoint_offline_is_one_line(monkeypatch, tmp_path) -> No
     assert "\n" not in message and "nobody/no-such-model@v1" in message and "cache" in message
 
 
-def test_local_checkpoints(tiny_checkpoint, tmp_path) -> None:  # noqa: F811
+def test_local_checkpoints(tiny_checkpoint, tmp_path) -> None:
     plain = resolve_checkpoint(parse_spec(f"llm:{tiny_checkpoint}"))
     assert plain.adapter is None and plain.base.sha is None and plain.base.path == tiny_checkpoint
     # an adapter whose config names its base brings the base along
@@ -89,7 +89,7 @@ def test_local_checkpoints(tiny_checkpoint, tmp_path) -> None:  # noqa: F811
         resolve_checkpoint(parse_spec(f"llm:{tiny_checkpoint}/adapters/a+{tiny_checkpoint}/adapters/b"))
 
 
-def test_preset_resolves_offline_from_warm_cache(hub_cache) -> None:  # noqa: F811
+def test_preset_resolves_offline_from_warm_cache(hub_cache) -> None:
     resolved = resolve_checkpoint(parse_spec("preset:run3"))
     assert resolved.base.sha == SHAS["base"] and resolved.adapter.sha == SHAS["grpo-qwen3-4b-run3"]
     assert resolved.adapter.describe() == {"repo": PRESET_REPO, "revision": "grpo-qwen3-4b-run3",

@@ -173,7 +173,7 @@ def test_resume_on_ray_after_local_start_survives_a_killed_worker(ray_instance, 
     assert sorted(indices) == list(range(12))  # no battle recorded twice, none lost
 
 
-def test_checkpoint_on_ray_batches_decisions_from_several_workers(ray_instance, tiny_checkpoint,  # noqa: F811
+def test_checkpoint_on_ray_batches_decisions_from_several_workers(ray_instance, tiny_checkpoint,
                                                                  tmp_path: Path) -> None:
     spec = f"llm:{tiny_checkpoint}"
     config = TournamentConfig(players=(spec,), vs=("random",), pairs=3, format="gen9randombattle", seed=5,
@@ -209,7 +209,7 @@ def test_checkpoint_on_ray_batches_decisions_from_several_workers(ray_instance, 
     assert stats["mixed_batches"] >= 1
 
 
-def test_the_local_instance_runs_its_workers_at_the_drivers_priority(ray_instance) -> None:  # noqa: F811
+def test_the_local_instance_runs_its_workers_at_the_drivers_priority(ray_instance) -> None:
     """Ray starts workers at nice 15 by default: on a busy machine (both cores held by other work at nice 0) the
     actors got ~4% of a core, and the checkpoint-on-Ray test spent 12 minutes importing torch in its model server."""
     import os

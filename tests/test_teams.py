@@ -204,7 +204,7 @@ def test_bench_with_a_team_pool_swaps_seats_and_teams_within_each_pair(tmp_path:
 
 
 def test_the_llm_policy_leads_by_its_documented_default_and_says_it_is_outside_its_format(
-        tiny_checkpoint) -> None:  # noqa: F811
+        tiny_checkpoint) -> None:
     llm = make_policy(f"llm:{tiny_checkpoint}/adapters/a")
 
     async def go() -> Recording:

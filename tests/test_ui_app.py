@@ -21,7 +21,7 @@ HOSTILE_IDS = ["../../etc/passwd", "%2e%2e/", "%2e%2e%2f%2e%2e%2fetc%2fpasswd", 
 
 
 @pytest.fixture(scope="module")
-def client(server):  # noqa: F811
+def client(server):
     return Client(server.url, verbose=False)
 
 
@@ -99,7 +99,7 @@ def test_json_api_for_replays(client):
 
 
 @pytest.mark.parametrize("bad", HOSTILE_IDS)
-def test_hostile_replay_ids_are_rejected(client, server, bad):  # noqa: F811
+def test_hostile_replay_ids_are_rejected(client, server, bad):
     assert "error" in client.predict(bad, api_name="/get_replay")
     assert "error" in client.predict(bad, 0, "p1", api_name="/replay_turn")
     assert "error" in client.predict(bad, api_name="/replay_export_html")
@@ -144,7 +144,7 @@ def payload_of(value) -> dict:
     return json.loads(value)
 
 
-def test_upload_a_good_recording(client, server, tmp_path):  # noqa: F811
+def test_upload_a_good_recording(client, server, tmp_path):
     path = tmp_path / "evil name.json"  # the uploader's file name must not matter
     path.write_bytes(sample_path().read_bytes())
     out = upload_outputs(client, path)
@@ -158,7 +158,7 @@ def test_upload_a_good_recording(client, server, tmp_path):  # noqa: F811
 
 
 @pytest.mark.parametrize("kind", ["junk-10MB", "nested-10000", "not-a-recording", "truncated", "one-player"])
-def test_upload_a_bad_recording(client, server, tmp_path, kind):  # noqa: F811
+def test_upload_a_bad_recording(client, server, tmp_path, kind):
     one_player = json.loads(sample_path().read_text())
     one_player["players"] = {"p1": one_player["players"]["p1"]}
     data = {
@@ -179,7 +179,7 @@ def test_upload_a_bad_recording(client, server, tmp_path, kind):  # noqa: F811
     assert unchanged(out["data"]) and unchanged(out["select"])  # the open replay is left alone
 
 
-def test_upload_error_quoting_the_file_is_escaped(client, server, tmp_path):  # noqa: F811
+def test_upload_error_quoting_the_file_is_escaped(client, server, tmp_path):
     data = json.loads(sample_path().read_text())
     data['<img src=x id="pwned" onerror="alert(1)">'] = 1
     path = tmp_path / "extra.json"
@@ -188,7 +188,7 @@ def test_upload_error_quoting_the_file_is_escaped(client, server, tmp_path):  # 
     assert "<img" not in message and "&lt;img" in message and "unexpected field" in message
 
 
-def test_a_broken_file_on_disk_never_locks_anyone_out(client, server, tmp_path):  # noqa: F811
+def test_a_broken_file_on_disk_never_locks_anyone_out(client, server, tmp_path):
     """Issue 8 (2): a one-player (or {}-players) file in the folder is skipped; the page, list and uploads work."""
     data = json.loads(sample_path().read_text())
     for name, players in (("zz-one-player", {"p1": data["players"]["p1"]}), ("zz-no-players", {})):
@@ -213,11 +213,11 @@ def test_a_broken_file_on_disk_never_locks_anyone_out(client, server, tmp_path):
 LOAD_OUTPUTS = ("tabs", "data", "select", "message", "json_file", "export_file", "table", "page", "caption")
 
 
-def loaded(server, query: str) -> dict:  # noqa: F811
+def loaded(server, query: str) -> dict:
     return dict(zip(LOAD_OUTPUTS, raw_load(server, query)))
 
 
-def test_share_link_opens_the_turn(server):  # noqa: F811
+def test_share_link_opens_the_turn(server):
     out = loaded(server, f"replay={SAMPLE_ID}&turn=5")
     assert out["tabs"].get("selected") == "replays"
     payload = payload_of(out["data"])
@@ -232,7 +232,7 @@ def test_share_link_opens_the_turn(server):  # noqa: F811
                                    "replay=%2Fetc%2Fpasswd", "replay=" + "a" * 3000, "replay=nope&turn=-1",
                                    f"replay={SAMPLE_ID}&turn=99999999999999999999", f"replay={SAMPLE_ID}&turn=abc",
                                    "replay=%00", "tab=<script>"])
-def test_hostile_share_links(server, query):  # noqa: F811
+def test_hostile_share_links(server, query):
     out = loaded(server, query)
     if query.startswith(f"replay={SAMPLE_ID}"):
         assert payload_of(out["data"])["id"] == SAMPLE_ID  # a bad turn number just falls back
@@ -267,7 +267,7 @@ def live_updates(job) -> list[dict]:
     return [dict(zip(LIVE_OUTPUTS, u)) for u in outputs_of(job)]
 
 
-def test_live_heuristic_vs_random_streams_to_the_end(client, server):  # noqa: F811
+def test_live_heuristic_vs_random_streams_to_the_end(client, server):
     job = client.submit("heuristic", "", "random", "", "gen4randombattle", "11", "score", 0, api_name="/live_start")
     updates = live_updates(job)
     turns = [u["turn"] for u in updates if isinstance(u["turn"], dict) and "decisions" in u["turn"]]
@@ -295,7 +295,7 @@ def test_live_heuristic_vs_random_streams_to_the_end(client, server):  # noqa: F
     assert "Still to come" in mid["panels"][-1] and "Still to come" not in mid["panels"][0]
 
 
-def test_two_sessions_do_not_block_each_other(server):  # noqa: F811
+def test_two_sessions_do_not_block_each_other(server):
     spans: dict[int, list[float]] = {}
 
     def run(n: int) -> None:
@@ -316,7 +316,7 @@ def test_two_sessions_do_not_block_each_other(server):  # noqa: F811
     assert a0 < b1 and b0 < a1, spans  # the two battles overlapped in time
 
 
-def test_battle_stream_api(client, server):  # noqa: F811
+def test_battle_stream_api(client, server):
     items = outputs_of(client.submit("maxdamage", "random", "gen9randombattle", 3, 4, api_name="/battle_stream"))
     turns = [i for i in items if "decisions" in i]
     assert turns and items[-1]["done"] and items[-1]["result"]["reason"] in ("turn_limit", "win")
@@ -324,7 +324,7 @@ def test_battle_stream_api(client, server):  # noqa: F811
     assert "unknown policy spec" in bad[-1]["error"]
 
 
-def test_the_same_seed_played_twice_leaves_two_recordings(client, server):  # noqa: F811
+def test_the_same_seed_played_twice_leaves_two_recordings(client, server):
     """Issue 8 (5): /battle_stream with max_turns=1 no longer replaces the full battle of the same seed."""
     full = outputs_of(client.submit("heuristic", "random", "gen4randombattle", 777, 300, api_name="/battle_stream"))
     short = outputs_of(client.submit("heuristic", "random", "gen4randombattle", 777, 1, api_name="/battle_stream"))
@@ -344,7 +344,7 @@ def test_live_errors_are_one_line(client):
         assert status.startswith("⚠") and "\n" not in status, status
 
 
-def test_live_checkpoint_shows_loading_and_stops(server, tmp_path_factory):  # noqa: F811
+def test_live_checkpoint_shows_loading_and_stops(server, tmp_path_factory):
     pytest.importorskip("torch")
     pytest.importorskip("wolfeclick.llm.policy")
     from llm_fixtures import build_tiny_checkpoint

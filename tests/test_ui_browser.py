@@ -45,7 +45,7 @@ def open_replay(browser: Browser, url: str, turn: int) -> None:
     browser.evaluate("document.activeElement && document.activeElement.blur()")
 
 
-def test_share_link_shows_that_turn(server, browser):  # noqa: F811
+def test_share_link_shows_that_turn(server, browser):
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=5", 5)
     dom = browser.dom()
     assert ">Turn 5<" in dom and "heuristic" in dom and "decided" in dom
@@ -55,7 +55,7 @@ def test_share_link_shows_that_turn(server, browser):  # noqa: F811
     assert browser.evaluate(f"{VIEW}.querySelectorAll('svg.wc-svg .wc-mark').length") == 2  # both charts marked
 
 
-def test_hostile_recording_renders_inert(server, browser):  # noqa: F811
+def test_hostile_recording_renders_inert(server, browser):
     open_replay(browser, f"{server.url}?replay={HOSTILE_ID}&turn=2", 2)
     for _ in range(5):
         press(browser, "ArrowRight")
@@ -68,7 +68,7 @@ def test_hostile_recording_renders_inert(server, browser):  # noqa: F811
     assert not re.search(r'<img[^<>]*id="pwned"', dom) and not re.search(r"<script>window\.__pwned", dom)
 
 
-def test_hostile_names_in_the_recordings_table_stay_text(server, browser):  # noqa: F811
+def test_hostile_names_in_the_recordings_table_stay_text(server, browser):
     browser.open(f"{server.url}?tab=replays")
     browser.wait_for(f"{VIEW}?.querySelector('.wc-turn') !== null")
     cell = browser.wait_for("[...document.querySelectorAll('[role=gridcell]')].map(e => e.textContent)"
@@ -77,7 +77,7 @@ def test_hostile_names_in_the_recordings_table_stay_text(server, browser):  # no
     assert browser.evaluate("window.__pwned === undefined && document.getElementById('pwned') === null")
 
 
-def test_keys_step_in_the_page_and_the_address_follows(server, browser):  # noqa: F811
+def test_keys_step_in_the_page_and_the_address_follows(server, browser):
     """Every step was a server round trip (0.17–0.44 s); now a key redraws synchronously, in the page."""
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=5", 5)
     start = step(browser)
@@ -105,14 +105,14 @@ def test_keys_step_in_the_page_and_the_address_follows(server, browser):  # noqa
     assert browser.evaluate("location.search") == f"?replay={SAMPLE_ID}&turn=2"  # the address bar follows
 
 
-def test_the_end_shows_the_state_after_the_last_move(server, browser):  # noqa: F811
+def test_the_end_shows_the_state_after_the_last_move(server, browser):
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
     press(browser, "End")
     field = browser.evaluate(f"{VIEW}.querySelector('.wc-field').innerText")
     assert "fainted" in field and not re.search(r"\b7% HP", field)
 
 
-def test_turn_list_is_clickable(server, browser):  # noqa: F811
+def test_turn_list_is_clickable(server, browser):
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
     items = browser.evaluate(f"{VIEW}.querySelectorAll('.wc-turnlist li').length")
     assert items > 10
@@ -123,7 +123,7 @@ def test_turn_list_is_clickable(server, browser):  # noqa: F811
 
 
 @pytest.mark.parametrize("speed", ["1", "2", "4", "8"])
-def test_pause_stops_within_one_step_at_every_speed(server, browser, speed):  # noqa: F811
+def test_pause_stops_within_one_step_at_every_speed(server, browser, speed):
     """Pause did not pause at speed 4 or 8 (the button flipped to Play and back, playback went on)."""
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
     browser.evaluate(f"(() => {{ const s = {VIEW}.querySelector('[data-role=speed]'); s.value = '{speed}';"
@@ -144,7 +144,7 @@ def steps_after_ticks(browser: Browser, seconds: float) -> int:
                             f".dataset.step)), {int(seconds * 1000)}))")
 
 
-def test_space_plays_and_pauses(server, browser):  # noqa: F811
+def test_space_plays_and_pauses(server, browser):
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
     press(browser, " ")
     browser.wait_for(f"Number({VIEW}.querySelector('.wc-turn').dataset.step) >= 1", timeout=5)
@@ -159,7 +159,7 @@ def test_space_plays_and_pauses(server, browser):  # noqa: F811
                                                ("2.5", 2, "Turn numbers are whole"),
                                                ("abc", 5, "is not a turn number"), ("9", 9, ""),
                                                ("", 5, "Type a turn number"), ("0x10", 5, "is not a turn number")])
-def test_jump_to_turn_clamps_and_says_so(server, browser, value, turn, said):  # noqa: F811
+def test_jump_to_turn_clamps_and_says_so(server, browser, value, turn, said):
     """Jump to −3 turned four components into red Error badges; 0 and 2.5 were accepted silently. An empty box
     and Enter went to turn 1, and "0x10" to turn 16 (issue 27): both are refused, staying where it was."""
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=5", 5)
@@ -172,7 +172,7 @@ def test_jump_to_turn_clamps_and_says_so(server, browser, value, turn, said):  #
                                 "e.textContent.trim() === 'Error')")
 
 
-def test_state_panel_keeps_its_open_state_across_steps(server, browser):  # noqa: F811
+def test_state_panel_keeps_its_open_state_across_steps(server, browser):
     """"State it saw" closed on every update, so it could not be read while watching."""
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=3", 3)
     browser.evaluate(f"{VIEW}.querySelector('details[data-key=state-p1]').open = true")
@@ -183,7 +183,7 @@ def test_state_panel_keeps_its_open_state_across_steps(server, browser):  # noqa
     assert browser.evaluate(f"{VIEW}.querySelector('details[data-key=state-p2]').open") is False
 
 
-def test_viewpoint_switch_hides_the_other_side(server, browser):  # noqa: F811
+def test_viewpoint_switch_hides_the_other_side(server, browser):
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
     unknown = f"[...{VIEW}.querySelectorAll('.wc-team-p2 .wc-unknown')].filter(e => e.offsetParent).length"
     hidden_p1 = browser.evaluate(unknown)
@@ -192,7 +192,7 @@ def test_viewpoint_switch_hides_the_other_side(server, browser):  # noqa: F811
     assert hidden_p1 > 0 and browser.evaluate(unknown) == 0
 
 
-def test_phone_width_puts_the_battle_first(server):  # noqa: F811
+def test_phone_width_puts_the_battle_first(server):
     """At 414 px a share link opened the battle 1,265 px down, below all controls; charts stayed side by side."""
     with Browser(width=414, height=900) as phone:
         phone.call("Emulation.setDeviceMetricsOverride", width=414, height=900, deviceScaleFactor=1, mobile=True)

@@ -76,7 +76,7 @@ LAYOUT_PROBE = """(() => {
 
 
 @pytest.mark.parametrize("width", ["desktop", "phone"])
-def test_stepping_forces_no_layout(server, browser, phone, width):  # noqa: F811
+def test_stepping_forces_no_layout(server, browser, phone, width):
     """Each step read layout twice (``offsetParent`` in the key handler, ``offsetTop`` for the turn list's scroll
     in the next frame), forcing a synchronous layout of the whole page per step: 208–291 ms on a phone."""
     page = browser if width == "desktop" else phone
@@ -100,7 +100,7 @@ def test_stepping_forces_no_layout(server, browser, phone, width):  # noqa: F811
 # 5. Replays of any length step without reloading the page
 # --------------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def long_replay(server):  # noqa: F811
+def long_replay(server):
     """A 900-turn recording (its panels are about 13 MB: more than one payload carries)."""
     path = server.recordings / f"{LONG_ID}.json"
     if not path.exists():
@@ -108,7 +108,7 @@ def long_replay(server):  # noqa: F811
     return LONG_ID
 
 
-def test_a_long_replay_steps_across_its_windows_without_reloading(server, browser, long_replay):  # noqa: F811
+def test_a_long_replay_steps_across_its_windows_without_reloading(server, browser, long_replay):
     """End, Home or Play across the payload's window reloaded the whole page (17–23 s) and lost the viewer's
     state; the page held 516 of 862 steps."""
     open_replay(browser, f"{server.url}?replay={long_replay}&turn=1", 1)
@@ -202,7 +202,7 @@ CUT_TITLES = """(() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]
 """A chart's title is SVG text: it does not wrap, and the chart's <svg> cuts what is wider than the chart."""
 
 
-def test_phone_width_every_tab_fits_the_screen(server, phone):  # noqa: F811
+def test_phone_width_every_tab_fits_the_screen(server, phone):
     """At 414 px Compare and Leaderboard were 684 and 989 px wide with no way to scroll sideways, and side by
     side's B column was cut."""
     phone.open(f"{server.url}?tab=compare")
@@ -235,7 +235,7 @@ def test_phone_width_every_tab_fits_the_screen(server, phone):  # noqa: F811
     assert phone.evaluate(OVERFLOW) == [], "side by side"
 
 
-def test_the_end_tells_who_won_outside_any_inner_scroll_box(server, browser):  # noqa: F811
+def test_the_end_tells_who_won_outside_any_inner_scroll_box(server, browser):
     """The end-of-battle narration hid "X won the battle!" inside a 220 px inner scroll box."""
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
     press(browser, "End")
@@ -246,7 +246,7 @@ def test_the_end_tells_who_won_outside_any_inner_scroll_box(server, browser):  #
     assert any("won the battle!" in text for *_, text in boxes)
 
 
-def test_offline_sprites_fail_once_and_fall_back_to_text(server, browser):  # noqa: F811
+def test_offline_sprites_fail_once_and_fall_back_to_text(server, browser):
     """Offline, every step asked again for about six sprites that never came (this machine has no internet: the
     requests hang until the next step drops them, and the next step asks again)."""
     browser.open(f"{server.url}?tab=replays")  # the probe: counts every sprite image put in the page from the start
@@ -266,7 +266,7 @@ def test_offline_sprites_fail_once_and_fall_back_to_text(server, browser):  # no
     assert browser.evaluate(f"{VIEW}.querySelector('.wc-mon-name').textContent.trim() !== ''")  # names as text
 
 
-def test_live_shows_the_players_state_box_only_when_someone_plays(server, browser):  # noqa: F811
+def test_live_shows_the_players_state_box_only_when_someone_plays(server, browser):
     """Live always showed "The state the policies see (yours, this decision)", even when nobody was playing."""
     browser.open(f"{server.url}?tab=live")
     browser.wait_for("document.querySelector('#wc-live-start') !== null", timeout=90)
@@ -277,7 +277,7 @@ def test_live_shows_the_players_state_box_only_when_someone_plays(server, browse
 # 8. Recordings "Page" 0 or -1 showed red Error badges and a blank table
 # --------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("typed", ["0", "-1"])
-def test_a_page_below_one_shows_the_first_page(server, browser, typed):  # noqa: F811
+def test_a_page_below_one_shows_the_first_page(server, browser, typed):
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
     page = "document.querySelector('#wc-replays-page input')"
     browser.evaluate(f"(() => {{ const e = {page}; e.focus(); e.select(); }})()")

@@ -147,7 +147,7 @@ class Person:
         assert "You (p1) won" in self.browser.evaluate(f"{view}.querySelector('.wc-header').textContent")
 
 
-def test_two_people_play_at_once_by_clicking_and_their_recordings_validate(server):  # noqa: F811
+def test_two_people_play_at_once_by_clicking_and_their_recordings_validate(server):
     before = server.files()
     fresh, takeover = Person(), Person()
     try:

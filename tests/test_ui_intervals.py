@@ -23,7 +23,7 @@ CONFIG = TournamentConfig(players=("random", "heuristic"), pairs=2, format=FORMA
 
 
 @pytest.fixture(scope="module")
-def played(server):  # noqa: F811
+def played(server):
     summary = asyncio.run(run_tournament(CONFIG, server.results, concurrency=2, recordings_dir=server.recordings))
     assert summary.complete
     # a newcomer with one battle played here: a separated record (won or lost), so its rating has an open end

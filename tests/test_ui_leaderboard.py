@@ -35,7 +35,7 @@ REFRESH_OUTPUTS = ("status", "table", "too_few", "matrix", "files", "format", "p
 
 
 @pytest.fixture(scope="module")
-def played(server):  # noqa: F811
+def played(server):
     """Three tournaments, played for real into the app's results folder, recordings into its library (as the
     Compare tab does)."""
 

@@ -14,7 +14,7 @@ REPLAYS = "document.querySelector('#wc-replays-viewer')"
 LIVE = "(window.__wcViewers || {}).live"
 
 
-def test_take_over_starts_at_the_decision_the_viewer_shows(server):  # noqa: F811
+def test_take_over_starts_at_the_decision_the_viewer_shows(server):
     before = server.files()
     with Browser() as browser:
         browser.open(f"{server.url}?replay={SAMPLE_ID}&turn=5")
