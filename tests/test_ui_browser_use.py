@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from ui_support import CHROMIUM, SAMPLE_ID, Browser, Server, long_recording
+from ui_support import CHROMIUM, SAMPLE_ID, Browser, Server, long_recording, open_replay
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 
@@ -31,11 +31,6 @@ def frames(browser: Browser, n: int = 2) -> None:
     browser.evaluate("new Promise(done => { let k = %d; const f = () => (--k ? requestAnimationFrame(f) : done(1));"
                      " requestAnimationFrame(f); })" % n)
 
-
-def open_replay(browser: Browser, url: str, turn: int | str) -> None:
-    browser.open(url)
-    browser.wait_for(f"{VIEW}?.querySelector('.wc-turn')?.dataset.turn === '{turn}'", timeout=90)
-    browser.evaluate("document.activeElement && document.activeElement.blur()")
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +116,7 @@ def test_a_long_replay_steps_across_its_windows_without_reloading(server, browse
     browser.wait_for(f"{VIEW}.querySelector('.wc-turn')?.textContent === 'End'", timeout=60)
     assert browser.evaluate("window.__wcStillHere") == "yes"
     assert browser.evaluate(f"{VIEW}.querySelector('[data-role=slider]').value") == str(total)
-    assert browser.evaluate("location.search").startswith(f"?replay={long_replay}&turn=")  # the address follows
+    browser.wait_for(f"location.search.startsWith('?replay={long_replay}&turn=')")  # the address follows
     press(browser, "ArrowLeft")
     assert int(browser.evaluate(f"{VIEW}.querySelector('.wc-turn').dataset.step")) == total - 2
     assert browser.evaluate(f"{VIEW}.querySelector('details[data-key=state-p1]').open") is True  # state kept

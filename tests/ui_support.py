@@ -287,3 +287,17 @@ def threading_drain(stream) -> None:
     import threading
 
     threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()
+
+
+REPLAYS_VIEW = "document.querySelector('#wc-replays-viewer')"
+
+
+def open_replay(browser: Browser, url: str, turn: int | str, timeout: float = 90.0) -> None:
+    """Load ``url`` and wait for the Replays viewer at ``turn``, in the new document, not the one the last test left
+    (a mark set before navigating is gone only once the new page is there); then take the focus off any field, so
+    keys go to the viewer."""
+    browser.evaluate("window.__wcOldPage = true")
+    browser.open(url)
+    browser.wait_for(f"window.__wcOldPage === undefined && "
+                     f"{REPLAYS_VIEW}?.querySelector('.wc-turn')?.dataset.turn === '{turn}'", timeout=timeout)
+    browser.evaluate("document.activeElement && document.activeElement.blur()")

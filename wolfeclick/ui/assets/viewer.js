@@ -168,6 +168,19 @@
     ui.panel.appendChild(box);
   }
 
+  // The address bar follows the shown step a moment later, at most five times a second, always ending on the last
+  // step shown: Safari refuses more than 100 history.replaceState calls in 30 s (Play at 8/s made 240), and each
+  // call is work in the browser's own process on the step's frame. The link box beside the viewer follows at once.
+  let addressWanted = null, addressTimer = 0;
+  function addressLater(q) {
+    addressWanted = q;
+    if (!addressTimer) addressTimer = setTimeout(() => {
+      addressTimer = 0;
+      if (addressWanted !== null && addressWanted !== location.search) history.replaceState(null, "", addressWanted + location.hash);
+      addressWanted = null;
+    }, 200);
+  }
+
   function show(i, why) {
     if (!state.total) return;
     i = clampIndex(i);
@@ -186,7 +199,7 @@
     const q = shareQuery(i);
     if (q) {
       ui.link.value = location.origin + location.pathname + q;
-      if (name === "replays" && visible()) history.replaceState(null, "", q + location.hash);
+      if (name === "replays" && visible()) addressLater(q);
     } else if (state.data.link) ui.link.value = state.data.link;
     if (why !== "play" && why !== "live") state.follow = i === state.total - 1;
     if (state.playing && i >= state.total - 1 && state.data.finished) pause();
