@@ -90,6 +90,12 @@ def baseline_decisions(factory, battles: list[dict[str, Any]]) -> list[dict[str,
     return rows
 
 
+def first_decisions(rows: list[dict[str, Any]], decisions: int) -> list[dict[str, Any]]:
+    """The rows of each battle's first ``decisions`` decisions: with ``--horizon 1`` a rollout only ever sees the
+    battle's opening state, so warm-start steps spent on later, 3-4x longer conversations teach it nothing it uses."""
+    return [row for row in rows if sum(m["role"] == "assistant" for m in row["messages"]) < decisions]
+
+
 def call_text(kind: str, choice: str) -> str:
     return f"{MOVE_OPEN if kind == 'move' else SWITCH_OPEN}{choice}{CALL_CLOSE}"
 
@@ -338,13 +344,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-turns", type=int, default=60)
     parser.add_argument("--corpus-seeds", type=int, default=100, help="training seeds whose baseline play builds the "
                                                                        "vocabulary and the warm-start examples")
-    parser.add_argument("--sft-steps", type=int, default=30)
+    parser.add_argument("--sft-horizon", type=int, default=1,
+                        help="warm-start examples: the first N decisions of each training seed")
+    parser.add_argument("--sft-steps", type=int, default=40,
+                        help="warm-start steps (batches of 8); 40 teaches the call format part way (see the docs)")
     parser.add_argument("--sft-lr", type=float, default=2e-3)
     parser.add_argument("--steps", type=int, default=30, help="GRPO optimizer steps")
     parser.add_argument("--generations", type=int, default=8, help="rollouts per seed (the GRPO group)")
     parser.add_argument("--prompts-per-step", type=int, default=2)
     parser.add_argument("--lr", type=float, default=5e-4)
-    parser.add_argument("--eval-seeds", type=int, default=100, help="held-out seeds (from 1,000,000 on)")
+    parser.add_argument("--eval-seeds", type=int, default=200, help="held-out seeds (from 1,000,000 on)")
     parser.add_argument("--temperature", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (a 64-wide model gains nothing more)")
@@ -389,7 +398,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     evals["random init"] = evaluate(model, tokenizer, quiet, eval_battles, max_calls=args.horizon + 1,
                                     temperature=args.temperature, seed=args.seed)
     mark = time.perf_counter()
-    losses = warm_start(model, tokenizer, rows, args.sft_steps, args.sft_lr, args.seed)
+    losses = warm_start(model, tokenizer, first_decisions(rows, args.sft_horizon), args.sft_steps, args.sft_lr,
+                        args.seed)
     timings["warm_start_s"] = time.perf_counter() - mark
     model.save_pretrained(out / "warm")
     mark = time.perf_counter()
@@ -399,11 +409,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": QUESTION}], **battle}
                                  for battle in train_battles])
+    # bf16=False: TRL defaults to bf16 autocast, which would make GRPO's rollouts sample from a different (rounded)
+    # model than `evaluate` does; the comparison needs the same model, the same sampling.
     config = GRPOConfig(
         output_dir=str(out / "grpo"), max_steps=args.steps, learning_rate=args.lr,
         per_device_train_batch_size=args.generations * args.prompts_per_step, num_generations=args.generations,
         max_completion_length=256, max_tool_calling_iterations=args.horizon + 1, temperature=args.temperature,
-        use_cpu=True, report_to=[], logging_steps=1, save_strategy="no", seed=args.seed, beta=0.0,
+        use_cpu=True, bf16=False, report_to=[], logging_steps=1, save_strategy="no", seed=args.seed, beta=0.0,
         gradient_checkpointing=False,
         chat_template_kwargs={"enable_thinking": False}, dataloader_num_workers=0, top_k=0,
     )

@@ -18,12 +18,31 @@ SCRIPT = ROOT / "scripts" / "learn_demo.py"
 TEAMS = ROOT / "tests" / "data" / "teams" / "gen9ou"
 
 
-def test_learn_demo_runs_end_to_end_and_writes_its_outputs(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+def load_demo():
     spec = importlib.util.spec_from_file_location("learn_demo", SCRIPT)
     demo = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(demo)
+    return demo
+
+
+def test_warm_start_examples_are_the_decisions_a_rollout_sees():
+    """With ``--sft-horizon 1`` only each battle's opening state (the one a ``--horizon 1`` rollout is given) is a
+    warm-start example, not the later, longer conversations."""
+    demo = load_demo()
+    rows = []
+    for decision in range(3):
+        messages = [{"role": "user", "content": "state"}]
+        for _ in range(decision):
+            messages += [{"role": "assistant", "content": "", "tool_calls": []}, {"role": "tool", "content": "s"}]
+        rows.append({"messages": messages, "kind": "move", "choice": f"m{decision}"})
+    assert [row["choice"] for row in demo.first_decisions(rows, 1)] == ["m0"]
+    assert [row["choice"] for row in demo.first_decisions(rows, 2)] == ["m0", "m1"]
+
+
+def test_learn_demo_runs_end_to_end_and_writes_its_outputs(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    demo = load_demo()
     threads = torch.get_num_threads()
     try:
         results = demo.main([
