@@ -257,6 +257,8 @@ def summarise(name: str, result: dict[str, Any], seed: int) -> dict[str, Any]:
 
 METRICS = (("illegal_rate", "illegal_ci", "illegal or unparseable calls"),
            ("completed_rate", "completed_ci", "rollouts that reach the horizon"))
+REWARD = ("mean_reward", "reward_ci", "mean reward")
+"""Plotted after the rates, on its own axis: from the forfeit (-10.05, every rollout plays nothing) to 0."""
 
 
 def table(summary: list[dict[str, Any]]) -> str:
@@ -278,25 +280,34 @@ def svg_chart(summary: list[dict[str, Any]], title: str) -> str:
 
     width, row_height, left, top = 720, 26, 250, 56
     panel = len(summary) * row_height + 40
-    height = top + panel * len(METRICS) + 10
+    height = top + panel * (len(METRICS) + 1) + 10
     x = lambda value: left + value * (width - left - 30)  # noqa: E731
+    low_reward = min([-10.05] + [row[REWARD[1]][0] for row in summary])
+    high_reward = max([0.0] + [row[REWARD[1]][1] for row in summary])
+    scale = lambda value: (value - low_reward) / (high_reward - low_reward)  # noqa: E731
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
            f'font-size="13"><rect width="100%" height="100%" fill="white"/>',
            f'<text x="10" y="22" font-size="15" font-weight="bold">{escape(title)}</text>']
-    for p, (rate, ci, label) in enumerate(METRICS):
+    panels = [(rate, ci, f"{label} (95% Wilson)", lambda v: v, "{:.0%}", (0.0, 0.25, 0.5, 0.75, 1.0))
+              for rate, ci, label in METRICS]
+    panels.append((REWARD[0], REWARD[1], f"{REWARD[2]} (95% bootstrap)", scale, "{:.2f}",
+                   (low_reward, (low_reward + high_reward) / 2, high_reward)))
+    for p, (rate, ci, label, to_unit, fmt, ticks) in enumerate(panels):
         y0 = top + p * panel
-        out.append(f'<text x="10" y="{y0 + 4}" font-weight="bold">{escape(label)} (95% Wilson)</text>')
-        for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        out.append(f'<text x="10" y="{y0 + 4}" font-weight="bold">{escape(label)}</text>')
+        for tick in ticks:
             bottom = y0 + 14 + len(summary) * row_height
-            out.append(f'<line x1="{x(tick):.1f}" y1="{y0 + 12}" x2="{x(tick):.1f}" y2="{bottom}" stroke="#ddd"/>'
-                       f'<text x="{x(tick):.1f}" y="{bottom + 14}" text-anchor="middle" fill="#666">{tick:.0%}</text>')
+            at = x(to_unit(tick))
+            out.append(f'<line x1="{at:.1f}" y1="{y0 + 12}" x2="{at:.1f}" y2="{bottom}" stroke="#ddd"/>'
+                       f'<text x="{at:.1f}" y="{bottom + 14}" text-anchor="middle" fill="#666">'
+                       f'{fmt.format(tick)}</text>')
         for i, row in enumerate(summary):
             y = y0 + 28 + i * row_height
-            low, high = row[ci]
+            low, high = (x(to_unit(v)) for v in row[ci])
             out.append(f'<text x="{left - 10}" y="{y + 4}" text-anchor="end">{escape(row["model"])}</text>'
-                       f'<line x1="{x(low):.1f}" y1="{y}" x2="{x(high):.1f}" y2="{y}" stroke="#1f77b4" '
-                       f'stroke-width="3"/><circle cx="{x(row[rate]):.1f}" cy="{y}" r="5" fill="#d62728"/>'
-                       f'<text x="{x(high) + 8:.1f}" y="{y + 4}" fill="#333">{row[rate]:.0%}</text>')
+                       f'<line x1="{low:.1f}" y1="{y}" x2="{high:.1f}" y2="{y}" stroke="#1f77b4" '
+                       f'stroke-width="3"/><circle cx="{x(to_unit(row[rate])):.1f}" cy="{y}" r="5" fill="#d62728"/>'
+                       f'<text x="{high + 8:.1f}" y="{y + 4}" fill="#333">{fmt.format(row[rate])}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -306,13 +317,15 @@ def html_chart(summary: list[dict[str, Any]], title: str) -> str:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(rows=1, cols=len(METRICS), subplot_titles=[label for _, _, label in METRICS])
-    for col, (rate, ci, _) in enumerate(METRICS, start=1):
+    panels = (*METRICS, REWARD)
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[label for _, _, label in panels])
+    for col, (rate, ci, _) in enumerate(panels, start=1):
         fig.add_trace(go.Bar(
             x=[row["model"] for row in summary], y=[row[rate] for row in summary], showlegend=False,
             error_y={"type": "data", "symmetric": False, "array": [row[ci][1] - row[rate] for row in summary],
                      "arrayminus": [row[rate] - row[ci][0] for row in summary]}), row=1, col=col)
-        fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=col)
+        if rate != REWARD[0]:
+            fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=col)
     fig.update_layout(title={"text": title}, template="plotly_white")
     return fig.to_html(include_plotlyjs=True, full_html=True)
 

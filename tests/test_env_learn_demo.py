@@ -58,7 +58,7 @@ def test_learn_demo_runs_end_to_end_and_writes_its_outputs(tmp_path, monkeypatch
     table = (tmp_path / "results.md").read_text()
     assert table.count("\n") == 2 + 3 and "GRPO-trained" in table
     svg = ElementTree.fromstring((tmp_path / "learning.svg").read_text())  # well-formed, one dot per model and metric
-    assert len(svg.findall(".//{http://www.w3.org/2000/svg}circle")) == 3 * 2
+    assert len(svg.findall(".//{http://www.w3.org/2000/svg}circle")) == 3 * 3  # two rates and the mean reward
     assert "plotly" in (tmp_path / "learning.html").read_text()[:100_000].lower()
     assert (tmp_path / "model" / "tokenizer.json").exists()
     rollouts = sorted((tmp_path / "recordings").glob("*.json"))  # the GRPO step's rollouts are real battles
