@@ -49,11 +49,12 @@ def hub_cache(tmp_path: Path, tiny_checkpoint: Path, monkeypatch: pytest.MonkeyP
     return tmp_path / "hub"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def server() -> Iterator[object]:
-    """One app for the whole session (of this xdist worker), stopped by pytest's own teardown when the session
-    ends, not by an atexit hook: after one loaded `make test` both workers' app servers were still running an hour
-    later (quiet runs cleaned up; the cause under load was not pinned down)."""
+    """One app per test file, as when each file imported the fixture (each import was its own fixture): shared by
+    the whole session from conftest, one file's recordings, analyses and seats met the next file's (a loaded run
+    analysed another file's 464-step replay). Stopped by pytest's own teardown, not an atexit hook: after one
+    loaded `make test` both workers' app servers were still running an hour later."""
     from ui_support import Server
 
     app = Server()
