@@ -51,10 +51,9 @@ def hub_cache(tmp_path: Path, tiny_checkpoint: Path, monkeypatch: pytest.MonkeyP
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[object]:
-    """One app per test file, as when each file imported the fixture (each import was its own fixture): shared by
-    the whole session from conftest, one file's recordings, analyses and seats met the next file's (a loaded run
-    analysed another file's 464-step replay). Stopped by pytest's own teardown, not an atexit hook: after one
-    loaded `make test` both workers' app servers were still running an hour later."""
+    """One app per test file, as when each file imported the fixture (each import was its own fixture), so one
+    file's recordings, analyses and seats never meet the next file's. Stopped by pytest's own teardown, not an
+    atexit hook: after one loaded `make test` both workers' app servers were still running an hour later."""
     from ui_support import Server
 
     app = Server()

@@ -129,17 +129,43 @@ def test_the_turn_list_marks_turning_points_and_mistakes_and_the_decision_panel_
 
 APP_ID = "app-" + SAMPLE_ID
 STATUS = "document.querySelector('#wc-analysis-status')"
+IDLE = ("!document.querySelector('[data-testid=status-tracker].pending, [data-testid=status-tracker].generating') "
+        "&& !document.body.innerText.includes('Checking hardware')")
+"""No event of the page's is in flight."""
+
+
+FRAMES = "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(done))))"
+"""Three painted frames in the page."""
 
 
 def _open_controls(browser: Browser, url: str, k: int, options: str) -> None:
+    """Open the replay and the accordion, then set K and the options.
+
+    Gradio renders a closed accordion's children on its first open and, once their modules are loaded and a frame
+    has passed, copies its stored values back into them: a K typed in that moment went back to 16 (a loaded CI run
+    analysed 29 × 16 = 464 rollouts). So the accordion is opened first, the value is set once the replay is shown
+    and nothing is in flight, and set again until a read after three frames shows it kept.
+    """
     browser.open(url)
-    browser.wait_for(f"{VIEW}?.querySelector('.wc-turnlist li') != null", timeout=60)
+    browser.wait_for("[...document.querySelectorAll('.label-wrap')].some(l => l.textContent.includes("
+                     "'Analyse this battle'))", timeout=60)
     browser.evaluate("[...document.querySelectorAll('.label-wrap')].find(l => l.textContent.includes("
                      "'Analyse this battle')).click()")
-    browser.wait_for("document.querySelector('#wc-analysis-k input') !== null")
-    browser.evaluate(f"""(() => {{ const i = document.querySelector('#wc-analysis-k input'); i.value = '{k}';
-        i.dispatchEvent(new Event('input', {{bubbles: true}})); i.dispatchEvent(new Event('change', {{bubbles: true}}));
-        document.querySelector('#wc-analysis-options input[value="{options}"]').click(); }})()""")
+    browser.wait_for("document.querySelector('#wc-analysis-k input') !== null", timeout=60)
+    browser.wait_for(f"{VIEW}?.querySelector('.wc-turnlist li') != null", timeout=60)
+    browser.wait_for(IDLE, timeout=60)
+    kept = f"document.querySelector('#wc-analysis-k input').value === '{k}' && " \
+           f"document.querySelector('#wc-analysis-options input[value=\"{options}\"]').checked"
+    for _ in range(5):
+        browser.evaluate(FRAMES)
+        if browser.evaluate(kept):
+            break
+        browser.evaluate(f"""(() => {{ const i = document.querySelector('#wc-analysis-k input'); i.value = '{k}';
+            i.dispatchEvent(new Event('input', {{bubbles: true}}));
+            i.dispatchEvent(new Event('change', {{bubbles: true}}));
+            document.querySelector('#wc-analysis-options input[value="{options}"]').click(); }})()""")
+        browser.wait_for(IDLE, timeout=60)
+    assert browser.evaluate(kept), browser.evaluate("document.querySelector('#wc-analysis-k input').value")
 
 
 @pytest.fixture(scope="module")
