@@ -26,6 +26,13 @@ def one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text.strip() else exc.__class__.__name__
 
 
+def whole_on_one_line(exc: BaseException, limit: int = 300) -> str:
+    """The whole message folded onto one line and capped, for a page's status line: where the detail is on later
+    lines (a pydantic error's first line only counts them), the first line alone would say nothing."""
+    text = " ".join(str(exc).split()) or exc.__class__.__name__
+    return text[:limit]
+
+
 class InputError(WolfeClickError, ValueError):
     """An argument, option or file the user gave is not acceptable (a bad count, a bad config, a foreign file)."""
 

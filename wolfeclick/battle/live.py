@@ -27,7 +27,7 @@ from wolfeclick.battle.specs import PolicySpecError, make_policy, needs_gpu, spe
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.battle.stream import Stream
 from wolfeclick.digits import ascii_int
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.errors import WolfeClickError, whole_on_one_line
 from wolfeclick.policies.base import Policy
 from wolfeclick.policies.human import HUMAN_SPEC, Answered, HumanPolicy, HumanSeat, Prompt
 from wolfeclick.sides import SIDES, Side
@@ -35,7 +35,7 @@ from wolfeclick.sim.protocol import door_names
 
 __all__ = [
     "FORMATS", "CUSTOM", "HUMAN", "MAX_SEED", "LiveError", "LiveBattle", "LiveEvent", "PolicyCache", "builds_once",
-    "parse_seed", "check_format", "resolve_spec", "one_line", "human_sides", "play_live",
+    "parse_seed", "check_format", "resolve_spec", "human_sides", "play_live",
 ]
 
 CUSTOM = "custom"
@@ -84,11 +84,6 @@ def resolve_spec(choice: str | None, custom: str | None) -> str:
     return spec
 
 
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or exc.__class__.__name__
-    return text[:300]
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Checkpoints, shared
 # --------------------------------------------------------------------------------------------------------------
@@ -97,7 +92,7 @@ def builds_once(spec: str) -> bool:
     try:
         return needs_gpu(spec)
     except PolicySpecError as exc:
-        raise LiveError(one_line(exc)) from None
+        raise LiveError(whole_on_one_line(exc)) from None
 
 
 class PolicyCache:
@@ -117,7 +112,7 @@ class PolicyCache:
             try:
                 return make_policy(spec)
             except WolfeClickError as exc:  # a bad spec, or a third-party factory's own one-line refusal
-                raise LiveError(one_line(exc)) from None
+                raise LiveError(whole_on_one_line(exc)) from None
         key = (spec, mode)
         with self._lock:
             if key in self._policies:
@@ -130,11 +125,11 @@ class PolicyCache:
             try:
                 policy = make_policy(spec, mode=mode)
             except PolicySpecError as exc:
-                raise LiveError(one_line(exc)) from None
+                raise LiveError(whole_on_one_line(exc)) from None
             except ImportError as exc:
-                raise LiveError(f"checkpoint support is not available in this install ({one_line(exc)})") from None
+                raise LiveError(f"checkpoint support is not available in this install ({whole_on_one_line(exc)})") from None
             except (WolfeClickError, OSError) as exc:  # CheckpointError, offline Hub, unreadable files
-                raise LiveError(f"could not load {spec}: {one_line(exc)}") from None
+                raise LiveError(f"could not load {spec}: {whole_on_one_line(exc)}") from None
             with self._lock:
                 self._policies[key] = policy
             return policy
@@ -326,7 +321,7 @@ async def play_live(
                     pass
     except WolfeClickError as exc:  # a format the simulator does not know, a dead simulator…
         hint = "" if format_id in FORMATS else f" (is {format_id} a random-battle format this Showdown knows?)"
-        yield LiveEvent("error", f"the battle could not go on: {one_line(exc)}{hint}", battle)
+        yield LiveEvent("error", f"the battle could not go on: {whole_on_one_line(exc)}{hint}", battle)
         return
     finally:
         if playing:  # the seats and the battle task end here, whether the battle ended or the page left
@@ -340,5 +335,5 @@ async def play_live(
             await asyncio.to_thread(saver.save, recording)
             recording = recording.model_copy(update={"id": saver.id})
         except (OSError, WolfeClickError) as exc:
-            message = f"the recording could not be saved: {one_line(exc)}"
+            message = f"the recording could not be saved: {whole_on_one_line(exc)}"
     yield LiveEvent("done", message, battle, recording=recording)

@@ -21,10 +21,10 @@ from wolfeclick.arena.engines import make_engine
 from wolfeclick.arena.intervals import bounds_text
 from wolfeclick.arena.results import ResultRow, charts_from_rows, summary_from_rows
 from wolfeclick.arena.schedule import build_schedule
-from wolfeclick.battle.live import LiveError, PolicyCache, builds_once, check_format, one_line
+from wolfeclick.battle.live import LiveError, PolicyCache, builds_once, check_format
 from wolfeclick.battle.schema import is_valid_id
 from wolfeclick.battle.stream import Stream
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.errors import WolfeClickError, whole_on_one_line
 from wolfeclick.ui.presentation import compare_label, verdict_rows
 
 __all__ = ["CompareUpdate", "run_compare", "load_compare", "list_compares", "TABLE_HEADERS", "BATTLE_HEADERS",
@@ -140,7 +140,7 @@ async def run_compare(
         config = tournaments.TournamentConfig(players=tuple(specs), pairs=max(1, (battles_per_pairing + 1) // 2),
                                               format=format_id, seed=seed).checked(mode=mode)
     except WolfeClickError as exc:
-        raise LiveError(one_line(exc)) from None
+        raise LiveError(whole_on_one_line(exc)) from None
     # checkpoints come from the shared cache (loaded once for Live and Compare alike)
     policies = {}
     for spec in specs:
@@ -150,7 +150,7 @@ async def run_compare(
     try:
         chosen = make_engine(engine)
     except WolfeClickError as exc:
-        raise LiveError(one_line(exc)) from None
+        raise LiveError(whole_on_one_line(exc)) from None
     async for update in _run_tournament(config, policies, mode, concurrency, stop, out_dir, recordings, chosen):
         yield update
 
@@ -175,7 +175,7 @@ async def _run_tournament(config: tournaments.TournamentConfig, policies: dict[s
                 policies=policies,
                 llm_options={"mode": mode}, on_start=on_start, on_result=on_result, stop=stop, engine=engine)
         except WolfeClickError as exc:
-            raise LiveError(f"the tournament stopped: {one_line(exc)}") from None
+            raise LiveError(f"the tournament stopped: {whole_on_one_line(exc)}") from None
         stream.put(("end", summary))
 
     stream.spawn(play())
@@ -246,7 +246,7 @@ def load_compare(tournament_id: str, out_dir: Path) -> CompareUpdate:
     try:
         config, rows = tournaments.load_results(directory)
     except ValueError as exc:
-        raise LiveError(one_line(exc)) from None
+        raise LiveError(whole_on_one_line(exc)) from None
     summary = summary_from_rows(rows, config)
     state = "complete" if summary.complete else "incomplete (run it again to resume)"
     return CompareUpdate(summary.battles, summary.scheduled or summary.battles,

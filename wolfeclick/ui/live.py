@@ -13,8 +13,8 @@ import threading
 from dataclasses import dataclass, fields
 from typing import Any, AsyncIterator
 
-from wolfeclick.battle.live import CUSTOM, HUMAN, LiveEvent, one_line, play_live
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.battle.live import CUSTOM, HUMAN, LiveEvent, play_live
+from wolfeclick.errors import WolfeClickError, whole_on_one_line
 from wolfeclick.policies.human import Prompt
 from wolfeclick.policies.registry import PolicyRegistry, default_registry
 from wolfeclick.settings import settings
@@ -121,7 +121,7 @@ def probe_hardware() -> dict[str, Any]:
             out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120)
             info.update(json.loads(out.stdout.strip().splitlines()[-1]))
     except Exception as exc:
-        info["error"] = one_line(exc)
+        info["error"] = whole_on_one_line(exc)
     info["ram_gb"] = ram
     return info
 

@@ -12,9 +12,9 @@ from typing import Any, AsyncIterator, Callable
 
 import gradio as gr
 
-from wolfeclick.battle.live import LiveError, check_format, one_line, parse_seed, resolve_spec
+from wolfeclick.battle.live import LiveError, check_format, parse_seed, resolve_spec
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
-from wolfeclick.errors import WolfeClickError
+from wolfeclick.errors import WolfeClickError, whole_on_one_line
 from wolfeclick.sides import is_side
 from wolfeclick.ui import compare as compare_mod
 from wolfeclick.ui.binding import bind
@@ -134,7 +134,7 @@ async def battle_stream(ctx: AppContext, p1: str, p2: str, format_id: str = DEFA
         seed_value = parse_seed(seed)
         turns_cap = max(1, min(DEFAULT_MAX_TURNS, int(max_turns)))
     except (LiveError, TypeError, ValueError) as exc:
-        yield {"error": one_line(exc)}
+        yield {"error": whole_on_one_line(exc)}
         return
     saver = ctx.saver()
     async for event in run_live(p1s, p2s, cache=ctx.policies, saver=saver, format_id=format_id, seed=seed_value,
