@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from ui_support import CHROMIUM, SAMPLE_ID, Browser, sample_data
+from ui_support import CHROMIUM, PAGE_IDLE, SAMPLE_ID, Browser, frames, sample_data
 
 from wolfeclick.analysis.core import analyse, mistakes
 from wolfeclick.analysis.schema import Analysis, analysis_path, save_analysis
@@ -129,13 +129,6 @@ def test_the_turn_list_marks_turning_points_and_mistakes_and_the_decision_panel_
 
 APP_ID = "app-" + SAMPLE_ID
 STATUS = "document.querySelector('#wc-analysis-status')"
-IDLE = ("!document.querySelector('[data-testid=status-tracker].pending, [data-testid=status-tracker].generating') "
-        "&& !document.body.innerText.includes('Checking hardware')")
-"""No event of the page's is in flight."""
-
-
-FRAMES = "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(done))))"
-"""Three painted frames in the page."""
 
 
 def _open_controls(browser: Browser, url: str, k: int, options: str) -> None:
@@ -153,18 +146,18 @@ def _open_controls(browser: Browser, url: str, k: int, options: str) -> None:
                      "'Analyse this battle')).click()")
     browser.wait_for("document.querySelector('#wc-analysis-k input') !== null", timeout=60)
     browser.wait_for(f"{VIEW}?.querySelector('.wc-turnlist li') != null", timeout=60)
-    browser.wait_for(IDLE, timeout=60)
+    browser.wait_for(PAGE_IDLE, timeout=60)
     kept = f"document.querySelector('#wc-analysis-k input').value === '{k}' && " \
            f"document.querySelector('#wc-analysis-options input[value=\"{options}\"]').checked"
     for _ in range(5):
-        browser.evaluate(FRAMES)
+        frames(browser, 3)
         if browser.evaluate(kept):
             break
         browser.evaluate(f"""(() => {{ const i = document.querySelector('#wc-analysis-k input'); i.value = '{k}';
             i.dispatchEvent(new Event('input', {{bubbles: true}}));
             i.dispatchEvent(new Event('change', {{bubbles: true}}));
             document.querySelector('#wc-analysis-options input[value="{options}"]').click(); }})()""")
-        browser.wait_for(IDLE, timeout=60)
+        browser.wait_for(PAGE_IDLE, timeout=60)
     assert browser.evaluate(kept), browser.evaluate("document.querySelector('#wc-analysis-k input').value")
 
 

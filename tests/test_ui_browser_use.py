@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from ui_support import CHROMIUM, SAMPLE_ID, Browser, Server, long_recording, open_replay
+from ui_support import CHROMIUM, PAGE_IDLE, SAMPLE_ID, Browser, Server, frames, long_recording, open_replay
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 
@@ -24,12 +24,6 @@ def press(browser: Browser, key: str) -> None:
     for kind in ("keyDown", "keyUp"):
         browser.call("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=KEYS[key],
                      nativeVirtualKeyCode=KEYS[key])
-
-
-def frames(browser: Browser, n: int = 2) -> None:
-    """Until the page has drawn ``n`` more frames (what a step changed is laid out and painted by then)."""
-    browser.evaluate("new Promise(done => { let k = %d; const f = () => (--k ? requestAnimationFrame(f) : done(1));"
-                     " requestAnimationFrame(f); })" % n)
 
 
 
@@ -146,9 +140,7 @@ def test_live_after_stepping_back_tells_the_finished_battle(paced, browser):
     """After stepping back in Live, the end of the battle left "Decision 5 of 7 so far", the slider at 7 of 28,
     panels saying "in progress", and "Open this battle in Replays (at this turn)" opened the last decision."""
     browser.open(f"{paced.url}?tab=live")
-    browser.wait_for("document.querySelector('#wc-live-start') !== null && "  # the page's load events are over
-                     "!document.body.innerText.includes('Checking hardware') && !document.querySelector("
-                     "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')", timeout=90)
+    browser.wait_for("document.querySelector('#wc-live-start') !== null && " + PAGE_IDLE, timeout=90)
     browser.evaluate("document.querySelector('#wc-live-start').click()")
     browser.wait_for("window.__wcViewers.live.state.total >= 4", timeout=90)
     browser.evaluate("document.activeElement && document.activeElement.blur()")

@@ -11,7 +11,7 @@ import sys
 import time
 
 import pytest
-from ui_support import CHROMIUM, ROOT, SAMPLE_ID, Browser
+from ui_support import CHROMIUM, PAGE_IDLE, ROOT, SAMPLE_ID, Browser
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 
@@ -73,9 +73,7 @@ class Person:
         self.browser.open(url)
         # the page's load events (they open the newest replay and set the tab) must be over before a choice is
         # made: one that lands while they are in flight can be lost, and the battle would start with the default
-        self.browser.wait_for("document.querySelector('#wc-live-agent input') !== null && "
-                              "!document.body.innerText.includes('Checking hardware') && !document.querySelector("
-                              "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')",
+        self.browser.wait_for("document.querySelector('#wc-live-agent input') !== null && " + PAGE_IDLE,
                               timeout=60)
         pick(self.browser, "wc-live-agent", "You")
         pick(self.browser, "wc-live-opponent", "maxdamage")

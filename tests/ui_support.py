@@ -289,6 +289,18 @@ def threading_drain(stream) -> None:
     threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()
 
 
+PAGE_IDLE = ("!document.body.innerText.includes('Checking hardware') && !document.querySelector("
+             "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')")
+"""No event of the page's is in flight (its load events, the Live tab's hardware check): a value set before then
+can be lost."""
+
+
+def frames(browser: Browser, n: int = 2) -> None:
+    """Until the page has drawn ``n`` more frames (what a step changed is laid out and painted by then)."""
+    browser.evaluate("new Promise(done => { let k = %d; const f = () => (--k ? requestAnimationFrame(f) : done(1));"
+                     " requestAnimationFrame(f); })" % n)
+
+
 REPLAYS_VIEW = "document.querySelector('#wc-replays-viewer')"
 
 
