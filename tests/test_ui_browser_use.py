@@ -85,6 +85,33 @@ def test_stepping_forces_no_layout(server, browser, phone, width):
         return li.dataset.step === '25' && b.top >= a.top - 1 && b.bottom <= a.bottom + 1; }})()""", timeout=10)
 
 
+FRAME_COUNTER = """(() => {
+  const native = window.requestAnimationFrame;
+  window.__wcFrameAsks = 0;
+  window.requestAnimationFrame = function (callback) { window.__wcFrameAsks++; return native.call(window, callback); };
+})()"""
+"""Installed before any script of the page's: counts the animation frames the page's scripts ask for."""
+
+
+def test_an_idle_page_asks_for_no_animation_frames(server):
+    """Gradio 6.31's page loader (a status tracker shown while the app loads) starts its elapsed-time loop and is
+    unmounted while still pending, so the loop's requestAnimationFrame outlived it: a callback every frame for the
+    page's whole life (60 a second on an idle page). The frame pipeline was never idle, and a key's frame waited
+    for the next tick behind it. Once its events have answered (and their loaders' animations have run out), a
+    page asks for no frames until something changes."""
+    with Browser() as page:
+        page.call("Page.addScriptToEvaluateOnNewDocument", source=FRAME_COUNTER)
+        open_replay(page, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
+        page.wait_for(PAGE_IDLE, timeout=180)
+        quiet = ("new Promise(done => { const before = window.__wcFrameAsks;"
+                 " setTimeout(() => done(window.__wcFrameAsks === before), 500); })")
+        page.wait_for(quiet, timeout=60)  # today's loop never stops: half a second without a frame never comes
+        # the viewer's own frames still run: a step is drawn, and the page is quiet again after it
+        press(page, "ArrowRight")
+        page.wait_for(f"{VIEW}.querySelector('.wc-turn').dataset.step === '1'", timeout=30)
+        page.wait_for(quiet, timeout=60)
+
+
 # --------------------------------------------------------------------------------------------------------------
 # 5. Replays of any length step without reloading the page
 # --------------------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from starlette.middleware import Middleware
 from wolfeclick.battle.store import MAX_RECORDING_BYTES
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
+from wolfeclick.ui.early_script import EarlyScript
 from wolfeclick.ui.first_answer import AfterFirstAnswer
 from wolfeclick.ui.library import Library
 from wolfeclick.ui.tabs import api, compare, live, replays
@@ -108,12 +109,13 @@ def set_default_concurrency(demo: gr.Blocks, limit: int) -> None:
 
 
 def launch_options(demo: gr.Blocks) -> dict[str, Any]:
-    """What ``launch()`` needs besides host and port: CSS, file access for downloads, the upload size limit, and
-    the warm-up started once the first request is answered (``wolfeclick.ui.first_answer``)."""
+    """What ``launch()`` needs besides host and port: CSS, file access for downloads, the upload size limit, the
+    warm-up started once the first request is answered (``wolfeclick.ui.first_answer``) and the script the page
+    runs before Gradio's own (``wolfeclick.ui.early_script``)."""
     lib: Library = demo.wolfeclick_library
     css = CSS_PATH.read_text(encoding="utf-8") if CSS_PATH.exists() else ""
     return {
-        "app_kwargs": {"middleware": [Middleware(AfterFirstAnswer, task=warm_up)]},
+        "app_kwargs": {"middleware": [Middleware(AfterFirstAnswer, task=warm_up), Middleware(EarlyScript)]},
         "css": css,
         "theme": gr.themes.Soft(primary_hue="indigo"),
         "allowed_paths": [str(lib.directory), str(lib.exports)],

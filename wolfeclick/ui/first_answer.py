@@ -9,16 +9,11 @@ while the browser is fetching the page's assets instead.
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Callable
+
+from wolfeclick.ui.asgi import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["AfterFirstAnswer"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 SELF_CALLS = ("/startup-events",)
