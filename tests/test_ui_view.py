@@ -95,7 +95,8 @@ def test_charts_mark_every_step_and_end_at_the_final_state(recording):
     view = BattleView.of(recording)
     charts, marks = charts_svg(view)
     assert len(marks["hp"]) == len(marks["reward"]) == view.steps == len(recording.turns) + 1  # + the end step
-    assert charts.count("<svg") == 2 and "p1 · heuristic" in charts and "p2 · random" in charts
+    assert charts.count('<svg class="wc-svg" ') == 2 and "p1 · heuristic" in charts and "p2 · random" in charts
+    assert charts.count('<svg class="wc-svg wc-marks" ') == 2  # each chart's marker drawn over it, apart
     series = view.series()
     assert series["x"][3] == recording.turns[3].turn
     loser = "p2" if recording.result.winner == "p1" else "p1"

@@ -104,7 +104,12 @@ def _chart(key: str, title: str, x: Sequence[int], series: Mapping[str, Sequence
             points.append(f"{sx(x[i])},{sy(ys[i])}")
         parts.append(f'<polyline fill="none" stroke="{SIDE_COLORS[side]}" stroke-width="2" '
                      f'points="{" ".join(points)}"><title>{esc(side)} · {esc(names.get(side, side))}</title></polyline>')
-    parts.append(f'<line class="wc-mark" x1="{sx(x[0])}" x2="{sx(x[0])}" y1="{top}" y2="{bottom}"/>')
+    parts.append("</svg>")
+    # the marker is drawn over the chart in an SVG of its own (its own layer): moving it each step repaints three
+    # shapes, not the chart's lines
+    parts.append(f'<svg class="wc-svg wc-marks" viewBox="0 0 {CHART_W} {CHART_H}" aria-hidden="true" '
+                 f'preserveAspectRatio="xMidYMid meet">'
+                 f'<line class="wc-mark" x1="{sx(x[0])}" x2="{sx(x[0])}" y1="{top}" y2="{bottom}"/>')
     for side in SIDES:
         parts.append(f'<circle class="wc-dot wc-dot-{side}" r="5" cx="{sx(x[0])}" cy="{sy(series[side][0])}" '
                      f'fill="{SIDE_COLORS[side]}"/>')
@@ -112,8 +117,8 @@ def _chart(key: str, title: str, x: Sequence[int], series: Mapping[str, Sequence
     legend = "".join(f'<span class="wc-legend" style="color:{SIDE_COLORS[s]}">━ {esc(s)} · {esc(names.get(s, s))}</span>'
                      for s in SIDES)
     marks = [[sx(xv), sy(series["p1"][i]), sy(series["p2"][i])] for i, xv in enumerate(x)]
-    return (f'<div class="wc-chart" data-chart="{key}">{"".join(parts)}<div class="wc-legends">{legend}</div></div>',
-            marks)
+    return (f'<div class="wc-chart" data-chart="{key}"><div class="wc-plot">{"".join(parts)}</div>'
+            f'<div class="wc-legends">{legend}</div></div>', marks)
 
 
 def charts_svg(view: BattleView) -> tuple[str, dict[str, list[list[float]]]]:

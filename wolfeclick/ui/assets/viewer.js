@@ -72,7 +72,7 @@
     if (!state.marks) return;
     for (const key of Object.keys(state.marks)) {
       const m = state.marks[key][i];
-      const svg = ui.charts.querySelector(`[data-chart="${key}"] svg`);
+      const svg = ui.charts.querySelector(`[data-chart="${key}"] svg.wc-marks`);
       if (!m || !svg) continue;
       const line = svg.querySelector(".wc-mark");
       line.setAttribute("x1", m[0]); line.setAttribute("x2", m[0]);
@@ -195,7 +195,7 @@
     const old = ui.list.querySelector("li.wc-current");
     if (old) old.classList.remove("wc-current");
     const item = state.items[i];
-    if (item) { item.classList.add("wc-current"); if (why !== "live") scrollListTo(item); }
+    if (item) { item.classList.add("wc-current"); if (why !== "live") { renderNear(i); scrollListTo(item); } }
     const q = shareQuery(i);
     if (q) {
       ui.link.value = location.origin + location.pathname + q;
@@ -212,10 +212,62 @@
     for (const e of entries) {
       listWatch.unobserve(e.target);
       if (!e.rootBounds || e.intersectionRatio >= 0.99) continue;
+      ownScroll = true;
       ui.list.scrollBy(0, e.boundingClientRect.top - e.rootBounds.top - e.rootBounds.height / 2);
     }
   }, { root: ui.list, threshold: [0, 0.99] });
   function scrollListTo(item) { listWatch.disconnect(); listWatch.observe(item); }
+
+  // The list holds a line for every step, but only the lines near the one shown (or near where the person has
+  // scrolled the list) are rendered: every rendered line costs each step's layout, pre-paint and paint, in view or
+  // not (a 378-line list: about 5 of a step's 18 ms). The others are display: none, and two blocks before and after
+  // them (the list's ::before and ::after) stand in for their height (each line's height as last rendered, told by a ResizeObserver; 23 px until then), so the
+  // scroll bar and the lines in view stay where they were (a guessed height moves the lines a little when a
+  // person scrolls to lines never rendered before). The rendered lines move in blocks of 20: a step within a block changes no line's rendering and no
+  // stand-in (moving them every step moved every rendered line, and doubled a step's pre-paint).
+  const BLOCK = 20;
+  const heights = new Map();  // step → its line's height, px
+  let near = [0, -1], ownScroll = false;
+  const sizes = new ResizeObserver((entries) => {
+    for (const e of entries) heights.set(Number(e.target.dataset.step), e.borderBoxSize && e.borderBoxSize[0]
+      ? e.borderBoxSize[0].blockSize : e.contentRect.height);
+  });
+  const lineHeight = (s) => heights.get(s) ?? 23;
+  function placeLine(li, s) {  // a line just added: rendered if it is near, else stood in for
+    const isNear = s >= near[0] && s <= near[1];
+    li.classList.toggle("wc-far", !isNear);
+    if (isNear) sizes.observe(li);
+  }
+  function pad() {
+    let above = 0, below = 0;
+    state.items.forEach((li, s) => { if (li && s < near[0]) above += lineHeight(s); else if (li && s > near[1]) below += lineHeight(s); });
+    ui.list.style.setProperty("--wc-above", `${above}px`); ui.list.style.setProperty("--wc-below", `${below}px`);
+  }
+  function renderNear(center) {
+    const block = Math.floor(Math.max(0, center) / BLOCK) * BLOCK;  // at least 2 blocks on either side of center
+    const lo = Math.max(0, block - 2 * BLOCK), hi = block + 3 * BLOCK - 1;  // lines still to come there are near too
+    if (lo === near[0] && hi === near[1]) return;
+    const [oldLo, oldHi] = near;
+    near = [lo, hi];
+    for (let s = oldLo; s <= oldHi; s++) {
+      const li = state.items[s];
+      if (li && (s < lo || s > hi)) { li.classList.add("wc-far"); sizes.unobserve(li); }
+    }
+    for (let s = lo; s <= hi; s++) {
+      const li = state.items[s];
+      if (li && (s < oldLo || s > oldHi)) { li.classList.remove("wc-far"); sizes.observe(li); }
+    }
+    pad();
+  }
+  function forgetLines() { near = [0, -1]; heights.clear(); sizes.disconnect(); pad(); }
+  // A person scrolling the list: the lines around the middle of its box are rendered. Reading the scroll offset
+  // here costs no layout (nothing changed since the frame that scrolled); the list's own follow is not a person.
+  ui.list.addEventListener("scroll", () => {
+    if (ownScroll) { ownScroll = false; return; }
+    let y = ui.list.scrollTop + ui.list.clientHeight / 2, s = 0;
+    for (; s < state.items.length - 1; s++) { if (!state.items[s]) continue; y -= lineHeight(s); if (y < 0) break; }
+    renderNear(s);
+  }, { passive: true });
 
   // --- long replays: windows of steps fetched from the server in the background (no page reload) ---------------
   function apiBase() {
@@ -288,7 +340,9 @@
       ui.list.insertBefore(fresh[k], next);
       state.items[s] = fresh[k]; next = fresh[k];
       markItem(fresh[k], s);
+      placeLine(fresh[k], s);
     }
+    pad();
     if (state.index >= first && state.index < first + fresh.length && state.items[state.index])
       state.items[state.index].classList.add("wc-current");
   }
@@ -422,19 +476,20 @@
     if (html.length) {
       const tmp = document.createElement("ol");
       tmp.innerHTML = html.join("");
-      for (const li of [...tmp.children]) { ui.list.appendChild(li); state.items.push(li); }
+      for (const li of [...tmp.children]) { ui.list.appendChild(li); state.items.push(li); placeLine(li, state.items.length - 1); }
     }
+    if (near[1] < near[0]) renderNear(0); else pad();
   }
 
   function receive(payload) {
     if (payload.kind === "clear") { pause(); state.total = 0; state.data = null; state.panels = []; state.items = [];
-      ui.list.innerHTML = ""; ui.charts.innerHTML = ""; ui.panel.innerHTML = payload.html || ""; ui.label.textContent = "";
+      ui.list.innerHTML = ""; forgetLines(); ui.charts.innerHTML = ""; ui.panel.innerHTML = payload.html || ""; ui.label.textContent = "";
       say(payload.message || ""); return; }
     if (payload.kind === "message") { say(payload.message); return; }
     if (payload.kind === "window") { if (payload.token === state.token) merge(payload); return; }
     const fresh = payload.kind === "open" || payload.token !== state.token;
     if (fresh) {
-      pause(); state.panels = []; state.items = []; state.marks = {}; ui.list.innerHTML = ""; state.follow = true;
+      pause(); state.panels = []; state.items = []; state.marks = {}; ui.list.innerHTML = ""; forgetLines(); state.follow = true;
       state.want = null; state.queued = null; ui.reveal.checked = false;
       state.analysis = payload.analysis || null;
       say("");
