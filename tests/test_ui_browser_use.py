@@ -141,13 +141,19 @@ def test_the_turn_list_renders_only_the_lines_near_the_shown_step(server, browse
         browser.wait_for(f"""(() => {{ const list = {VIEW}.querySelector('.wc-turnlist'), li = list.querySelector('li.wc-current');
             const a = list.getBoundingClientRect(), b = li.getBoundingClientRect();
             return b.top >= a.top - 1 && b.bottom <= a.bottom + 1; }})()""", timeout=10)
-    # a person scrolls the list far from the shown step: the lines there are rendered, and stay put
-    for where in ("0", "list.scrollHeight / 2"):
-        browser.evaluate(f"(() => {{ const list = {VIEW}.querySelector('.wc-turnlist'); list.scrollTop = {where}; }})()")
-        found = browser.wait_for(f"{LINE_IN_VIEW} !== null && {LINE_IN_VIEW}", timeout=10)
-        frames(browser, 3)
-        assert browser.evaluate(LINE_IN_VIEW) == found
-    assert 100 < found < 250  # the middle of the list shows the middle of the battle
+    # a person scrolls the list far from the shown step (the mouse wheel, over the list): the lines there are
+    # rendered, and stay put
+    box = browser.evaluate(f"(() => {{ const b = {VIEW}.querySelector('.wc-turnlist').getBoundingClientRect();"
+                           " return [b.left + b.width / 2, b.top + b.height / 2]; })()")
+    settled = (f"new Promise(done => {{ const a = {LINE_IN_VIEW}; let k = 3; const f = () => (--k ? "
+               f"requestAnimationFrame(f) : done(a !== null && a === {LINE_IN_VIEW} ? a + 1 : 0));"
+               " requestAnimationFrame(f); })")  # the same line in view three frames apart (+1: line 0 is truthy)
+    found = []
+    for delta in ("-list.scrollHeight", "list.scrollHeight / 2"):
+        wheel = browser.evaluate(f"(list => {delta})({VIEW}.querySelector('.wc-turnlist'))")
+        browser.call("Input.dispatchMouseEvent", type="mouseWheel", x=box[0], y=box[1], deltaX=0, deltaY=wheel)
+        found.append(browser.wait_for(settled, timeout=20) - 1)
+    assert found[0] < 30 and 100 < found[1] < 250, found  # the top, then the middle of the battle
     assert browser.evaluate(f"{VIEW}.querySelector('li.wc-current').dataset.step") == str(lines - 1)  # not stepped
 
 

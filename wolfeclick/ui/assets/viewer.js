@@ -189,6 +189,7 @@
     }
     state.want = null;
     state.index = i;
+    person = false;
     redraw();
     position(i);
     moveMarks(i);
@@ -212,7 +213,6 @@
     for (const e of entries) {
       listWatch.unobserve(e.target);
       if (!e.rootBounds || e.intersectionRatio >= 0.99) continue;
-      ownScroll = true;
       ui.list.scrollBy(0, e.boundingClientRect.top - e.rootBounds.top - e.rootBounds.height / 2);
     }
   }, { root: ui.list, threshold: [0, 0.99] });
@@ -221,18 +221,24 @@
   // The list holds a line for every step, but only the lines near the one shown (or near where the person has
   // scrolled the list) are rendered: every rendered line costs each step's layout, pre-paint and paint, in view or
   // not (a 378-line list: about 5 of a step's 18 ms). The others are display: none, and two blocks before and after
-  // them (the list's ::before and ::after) stand in for their height (each line's height as last rendered, told by a ResizeObserver; 23 px until then), so the
-  // scroll bar and the lines in view stay where they were (a guessed height moves the lines a little when a
-  // person scrolls to lines never rendered before). The rendered lines move in blocks of 20: a step within a block changes no line's rendering and no
-  // stand-in (moving them every step moved every rendered line, and doubled a step's pre-paint).
-  const BLOCK = 20;
+  // them (the list's ::before and ::after) stand in for their height (each line's height as last rendered, told by
+  // a ResizeObserver; 23 px until then), so the scroll bar and the lines in view stay where they were (a guessed
+  // height moves the lines a little when a person scrolls to lines never rendered before). The rendered lines move
+  // in blocks of a third of what the list's box holds (at least 5): a step within a block changes no line's
+  // rendering and no stand-in (moving them every step moved every rendered line, and doubled a step's pre-paint).
+  // Three blocks are kept before the shown line's block and three from it on: the box's worth above (the follow
+  // lets the line reach the box's bottom) and two thirds of it below.
+  let holds = 31;  // lines the list's box holds (at 23 px a line), told by a ResizeObserver: 720 px, 220 on a phone
   const heights = new Map();  // step → its line's height, px
-  let near = [0, -1], ownScroll = false;
+  let near = [0, -1], person = false;
   const sizes = new ResizeObserver((entries) => {
     for (const e of entries) heights.set(Number(e.target.dataset.step), e.borderBoxSize && e.borderBoxSize[0]
       ? e.borderBoxSize[0].blockSize : e.contentRect.height);
   });
   const lineHeight = (s) => heights.get(s) ?? 23;
+  new ResizeObserver((entries) => {
+    for (const e of entries) if (e.contentRect.height > 0) holds = Math.ceil(e.contentRect.height / 23);
+  }).observe(ui.list);
   function placeLine(li, s) {  // a line just added: rendered if it is near, else stood in for
     const isNear = s >= near[0] && s <= near[1];
     li.classList.toggle("wc-far", !isNear);
@@ -244,8 +250,9 @@
     ui.list.style.setProperty("--wc-above", `${above}px`); ui.list.style.setProperty("--wc-below", `${below}px`);
   }
   function renderNear(center) {
-    const block = Math.floor(Math.max(0, center) / BLOCK) * BLOCK;  // at least 2 blocks on either side of center
-    const lo = Math.max(0, block - 2 * BLOCK), hi = block + 3 * BLOCK - 1;  // lines still to come there are near too
+    const size = Math.max(5, Math.ceil(holds / 3));
+    const block = Math.floor(Math.max(0, center) / size) * size;
+    const lo = Math.max(0, block - 3 * size), hi = block + 3 * size - 1;  // lines still to come there are near too
     if (lo === near[0] && hi === near[1]) return;
     const [oldLo, oldHi] = near;
     near = [lo, hi];
@@ -260,10 +267,12 @@
     pad();
   }
   function forgetLines() { near = [0, -1]; heights.clear(); sizes.disconnect(); pad(); }
-  // A person scrolling the list: the lines around the middle of its box are rendered. Reading the scroll offset
-  // here costs no layout (nothing changed since the frame that scrolled); the list's own follow is not a person.
+  // A person scrolling the list (a wheel, a touch, a press on it or a key in it since the last step; not the list's
+  // own follow, nor the browser keeping the offset within a list that got shorter): the lines around the middle of
+  // its box are rendered. Reading the offset here costs no layout: nothing changed since the frame that scrolled.
+  for (const type of ["wheel", "touchstart", "pointerdown", "keydown"]) ui.list.addEventListener(type, () => { person = true; }, { passive: true });
   ui.list.addEventListener("scroll", () => {
-    if (ownScroll) { ownScroll = false; return; }
+    if (!person) return;
     let y = ui.list.scrollTop + ui.list.clientHeight / 2, s = 0;
     for (; s < state.items.length - 1; s++) { if (!state.items[s]) continue; y -= lineHeight(s); if (y < 0) break; }
     renderNear(s);
