@@ -4,14 +4,27 @@ Gradio imports its MCP integration whenever the ``mcp`` package is installed, an
 extra (openenv-core): in one venv with both, that doubled the app's cold start. The app serves no MCP endpoint, so
 its process keeps ``mcp`` out (``GRADIO_MCP_SERVER=true`` lets it in). The training, Ray and model stacks are
 imported only when a tab first uses them.
+
+Gradio 6.31's component metaclass also re-derives each component's ``.pyi`` type stub every time Gradio is imported
+(it reads the component's source and its stub, parses both with ``ast`` and renders a template, for 80-odd classes):
+about 1.2 s of a 3.3 s cold start on 2 cores, spent on files for editors that the wheel already ships and that a
+served app never reads. The app's process imports Gradio without that step.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import os
 import sys
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
 
-__all__ = ["serve", "keep_unused_stacks_out"]
+__all__ = ["serve", "keep_unused_stacks_out", "skip_gradio_stub_rewrites"]
+
+STUB_WRITER_MODULE = "gradio.component_meta"
+STUB_WRITER = "create_or_modify_pyi"
 
 
 def keep_unused_stacks_out() -> None:
@@ -21,9 +34,54 @@ def keep_unused_stacks_out() -> None:
     sys.modules.setdefault("mcp", None)  # type: ignore[arg-type]  # None in sys.modules: "import mcp" raises ImportError
 
 
+class _StubWriterOff(importlib.abc.Loader):
+    """Loads ``gradio.component_meta`` as its own loader would, then makes its stub writer do nothing (the metaclass
+    looks the function up at each class it makes, so every component made after this load skips it)."""
+
+    def __init__(self, inner: importlib.abc.Loader) -> None:
+        self.inner = inner
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.inner.exec_module(module)
+        if callable(getattr(module, STUB_WRITER, None)):
+            setattr(module, STUB_WRITER, _write_no_stub)
+
+    def __getattr__(self, name: str) -> Any:  # get_source, get_filename...: tracebacks and inspect still work
+        return getattr(self.inner, name)
+
+
+def _write_no_stub(*args: object, **kwargs: object) -> None:
+    """Stands in for Gradio's stub writer in the app's process."""
+
+
+class _StubWriterOffFinder(importlib.abc.MetaPathFinder):
+    """Finds ``gradio.component_meta`` where the normal path search does, and hands it to ``_StubWriterOff``."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != STUB_WRITER_MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _StubWriterOff(spec.loader)
+        return spec
+
+
+def skip_gradio_stub_rewrites() -> None:
+    """Import Gradio, later in this process, without re-deriving its components' type stubs. Does nothing once
+    Gradio is loaded; installs its finder once."""
+    if STUB_WRITER_MODULE in sys.modules or any(isinstance(f, _StubWriterOffFinder) for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _StubWriterOffFinder())
+
+
 def serve() -> None:
     """Serve the app on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT (127.0.0.1:7860) until interrupted."""
     keep_unused_stacks_out()
+    skip_gradio_stub_rewrites()
     from wolfeclick.ui.app import launch
 
     launch()
