@@ -181,26 +181,27 @@ def test_the_app_process_imports_no_training_mcp_model_or_ray_stack(tmp_path: Pa
     assert out.strip() == ""
 
 
-def test_the_app_process_rewrites_none_of_gradios_type_stubs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", ["from wolfeclick.ui.serve import serve\nserve()",
+                                   "from wolfeclick.cli import main\nmain(['app'])"], ids=["app.py", "wolfeclick app"])
+def test_the_app_process_rewrites_none_of_gradios_type_stubs(start: str, tmp_path: Path) -> None:
     """Gradio 6.31's component metaclass re-derives every component's ``.pyi`` stub (reads the source and the stub,
     parses both, renders a template) each time Gradio is imported: over a second of a 3.3 s cold start here. The
-    app's process (``serve()``, as ``python app.py`` runs it) imports Gradio without it. The probe stops the process
-    when the server first binds its port: by then every import of the start is done."""
+    app's process (``python app.py``, and ``wolfeclick app`` as the Space image runs it) imports Gradio without it.
+    The probe stops the process when the server first binds a port (Gradio trying its port): by then every import
+    of the start is done."""
     probe = """
 import os, sys
 stubs = []
 def watch(event, args):
     if event == "open" and isinstance(args[0], str) and args[0].endswith(".pyi") and "gradio" in args[0]:
         stubs.append(args[0])
-    elif event == "socket.bind":
-        print("bound", len(stubs), flush=True)
+    elif event == "socket.bind" and isinstance(args[1], tuple) and args[1][1] != 0:  # not urllib3's IPv6 probe
+        print("bound", "gradio.component_meta" in sys.modules, len(stubs), flush=True)
         os._exit(0)
 sys.addaudithook(watch)
-from wolfeclick.ui.serve import serve
-serve()
 """
-    out = app_probe(probe, tmp_path)
-    assert out.split() == ["bound", "0"]
+    out = app_probe(probe + start, tmp_path)
+    assert out.split() == ["bound", "True", "0"]
 
 
 def test_building_the_app_makes_gradio_server_app_only_as_often_as_gradio_must(tmp_path: Path) -> None:
