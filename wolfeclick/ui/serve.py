@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-__all__ = ["serve", "keep_unused_stacks_out", "skip_gradio_stub_rewrites"]
+__all__ = ["serve", "prepare_app_process", "keep_unused_stacks_out", "skip_gradio_stub_rewrites"]
 
 STUB_WRITER_MODULE = "gradio.component_meta"
 STUB_WRITER = "create_or_modify_pyi"
@@ -78,10 +78,15 @@ def skip_gradio_stub_rewrites() -> None:
     sys.meta_path.insert(0, _StubWriterOffFinder())
 
 
-def serve() -> None:
-    """Serve the app on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT (127.0.0.1:7860) until interrupted."""
+def prepare_app_process() -> None:
+    """What the app's process does before it first imports Gradio (``serve()``; ``bench_app.py`` times the same)."""
     keep_unused_stacks_out()
     skip_gradio_stub_rewrites()
+
+
+def serve() -> None:
+    """Serve the app on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT (127.0.0.1:7860) until interrupted."""
+    prepare_app_process()
     from wolfeclick.ui.app import launch
 
     launch()
