@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import io
 import json
 import shutil
@@ -419,3 +420,35 @@ def test_a_server_seat_plays_no_rollouts_on_either_engine(sample: Recording) -> 
     for engine in ("local", "ray"):
         with pytest.raises(InputError, match="plays on a Showdown server"):
             run(analyse(sample, make_policy("showdown:bob"), engine=engine, k=1, steps=[0]))
+
+
+class _CollectorProbe:
+    """The heuristic, noting the cyclic collector's settings each time it is asked during a rollout."""
+
+    blocking = False
+
+    def __init__(self) -> None:
+        self.spec = HEURISTIC.spec
+        self.seen: set[tuple[int, int]] = set()
+
+    def metadata(self) -> dict:
+        return HEURISTIC.metadata()
+
+    def decide(self, observation):
+        self.seen.add((gc.get_threshold()[0], gc.get_freeze_count()))
+        return HEURISTIC.decide(observation)
+
+
+def test_rollouts_run_with_imported_data_frozen_and_a_wide_young_generation_then_restore_the_collector(
+        sample: Recording) -> None:
+    """A rollout copies two poke-env battles (thousands of objects): with the default young generation that
+    starts a collection every few hundred allocations, each older pass walking poke-env's imported data tables."""
+    probe, before = _CollectorProbe(), (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
+
+    async def go() -> None:
+        async with SimPool(1) as pool:
+            await analyse(sample, probe, pool=pool, k=2, seed=1, steps=[10])
+
+    run(go())
+    assert probe.seen and all(threshold >= 10 * before[0][0] and frozen > 0 for threshold, frozen in probe.seen)
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before

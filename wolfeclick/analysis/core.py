@@ -23,6 +23,7 @@ from wolfeclick.analysis.schema import (
     TurningPoint,
 )
 from wolfeclick.arena.stats import wilson_interval
+from wolfeclick.battle.batch import relaxed_gc
 from wolfeclick.battle.branch import BranchError, replayable
 from wolfeclick.battle.remote import refuse_server_seats
 from wolfeclick.battle.schema import ActionRecord, Recording
@@ -163,7 +164,8 @@ async def _local_outcomes(recording: Recording, policy: Policy, tasks: list[_Tas
 
     running = [asyncio.ensure_future(one(task, n)) for task in tasks for n in range(k)]
     try:
-        return list(await asyncio.gather(*running))
+        with relaxed_gc():  # bulk play, as a batch of battles is
+            return list(await asyncio.gather(*running))
     except BaseException:  # one rollout failed (or we were cancelled): the others stop before the pool goes
         for future in running:
             future.cancel()
