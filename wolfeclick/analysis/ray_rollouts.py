@@ -69,6 +69,7 @@ class RolloutWorker:
     async def winners(self, step: int, side: str | None, action: dict[str, str] | None, numbers: Sequence[int],
                       seed: int, fork: bool, lean: bool) -> list[str | None]:
         from wolfeclick.analysis.rollout import lean_rollout, prefix_lines, rollout
+        from wolfeclick.battle.batch import relaxed_gc
 
         play = lean_rollout if lean else rollout
         first = {side: ActionRecord.model_validate(action)} if side is not None and action is not None else None
@@ -82,7 +83,8 @@ class RolloutWorker:
                                      forks=self.forks if fork else None)
             return outcome.winner
 
-        return list(await asyncio.gather(*(one(n) for n in numbers)))
+        with relaxed_gc():  # bulk play, as on the local pool (core._local_outcomes)
+            return list(await asyncio.gather(*(one(n) for n in numbers)))
 
     async def close(self) -> None:
         if self.forks is not None:
