@@ -33,10 +33,11 @@ ARG WOLFECLICK_EXTRAS=""
 # included): scripts/check_space_image.sh does, with the bundle mounted for the build only, never copied in.
 ARG PIP_CERT
 ARG npm_config_cafile
-# Dependencies and the simulator first, from a skeleton of the package (its metadata, the simulator installer and
-# the npm lock): a change to the rest of the code reuses both layers. The full package replaces the skeleton below.
+# Dependencies and the simulator first, from a skeleton of the package (its metadata, the simulator installer, what
+# it imports and the npm lock): a change to the rest of the code reuses both layers (tests/test_packaging.py checks
+# that the skeleton holds every module the installer imports). The full package replaces the skeleton below.
 COPY --chown=user pyproject.toml requirements.txt README.md ./
-COPY --chown=user wolfeclick/__init__.py wolfeclick/errors.py wolfeclick/
+COPY --chown=user wolfeclick/__init__.py wolfeclick/errors.py wolfeclick/settings.py wolfeclick/
 COPY --chown=user wolfeclick/sim/__init__.py wolfeclick/sim/install.py wolfeclick/sim/
 COPY --chown=user wolfeclick/sim/showdown wolfeclick/sim/showdown
 RUN python3 -m venv /home/user/venv \

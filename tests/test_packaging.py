@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -238,3 +239,40 @@ demo.close()
 """
     out = app_probe(probe, tmp_path)
     assert [line for line in out.splitlines() if line.startswith("result")] == ["result (0, []) True"]
+
+
+def skeleton_copies(dockerfile: str) -> list[tuple[list[str], str]]:
+    """The Dockerfile's ``COPY`` lines before its first ``RUN`` that installs the package: (sources, destination)."""
+    copies = []
+    for line in dockerfile.splitlines():
+        if line.startswith("RUN python3 -m venv"):
+            return copies
+        if line.startswith("COPY "):
+            words = [w for w in line.split()[1:] if not w.startswith("--")]
+            copies.append((words[:-1], words[-1]))
+    raise AssertionError("the Dockerfile has no RUN that makes the venv")
+
+
+def test_the_space_images_dependency_layer_has_every_module_its_simulator_install_imports(tmp_path: Path) -> None:
+    """The image installs the dependencies and the simulator from a skeleton of the package (so that a code change
+    reuses those layers) and runs ``wolfeclick.sim.install`` from it: the skeleton must hold all that module imports.
+    Built from the COPY lines themselves, and imported with no site-packages, so the checkout's install cannot
+    stand in for a missing file."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "from wolfeclick.sim.install import ensure_showdown" in dockerfile
+    for sources, destination in skeleton_copies(dockerfile):
+        assert sources != ["."], "the full copy comes after the dependency layer"
+        target = tmp_path / destination
+        for source in sources:
+            path = ROOT / source
+            into = target / path.name if destination.endswith("/") else target
+            into.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_dir():
+                shutil.copytree(path, into)
+            else:
+                shutil.copy(path, into)
+    done = subprocess.run([sys.executable, "-S", "-c", "import sys; sys.path.insert(0, '.'); "
+                           "from wolfeclick.sim.install import ensure_showdown; print(ensure_showdown.__module__)"],
+                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr.strip().splitlines()[-1]
+    assert done.stdout.strip() == "wolfeclick.sim.install"
