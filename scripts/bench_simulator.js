@@ -1,5 +1,5 @@
 // Showdown alone, replaying an analysis' rollouts: the simulator CPU that no Python-side or bridge change can remove.
-// Reads JSON on stdin: {showdown, format, groups: [{prefix: [lines], rollouts: [[lines after the prefix]...],
+// Reads JSON on stdin: {showdown, groups: [{prefix: [lines], rollouts: [[lines after the prefix]...],
 // winners: [name or null...]}]}. Per group the prefix is played once and frozen (State.serializeBattle, as the
 // bridge's `snapshot`); each rollout is a copy of it (deserializeBattle, as the bridge's `fork`) fed its own input
 // lines in one go, so no request, reply or pipe is involved: only Showdown's battle engine and its output strings.

@@ -27,7 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scripts.bench_analysis import GOAL_OPTIONS_S, GOAL_PASS_S, _sim_cpu, middle_step, pick_battle  # noqa: E402
+from scripts.bench_analysis import (  # noqa: E402
+    GOAL_OPTIONS_S,
+    GOAL_PASS_S,
+    _own_cpu,
+    _sim_cpu,
+    middle_step,
+    pick_battle,
+)
 from scripts.benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
 from wolfeclick.analysis.core import _local_outcomes, _Task  # noqa: E402
 from wolfeclick.analysis.rollout import Outcome, prefix_lines  # noqa: E402
@@ -67,8 +74,8 @@ def groups(recording, tasks: list[_Task], k: int, outcomes: list[Outcome]) -> li
     return found
 
 
-def showdown_alone(format_id: str, found: list[dict], rounds: int) -> list[dict]:
-    payload = json.dumps({"showdown": str(SHOWDOWN_DIR), "format": format_id, "groups": found, "rounds": rounds})
+def showdown_alone(found: list[dict], rounds: int) -> list[dict]:
+    payload = json.dumps({"showdown": str(SHOWDOWN_DIR), "groups": found, "rounds": rounds})
     done = subprocess.run([node_executable(), str(REPLAYER)], input=payload, capture_output=True, text=True,
                           check=False)
     if done.returncode != 0:
@@ -77,9 +84,10 @@ def showdown_alone(format_id: str, found: list[dict], rounds: int) -> list[dict]
 
 
 def section(results: dict, k: int, processes: int, concurrency: int, note: str) -> str:
+    cores = os.cpu_count() or 1
     rows = ["| work (lean rollouts forked from their decision, K = " f"{k}) | rollouts | analysis wall, {processes} "
             "simulators | this process's CPU | simulators' CPU | Showdown alone: CPU (rounds) | of it, the forks | "
-            f"floor on {os.cpu_count()} cores | goal |",
+            f"floor on {cores} cores | goal |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, label, goal in (("options", f"options of decision {results['step']} (p1, {results['choices']} options "
                                           "and its win probability)", GOAL_OPTIONS_S),
@@ -89,11 +97,11 @@ def section(results: dict, k: int, processes: int, concurrency: int, note: str) 
         rounds = ", ".join(f"{a['cpu_s']:.1f}" for a in r["alone"])
         rows.append(f"| {label} | {alone['rollouts']} | {r['wall_s']:.1f} s | {r['python_s']:.1f} s | "
                     f"{r['sim_s']:.1f} s | {alone['cpu_s']:.1f} s ({rounds} s) | {alone['fork_cpu_s']:.1f} s | "
-                    f"{alone['cpu_s'] / os.cpu_count():.1f} s | ≤ {goal:.0f} s |")
+                    f"{alone['cpu_s'] / cores:.1f} s | ≤ {goal:.0f} s |")
     return f"""{HEADING}
 
 `.venv/bin/python scripts/bench_simulator.py --k {k} --processes {processes} --concurrency {concurrency} --doc` on
-{platform.machine()} with {os.cpu_count()} cores, Python {platform.python_version()}, Node {results['node']}: the
+{platform.machine()} with {cores} cores, Python {platform.python_version()}, Node {results['node']}: the
 rollouts `analyse` plays for the same 31-decision gen9 battle as the analysis sections above (heuristic both sides,
 {concurrency} in flight), timed on the pool, then every one of them replayed by `scripts/bench_simulator.js` in one
 Node process from its input log: a copy of its decision (`deserializeBattle`, as the bridge's `fork`) fed its own
@@ -139,20 +147,17 @@ def main() -> None:
     actions = recording.turns[step].decisions["p1"].legal_actions
     work = {"options": [_Task(step), *(_Task(step, "p1", action) for action in actions)],
             "pass": [_Task(turn.index) for turn in recording.turns]}
-    load_start, busy, started = os.getloadavg()[0], machine_busy(), time.perf_counter()
-    own = os.times()
+    load_start, busy, own, started = os.getloadavg()[0], machine_busy(), _own_cpu(), time.perf_counter()
     results: dict = {"step": step, "choices": len(actions), "decisions": len(recording.turns),
                      "node": subprocess.run([node_executable(), "--version"], capture_output=True, text=True,
                                             check=True).stdout.strip()}
     for name, tasks in work.items():
         played = asyncio.run(play(recording, tasks, args.k, args.processes, args.concurrency))
         found = groups(recording, tasks, args.k, played.pop("outcomes"))
-        results[name] = {**played, "alone": showdown_alone(recording.format, found, 3 if name == "options" else 1)}
-        print(name, {key: value for key, value in results[name].items()}, flush=True)
+        results[name] = {**played, "alone": showdown_alone(found, 3 if name == "options" else 1)}
+        print(name, results[name], flush=True)
     wall = time.perf_counter() - started
-    spent = os.times()
-    mine = sum(spent[:4]) - sum(own[:4])
-    other = max(0.0, (machine_busy() - busy - mine) / wall)
+    other = max(0.0, (machine_busy() - busy - (_own_cpu() - own)) / wall)
     text = section(results, args.k, args.processes, args.concurrency,
                    other_work_note((f"{load_start:.2f}", f"{os.getloadavg()[0]:.2f}"), other))
     print(text)
