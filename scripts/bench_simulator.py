@@ -111,13 +111,12 @@ every core with nothing else to do. The last round is the one in the CPU column 
 
 {chr(10).join(rows)}
 
-{reading(results)} {note}.
+{reading(results, cores)} {note}.
 """
 
 
-def reading(results: dict) -> str:
-    """What the table says against the goals: the bare engine's floor, and what the analysis adds to it."""
-    cores = os.cpu_count() or 1
+def reading(results: dict, cores: int) -> str:
+    """What the table says against the goals: the bare engine's floor on ``cores``, and what the analysis adds."""
     said = []
     for name, what, goal in (("options", "the options", GOAL_OPTIONS_S), ("pass", "the pass", GOAL_PASS_S)):
         r = results[name]
