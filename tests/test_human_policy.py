@@ -95,10 +95,10 @@ def test_recent_lines_stop_at_the_last_turn():
 # On the real simulator
 # --------------------------------------------------------------------------------------------------------------
 async def _play(choose: Any, *, timer: float | None = None, seed: int = SEED, max_turns: int = 300,
-                events: list | None = None, pool: SimPool | None = None) -> Recording:
+                events: list | None = None, pool: SimPool | None = None, idle: float | None = None) -> Recording:
     """A battle of the seat's person (``choose(seat, prompt)`` answers, or None to let the timer run) vs maxdamage."""
     inbox: asyncio.Queue = asyncio.Queue()
-    seat = HumanSeat("p1", timer_s=timer, notify=inbox.put_nowait)
+    seat = HumanSeat("p1", timer_s=timer, notify=inbox.put_nowait, idle_s=idle)
 
     async def person() -> None:
         while True:
@@ -189,6 +189,31 @@ def test_the_timer_plays_the_seeded_fallback_flagged_and_deterministic():
     assert all(d.reward.components["illegal"] == -10.0 for d in mine)  # a fallback, as for every other policy
     assert [e.timed_out for e in events if isinstance(e, Answered)] == [True] * len(mine) * 2
     assert identity(again) == identity(recording)  # the fallback draws from the side's seeded generator
+
+
+def test_a_person_who_leaves_frees_the_battle_the_seat_closes_after_the_idle_bound():
+    """Issue 44 (3): in the public app a tab left open with a seat and no timer must not hold a battle slot for
+    ever. After ``idle_s`` with no answer (a timer's fallbacks do not count as answers) the seat closes: that
+    decision and every later one send ``default``, and the battle plays to its end without waiting."""
+    answered: list[str] = []
+    events: list = []
+
+    def twice_then_leave(seat: HumanSeat, prompt: Prompt) -> None:
+        if len(answered) < 2:
+            answered.append(prompt.key)
+            seat.choose(prompt.key, 0)
+
+    recording = asyncio.run(_play(twice_then_leave, idle=0.05, events=events, max_turns=60))
+    mine = [t.decisions["p1"] for t in recording.turns if "p1" in t.decisions]
+    assert len(answered) == 2 and len(mine) > 3
+    assert not any(d.illegal for d in mine[:2])
+    left = [e.note for e in events if isinstance(e, Answered) and e.note]
+    assert left == ["no answer for 0.05 s: the seat was closed"]
+    assert recording.result.reason in ("win", "turn_limit")
+    with_timer = asyncio.run(_play(lambda seat, prompt: None, timer=0.02, idle=0.2, events=[], max_turns=60))
+    notes = [t.decisions["p1"].policy_info for t in with_timer.turns if "p1" in t.decisions]
+    assert notes[0] == {"timed_out": True, "timer_s": 0.02}  # the timer first, then the seat closes
+    assert any("seat was closed" in str(n) for n in notes)
 
 
 def test_a_seat_refuses_to_block_its_own_loop():

@@ -19,6 +19,7 @@ import pytest
 
 from wolfeclick.battle.specs import PolicySpecError, make_policy
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.policies.catalogue import ServedCatalogue
 from wolfeclick.policies.registry import PolicyKind, PolicyRegistry, builtin_kinds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,21 +107,36 @@ def test_unknown_or_mistyped_options_are_refused_in_one_line_naming_the_valid_on
 
 
 AGENTS = '''
-from wolfeclick.policies.base import Decision
+from pathlib import Path
+
+from wolfeclick.policies.base import Decision, policy_factory
 
 class First:
     def decide(self, observation):
         return Decision(action=observation.legal_actions[0])
 
+@policy_factory
 def make(depth: int = 1, fast: bool = False):
     """Plays the first legal action."""
     return First()
 
+@policy_factory
 def broken():
     raise RuntimeError("no weights here")
 
+@policy_factory
 def not_a_policy():
     return 42
+
+def unmarked(path: str = ""):
+    Path(path).write_text("called")
+    return First()
+
+class Helpers:
+    @staticmethod
+    def make(path: str = ""):
+        Path(path).write_text("called")
+        return First()
 
 def import_error():
     import no_such_module_xyz  # noqa: F401
@@ -144,6 +160,30 @@ def test_py_specs_build_typed_factories_and_each_failure_is_one_line(tmp_path: P
         with pytest.raises(PolicySpecError) as info:
             make_policy(spec)
         assert words in str(info.value) and "\n" not in str(info.value), (spec, str(info.value))
+    assert make_policy("py:my_agents:First").spec == "py:my_agents:First"  # a class with decide is a factory
+
+
+def test_py_names_policy_factories_never_arbitrary_callables_even_for_the_operator(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44 (2): a py: spec that names a builtin, a function not marked @policy_factory, a class without decide
+    or an attribute path into another object is refused in one line before anything is called."""
+    (tmp_path / "my_agents.py").write_text(AGENTS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    target = tmp_path / "written"
+    registry = PolicyRegistry(builtin_kinds(), entry_points=False)
+    for spec in [f"py:os:system?command=touch {target}", f"py:subprocess:getoutput?cmd=touch {target}",
+                 f"py:subprocess:Popen?args=touch {target}&shell=true", f"py:os:popen?cmd=touch {target}",
+                 f"py:pathlib:Path.touch?self={target}", f"py:os:remove?path={target}",
+                 f"py:shutil:copyfile?src=/etc/passwd&dst={target}", f"py:builtins:exec?source=open('{target}','w')",
+                 f"py:my_agents:unmarked?path={target}", f"py:my_agents:Helpers.make?path={target}",
+                 "py:urllib.request:urlopen?url=http://127.0.0.1:9/"]:
+        for attempt in (registry.build, registry.check, make_policy):
+            with pytest.raises(PolicySpecError) as info:
+                attempt(spec)
+            message = str(info.value)
+            assert "\n" not in message and ("not a policy factory" in message or "attribute path" in message), \
+                (spec, message)
+        assert not target.exists(), spec
 
 
 def test_check_refuses_what_build_would_with_the_same_line_and_builds_nothing(tmp_path: Path,
@@ -175,10 +215,11 @@ def test_the_app_and_the_cli_offer_what_the_registry_holds(capsys: pytest.Captur
 
     toy = PolicyKind("toy", "A toy agent.", "my_agents:make", external=True)
     registry = PolicyRegistry([*builtin_kinds(), toy], entry_points=False)
-    agent = [spec for _, spec in policy_choices(registry)]
+    catalogue = ServedCatalogue.from_registry(registry)
+    agent = [spec for _, spec in policy_choices(catalogue)]
     assert agent[:6] == ["heuristic", "maxdamage", "random", "preset:run1", "preset:run2", "preset:run3"]
-    assert "toy" in agent and agent[-2:] == ["human", "custom"]
-    assert [spec for _, spec in policy_choices(registry, opponent=True)][:3] == ["random", "maxdamage", "heuristic"]
+    assert "toy" in agent and agent[-1] == "human" and "custom" not in agent
+    assert [spec for _, spec in policy_choices(catalogue, opponent=True)][:3] == ["random", "maxdamage", "heuristic"]
     record = build_parser()._subparsers._group_actions[0].choices["record"]  # type: ignore[union-attr]
     mode = next(a for a in record._actions if a.dest == "mode")
     assert tuple(mode.choices) == ("score", "generate")

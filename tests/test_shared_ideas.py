@@ -51,6 +51,9 @@ def test_folders_have_one_default_relative_to_the_working_directory(clean_env, t
 def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: Path) -> None:
     from wolfeclick.ladder.credentials import read_password
     from wolfeclick.ladder.seat import make_showdown_seat
+    from wolfeclick.policies.catalogue import ServedCatalogue
+    from wolfeclick.policies.registry import default_registry
+    from wolfeclick.settings import settings
     from wolfeclick.sim import install
     from wolfeclick.sim.process import SHOWDOWN_DIR, node_executable
     from wolfeclick.ui.context import Settings as AppSettings
@@ -65,6 +68,9 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
         "WOLFECLICK_SERVER": "ws://127.0.0.1:9999/showdown/websocket", "WOLFECLICK_SHOWDOWN_PASSWORD": "s3cret",
         "WOLFECLICK_LIVE_PACE": "1.5", "WOLFECLICK_SPRITES": "off", "WOLFECLICK_LLM_BATCH_MS": "9",
         "WOLFECLICK_LLM_MAX_MODELS": "3", "WOLFECLICK_LLM_MAX_ADAPTERS": "5", "WOLFECLICK_ENV_OPPONENT": "maxdamage",
+        "WOLFECLICK_APP_POLICIES": "llm:org/model+org/adapter, random", "WOLFECLICK_APP_MAX_K": "7",
+        "WOLFECLICK_APP_MAX_DECISIONS": "50", "WOLFECLICK_APP_MAX_BATTLES": "10", "WOLFECLICK_APP_MAX_LIVE": "2",
+        "WOLFECLICK_APP_MAX_UPLOAD_MB": "0.5", "WOLFECLICK_APP_ENGINES": "local,ray", "WOLFECLICK_APP_IDLE_S": "45",
     }
     assert set(values) == set(VARIABLES)
     for name, value in values.items():
@@ -81,11 +87,26 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
     seen["WOLFECLICK_SHOWDOWN_PASSWORD"] = password.reveal() if password else None
     seen["WOLFECLICK_LIVE_PACE"] = (AppSettings.from_env().live_pace, default_pace())
     seen["WOLFECLICK_SPRITES"] = sprites_enabled()
+    app = AppSettings.from_env()
+    catalogue = ServedCatalogue.from_registry(default_registry(), settings().app_policies)
+    seen["WOLFECLICK_APP_POLICIES"] = tuple(e.spec for e in catalogue.entries() if e.operator)
+    seen["WOLFECLICK_APP_MAX_K"] = app.max_k
+    seen["WOLFECLICK_APP_MAX_DECISIONS"] = app.max_decisions
+    seen["WOLFECLICK_APP_MAX_BATTLES"] = app.max_battles
+    seen["WOLFECLICK_APP_MAX_LIVE"] = app.max_live
+    seen["WOLFECLICK_APP_MAX_UPLOAD_MB"] = app.max_upload_bytes
+    seen["WOLFECLICK_APP_ENGINES"] = app.engines
+    seen["WOLFECLICK_APP_IDLE_S"] = app.max_idle_s
     expected: dict[str, object] = {
         "WOLFECLICK_RECORDINGS": tmp_path / "rec", "WOLFECLICK_RESULTS": tmp_path / "res",
         "WOLFECLICK_CACHE": tmp_path / "cache", "WOLFECLICK_SHOWDOWN": SHOWDOWN_DIR, "WOLFECLICK_NODE": sys.executable,
         "WOLFECLICK_SERVER": values["WOLFECLICK_SERVER"], "WOLFECLICK_SHOWDOWN_PASSWORD": "s3cret",
         "WOLFECLICK_LIVE_PACE": (1.5, 1.5), "WOLFECLICK_SPRITES": False,
+        "WOLFECLICK_APP_POLICIES": ("llm:org/model+org/adapter",),  # random: the catalogue offers it already
+        "WOLFECLICK_APP_MAX_K": 7,
+        "WOLFECLICK_APP_MAX_DECISIONS": 50, "WOLFECLICK_APP_MAX_BATTLES": 10, "WOLFECLICK_APP_MAX_LIVE": 2,
+        "WOLFECLICK_APP_MAX_UPLOAD_MB": 512 * 1024, "WOLFECLICK_APP_ENGINES": ("local", "ray"),
+        "WOLFECLICK_APP_IDLE_S": 45.0,
     }
     assert seen == expected
     # the language-model bounds and the training env's opponent: in a fresh interpreter, where they are read when

@@ -9,6 +9,7 @@ import threading
 import time
 
 import gradio as gr
+import httpx
 import pytest
 from gradio_client import Client, handle_file
 from ui_support import HOSTILE_ID, SAMPLE_ID, raw_load, sample_path
@@ -268,7 +269,7 @@ def live_updates(job) -> list[dict]:
 
 
 def test_live_heuristic_vs_random_streams_to_the_end(client, server):
-    job = client.submit("heuristic", "", "random", "", "gen4randombattle", "11", "score", 0, api_name="/live_start")
+    job = client.submit("heuristic", "random", "gen4randombattle", "11", "score", 0, api_name="/live_start")
     updates = live_updates(job)
     turns = [u["turn"] for u in updates if isinstance(u["turn"], dict) and "decisions" in u["turn"]]
     assert len(turns) >= 10
@@ -300,7 +301,7 @@ def test_two_sessions_do_not_block_each_other(server):
 
     def run(n: int) -> None:
         c = Client(server.url, verbose=False)
-        job = c.submit("heuristic", "", "random", "", "gen4randombattle", str(100 + n), "score", 0.05,
+        job = c.submit("heuristic", "random", "gen4randombattle", str(100 + n), "score", 0.05,
                        api_name="/live_start")
         times = []
         for _ in job:
@@ -321,7 +322,7 @@ def test_battle_stream_api(client, server):
     turns = [i for i in items if "decisions" in i]
     assert turns and items[-1]["done"] and items[-1]["result"]["reason"] in ("turn_limit", "win")
     bad = outputs_of(client.submit("nonsense-policy", "random", "gen9randombattle", 1, 5, api_name="/battle_stream"))
-    assert "unknown policy spec" in bad[-1]["error"]
+    assert "not offered" in bad[-1]["error"] and "\n" not in bad[-1]["error"]
 
 
 def test_the_same_seed_played_twice_leaves_two_recordings(client, server):
@@ -336,23 +337,32 @@ def test_the_same_seed_played_twice_leaves_two_recordings(client, server):
 
 
 def test_live_errors_are_one_line(client):
-    for args in [("heuristic", "", "random", "", "not a format!", "", "score", 0),
-                 ("heuristic", "", "random", "", "gen4randombattle", "-5", "score", 0),
-                 ("custom", "definitely-not-a-spec", "random", "", "gen4randombattle", "", "score", 0),
-                 ("custom", "preset:run9", "random", "", "gen4randombattle", "1", "score", 0)]:
+    for args in [("heuristic", "random", "not a format!", "", "score", 0),
+                 ("heuristic", "random", "gen4randombattle", "-5", "score", 0)]:
         status = live_updates(client.submit(*args, api_name="/live_start"))[-1]["status"]
         assert status.startswith("⚠") and "\n" not in status, status
 
 
-def test_live_checkpoint_shows_loading_and_stops(server, tmp_path_factory):
+def test_live_checkpoint_shows_loading_and_stops(tmp_path_factory):
+    """A checkpoint the operator lists ($WOLFECLICK_APP_POLICIES) is one of the app's choices and plays there."""
     pytest.importorskip("torch")
     pytest.importorskip("wolfeclick.llm.policy")
     from llm_fixtures import build_tiny_checkpoint
+    from ui_support import Server
 
     tiny = build_tiny_checkpoint(tmp_path_factory.mktemp("tiny"))
-    c = Client(server.url, verbose=False)
-    job = c.submit("custom", f"llm:{tiny}", "random", "", "gen4randombattle", "5", "score", 0.2,
-                   api_name="/live_start")
+    own = Server(extra_env={"WOLFECLICK_APP_POLICIES": f"llm:{tiny}"})
+    try:
+        config = httpx.get(own.url + "config", timeout=30).json()
+        agent = next(c for c in config["components"] if c.get("props", {}).get("elem_id") == "wc-live-agent")
+        assert f"llm:{tiny}" in [value for _, value in agent["props"]["choices"]]
+        _play_and_stop(Client(own.url, verbose=False), f"llm:{tiny}")
+    finally:
+        own.stop()
+
+
+def _play_and_stop(c, spec: str) -> None:
+    job = c.submit(spec, "random", "gen4randombattle", "5", "score", 0.2, api_name="/live_start")
     statuses, stopped = [], False
     for update in job:
         out = dict(zip(LIVE_OUTPUTS, update))
@@ -370,7 +380,7 @@ def test_live_checkpoint_shows_loading_and_stops(server, tmp_path_factory):
 def test_compare_runs_a_small_tournament(client):
     from wolfeclick.ui.tabs.compare import LOAD_OUTPUTS, RUN_OUTPUTS
 
-    job = client.submit(["random", "maxdamage"], "", 2, "gen4randombattle", "7", "score", api_name="/compare_run")
+    job = client.submit(["random", "maxdamage"], 2, "gen4randombattle", "7", "score", api_name="/compare_run")
     updates = [{k: unwrap(v) for k, v in zip(RUN_OUTPUTS, u)} for u in outputs_of(job)]
     assert len(updates) >= 3  # start, each battle, the end
     last = updates[-1]

@@ -59,9 +59,9 @@ def test_two_sessions_play_at_once_and_clicks_answer_only_their_own_seat(tmp_pat
 
     async def both() -> list:
         return await asyncio.gather(
-            play(demo, "live_start", ("human", "", "maxdamage", "", "gen4randombattle", "28", "score", 0, ""),
+            play(demo, "live_start", ("human", "maxdamage", "gen4randombattle", "28", "score", 0, ""),
                  alice, 0, cross_click),
-            play(demo, "live_start", ("maxdamage", "", "human", "", "gen4randombattle", "13", "score", 0, "30"),
+            play(demo, "live_start", ("maxdamage", "human", "gen4randombattle", "13", "score", 0, "30"),
                  bob, -1))
 
     (a_updates, a_said), (b_updates, b_said) = asyncio.run(both())
@@ -103,7 +103,7 @@ def test_stop_releases_a_waiting_decision_and_keeps_what_was_played(tmp_path: Pa
     async def run() -> tuple[list[dict], list[str]]:
         ctx = demo.wolfeclick_context
         updates, said = [], []
-        async for raw in api_fn(demo, "live_start")("human", "", "maxdamage", "", "gen4randombattle", "28", "score",
+        async for raw in api_fn(demo, "live_start")("human", "maxdamage", "gen4randombattle", "28", "score",
                                                      0, "", request=request, progress=lambda *a, **k: None):
             update = by_elem_id(raw)
             updates.append(update)
@@ -131,8 +131,8 @@ def test_bad_choices_are_one_line(tmp_path: Path) -> None:
         return [by_elem_id(u).get("Markdown", "") async for u in start(*args, request=session("dave"),
                                                                        progress=lambda *a, **k: None)]
 
-    both = asyncio.run(statuses("human", "", "human", "", "gen4randombattle", "1", "score", 0, ""))
-    timer = asyncio.run(statuses("human", "", "random", "", "gen4randombattle", "1", "score", 0, "soon"))
+    both = asyncio.run(statuses("human", "human", "gen4randombattle", "1", "score", 0, ""))
+    timer = asyncio.run(statuses("human", "random", "gen4randombattle", "1", "score", 0, "soon"))
     for said, words in ((both, "you can play one side"), (timer, "timer must be a number")):
         assert said[-1].startswith("⚠") and words in said[-1] and "\n" not in said[-1]
     idle = asyncio.run(human_choose(demo.wolfeclick_context, 0, "p1-1", session("erin")))
@@ -146,7 +146,7 @@ def test_take_over_as_you_then_again_as_recorded(tmp_path: Path) -> None:
     (tmp_path / f"{parent.id}.json").write_text(parent.to_json(), encoding="utf-8")
     demo = build_app(Library(tmp_path))
     request = session("frank")
-    updates, said = asyncio.run(play(demo, "takeover_start", ("recorded", "", "human", "", "score", 0, parent.id, 5,
+    updates, said = asyncio.run(play(demo, "takeover_start", ("recorded", "human", "score", 0, parent.id, 5,
                                                               ""), request))
     done = updates[-1]["JSON"]
     child = load_recording(tmp_path / f"{done['recording']}.json")
@@ -157,7 +157,7 @@ def test_take_over_as_you_then_again_as_recorded(tmp_path: Path) -> None:
     assert len(said) == len(asked) > 0  # the person was asked from the shown decision on, not before
     # a battle a person played, taken over "as recorded" later on: the person plays again, from there only
     step = len(child.turns) - 3
-    again, said_again = asyncio.run(play(demo, "takeover_start", ("recorded", "", "recorded", "", "score", 0,
+    again, said_again = asyncio.run(play(demo, "takeover_start", ("recorded", "recorded", "score", 0,
                                                                   child.id, step, ""), request))
     grandchild = load_recording(tmp_path / f"{again[-1]['JSON']['recording']}.json")
     assert grandchild.players["p2"].policy == "human" and grandchild.source.parent == child.id

@@ -93,7 +93,7 @@ def test_take_over_plays_on_live_from_the_shown_decision_and_saves_a_branch(tmp_
                                      seed=21))
     (tmp_path / f"{parent.id}.json").write_text(parent.to_json(), encoding="utf-8")
     demo = build_app(Library(tmp_path))
-    updates = takeover(demo, "recorded", "", "maxdamage", "", "score", 0, parent.id, 5)
+    updates = takeover(demo, "recorded", "maxdamage", "score", 0, parent.id, 5)
     assert updates[0].get("Tabs") is not None  # the page switches to the Live tab
     payloads = [json.loads(u["wc-live-data"]) for u in updates if "wc-live-data" in u]
     assert all(p["viewer"] == "live" for p in payloads) and payloads[-1]["finished"]
@@ -113,11 +113,11 @@ def test_take_over_of_a_tampered_recording_says_why_in_one_line(tmp_path: Path) 
     data["turns"][1]["decisions"]["p1"]["state"] += " (edited)"
     (tmp_path / "edited.json").write_text(json.dumps({**data, "id": "edited"}), encoding="utf-8")
     demo = build_app(Library(tmp_path))
-    updates = takeover(demo, "recorded", "", "recorded", "", "score", 0, "edited", 4)
+    updates = takeover(demo, "recorded", "recorded", "score", 0, "edited", 4)
     status = [u["Markdown"] for u in updates if "Markdown" in u][-1]
     assert "no longer sees the recorded state" in status and "\n" not in status
     assert sorted(p.name for p in tmp_path.glob("*.json")) == ["edited.json"]  # nothing half-made is left
-    updates = takeover(demo, "recorded", "", "recorded", "", "score", 0, "edited", 999)
+    updates = takeover(demo, "recorded", "recorded", "score", 0, "edited", 999)
     assert "Cannot take over" in [u["Markdown"] for u in updates if "Markdown" in u][-1]
 
 

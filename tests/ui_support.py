@@ -109,7 +109,8 @@ def free_port() -> int:
 class Server:
     """`python app.py` on a free port with its own copies of the sample recordings (and the hostile one)."""
 
-    def __init__(self, hostile: bool = True, pace: float = 0.0, keep: bool = False) -> None:
+    def __init__(self, hostile: bool = True, pace: float = 0.0, keep: bool = False,
+                 extra_env: dict[str, str] | None = None) -> None:
         self.keep = keep
         self.root = Path(tempfile.mkdtemp(prefix="wolfeclick-ui-test-"))
         self.recordings = self.root / "recordings"
@@ -125,6 +126,7 @@ class Server:
                    WOLFECLICK_RECORDINGS=str(self.recordings), WOLFECLICK_RESULTS=str(self.results),
                    WOLFECLICK_LIVE_PACE=str(pace), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
                    PYTHONPATH=str(ROOT))
+        env.update(extra_env or {})  # the operator's own settings ($WOLFECLICK_APP_POLICIES, a bound)
         self.log = open(self.root / "server.log", "wb")
         self.started = time.monotonic()
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env,

@@ -21,6 +21,14 @@ only ``wolfeclick.errors``.
 | ``WOLFECLICK_LLM_MAX_MODELS`` | ``2`` | base models kept loaded |
 | ``WOLFECLICK_LLM_MAX_ADAPTERS`` | ``8`` | adapters kept loaded per base |
 | ``WOLFECLICK_ENV_OPPONENT`` | the env's own | the training env's opponent spec |
+| ``WOLFECLICK_APP_POLICIES`` | none | more specs the app offers its visitors, comma separated (``docs/app.md``) |
+| ``WOLFECLICK_APP_MAX_K`` | ``64`` | the app: most rollouts per estimate a visitor's analysis may ask |
+| ``WOLFECLICK_APP_MAX_DECISIONS`` | ``400`` | the app: most decisions a battle a visitor analyses may have |
+| ``WOLFECLICK_APP_MAX_BATTLES`` | ``120`` | the app: most battles in one visitor's Compare run |
+| ``WOLFECLICK_APP_MAX_LIVE`` | ``4`` | the app: live battles in flight at once, all visitors together |
+| ``WOLFECLICK_APP_MAX_UPLOAD_MB`` | ``20`` | the app: largest upload a visitor may send (MB) |
+| ``WOLFECLICK_APP_ENGINES`` | ``local`` | the app: tournament engines a visitor may pick (``local``, ``ray``) |
+| ``WOLFECLICK_APP_IDLE_S`` | ``300`` | the app: a person's seat with no answer for this long closes |
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ VARIABLES = (
     "WOLFECLICK_RECORDINGS", "WOLFECLICK_RESULTS", "WOLFECLICK_CACHE", "WOLFECLICK_SHOWDOWN", "WOLFECLICK_NODE",
     "WOLFECLICK_SERVER", "WOLFECLICK_SHOWDOWN_PASSWORD", "WOLFECLICK_LIVE_PACE", "WOLFECLICK_SPRITES",
     "WOLFECLICK_LLM_BATCH_MS", "WOLFECLICK_LLM_MAX_MODELS", "WOLFECLICK_LLM_MAX_ADAPTERS", "WOLFECLICK_ENV_OPPONENT",
+    "WOLFECLICK_APP_POLICIES", "WOLFECLICK_APP_MAX_K", "WOLFECLICK_APP_MAX_DECISIONS", "WOLFECLICK_APP_MAX_BATTLES",
+    "WOLFECLICK_APP_MAX_LIVE", "WOLFECLICK_APP_MAX_UPLOAD_MB", "WOLFECLICK_APP_ENGINES", "WOLFECLICK_APP_IDLE_S",
 )
 """Every variable read, in the order of the table above."""
 PASSWORD_VARIABLE = "WOLFECLICK_SHOWDOWN_PASSWORD"
@@ -70,6 +80,15 @@ class Settings:
     llm_max_models: int
     llm_max_adapters: int
     env_opponent: str | None
+    app_policies: tuple[str, ...] = ()
+    """Specs the operator opens to the app's visitors, besides the catalogue's own (``policies.catalogue``)."""
+    app_max_k: int = 64
+    app_max_decisions: int = 400
+    app_max_battles: int = 120
+    app_max_live: int = 4
+    app_max_upload_mb: float = 20.0
+    app_engines: tuple[str, ...] = ("local",)
+    app_idle_s: float = 300.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -111,7 +130,31 @@ class Settings:
             llm_max_models=number("WOLFECLICK_LLM_MAX_MODELS", 2, int, 1),
             llm_max_adapters=number("WOLFECLICK_LLM_MAX_ADAPTERS", 8, int, 1),
             env_opponent=text("WOLFECLICK_ENV_OPPONENT"),
+            app_policies=_listed(text("WOLFECLICK_APP_POLICIES")),
+            app_max_k=number("WOLFECLICK_APP_MAX_K", 64, int, 1),
+            app_max_decisions=number("WOLFECLICK_APP_MAX_DECISIONS", 400, int, 1),
+            app_max_battles=number("WOLFECLICK_APP_MAX_BATTLES", 120, int, 2),
+            app_max_live=number("WOLFECLICK_APP_MAX_LIVE", 4, int, 1),
+            app_max_upload_mb=number("WOLFECLICK_APP_MAX_UPLOAD_MB", 20.0, float, 0.001),
+            app_engines=_engines(text("WOLFECLICK_APP_ENGINES")),
+            app_idle_s=number("WOLFECLICK_APP_IDLE_S", 300.0, float, 1.0),
         )
+
+
+def _listed(value: str | None) -> tuple[str, ...]:
+    """A comma-separated list of specs (blank entries dropped); a spec itself never holds a comma."""
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+ENGINES = ("local", "ray")
+
+
+def _engines(value: str | None) -> tuple[str, ...]:
+    engines = _listed(value) or ("local",)
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown:
+        raise InputError(f"$WOLFECLICK_APP_ENGINES names {unknown[0][:20]!r}; engines: {', '.join(ENGINES)}")
+    return engines
 
 
 def _folder(value: str) -> Path:

@@ -18,7 +18,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, AsyncIterator
+from typing import Any, AsyncGenerator, AsyncIterator, Callable
 
 from wolfeclick.battle.branch import branch_id, stream_branch
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS, player_names, recording_id, stream_battle
@@ -73,8 +73,8 @@ def check_format(text: str | None) -> str:
     return value
 
 
-def resolve_spec(choice: str | None, custom: str | None) -> str:
-    """The policy spec a dropdown choice (plus the custom-spec box) names."""
+def resolve_spec(choice: str | None, custom: str | None = None) -> str:
+    """The policy spec a dropdown choice (plus, for the operator's own front ends, a custom-spec box) names."""
     spec = (custom if choice == CUSTOM else choice) or ""
     spec = spec.strip()
     if not spec:
@@ -96,9 +96,13 @@ def builds_once(spec: str) -> bool:
 
 
 class PolicyCache:
-    """Checkpoint policies by (spec, mode), built once even when many sessions ask at the same time."""
+    """Checkpoint policies by (spec, mode), built once even when many sessions ask at the same time.
 
-    def __init__(self) -> None:
+    ``admit`` (the app's served catalogue) sees every spec before anything is built: the app's cache builds only
+    what its visitors may choose, whichever event asked."""
+
+    def __init__(self, admit: Callable[[str], str] | None = None) -> None:
+        self.admit = admit
         self._lock = threading.Lock()
         self._policies: dict[tuple[str, str], Policy] = {}
         self._building: dict[tuple[str, str], threading.Lock] = {}
@@ -108,6 +112,11 @@ class PolicyCache:
 
     def build(self, spec: str, mode: str = "score") -> Policy:
         """Blocking: the policy for ``spec`` (cheap kinds are made fresh; checkpoints come from the cache)."""
+        if self.admit is not None:
+            try:
+                spec = self.admit(spec)
+            except WolfeClickError as exc:
+                raise LiveError(whole_on_one_line(exc)) from None
         if not builds_once(spec):
             try:
                 return make_policy(spec)

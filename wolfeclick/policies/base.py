@@ -54,6 +54,21 @@ class Decision:
         return self.action.command() if self.action is not None else "default"
 
 
+POLICY_FACTORY_MARK = "__wolfeclick_policy_factory__"
+"""The attribute ``policy_factory`` sets: a ``py:`` spec may name a function only if it carries it."""
+
+
+def policy_factory(function: Any) -> Any:
+    """Mark a function as a policy factory, so that a ``py:module:function`` spec may name it.
+
+    A ``py:`` spec imports what it names and calls it, so it names policies, never arbitrary callables: a class
+    with ``decide`` qualifies as it is, a function only when it declares itself with this decorator (an installed
+    entry point is declared by its installation). ``py:os:system`` or ``py:builtins:eval`` is refused before any
+    call."""
+    setattr(function, POLICY_FACTORY_MARK, True)
+    return function
+
+
 @runtime_checkable
 class Policy(Protocol):
     """Anything with a spec, metadata and ``decide`` is a policy.

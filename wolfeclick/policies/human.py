@@ -117,18 +117,23 @@ class HumanSeat:
     """One person's seat in one battle. Make it on the battle's event loop; ``choose``/``answer`` there too.
 
     ``notify`` receives every ``Prompt`` and ``Answered`` (on the loop), in order; the page turns them into buttons.
+    ``idle_s``: a person who answers nothing for that long (timer or not) has left; the seat closes, so a public
+    app's battle slot is not held by an abandoned tab (``None``: wait for ever, the CLI's and Python's default).
     """
 
     def __init__(self, side: str = "p1", *, timer_s: float | int | str | None = None,
-                 notify: Callable[[SeatEvent], None] | None = None) -> None:
+                 notify: Callable[[SeatEvent], None] | None = None, idle_s: float | None = None) -> None:
         self.side = side
         self.timer_s = check_timer(timer_s)
+        self.idle_s = idle_s
         self.notify: Callable[[SeatEvent], None] = notify or (lambda event: None)
         self.loop = asyncio.get_running_loop()
         self._pending: tuple[Prompt, asyncio.Future[str]] | None = None
         self._numbers = itertools.count(1)
         self._seen = 0
         self._closed: str | None = None
+        self._last_answer: float | None = None
+        """When the person last answered (or was first asked): the idle bound counts from there."""
 
     # --- the battle's side (a worker thread) ----------------------------------------------------------------
     def ask(self, observation: Observation) -> Decision:
@@ -162,9 +167,18 @@ class HumanSeat:
         future: asyncio.Future[str] = self.loop.create_future()
         self._pending = (prompt, future)
         self.notify(prompt)
-        done, _ = await asyncio.wait({future}, timeout=self.timer_s)
+        if self._last_answer is None:
+            self._last_answer = self.loop.time()
+        idle_left = None if self.idle_s is None else max(0.0, self.idle_s - (self.loop.time() - self._last_answer))
+        waits = [w for w in (self.timer_s, idle_left) if w is not None]
+        timeout = min(waits) if waits else None
+        done, _ = await asyncio.wait({future}, timeout=timeout)
         if self._pending is not None and self._pending[1] is future:
             self._pending = None
+        if not done and timeout == idle_left and self.idle_s is not None:  # nobody is there any more
+            self._pending = (prompt, future)
+            self.close(f"no answer for {self.idle_s:g} s: the seat was closed")
+            return self._closed_decision(self._closed or "the seat was closed")
         if not done:  # the timer ran out: the seeded fallback, flagged
             future.cancel()
             decision = fallback_decision(observation, f"the {self.timer_s:g} s timer ran out: seeded fallback played")
@@ -175,6 +189,7 @@ class HumanSeat:
         if future.cancelled():
             return self._closed_decision(self._closed or "the battle ended")
         command = future.result()
+        self._last_answer = self.loop.time()
         action = next(a for a in observation.legal_actions if a.command() == command)
         info = {"timer_s": self.timer_s} if self.timer_s is not None else {}
         self.notify(Answered(prompt.key, command))

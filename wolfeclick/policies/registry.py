@@ -11,7 +11,8 @@ Spec grammar: ``NAME[?key=value&…]`` for a kind matched by name (``heuristic``
 Third parties plug in two ways (``docs/agents.md``):
 
 - an entry point in the group ``wolfeclick.policies`` (``myagent = "my_pkg.agent:make"``): ``myagent`` becomes a kind;
-- a ``py:my_pkg.agent:make?depth=2`` spec: any importable factory, no installation needed.
+- a ``py:my_pkg.agent:make?depth=2`` spec: an importable policy factory (a class with ``decide``, or a function
+  marked ``@policy_factory``), no installation needed. Nothing else: ``py:os:system`` is refused before any call.
 
 The entry point's object is a ``PolicyKind`` (full control) or a factory callable whose keyword parameters are its
 options (typed by annotation or default). The factory returns an object with ``decide(observation) -> Decision``;
@@ -28,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import parse_qsl
 
 from wolfeclick.errors import InputError, WolfeClickError, one_line
-from wolfeclick.policies.base import Policy
+from wolfeclick.policies.base import POLICY_FACTORY_MARK, Policy
 
 __all__ = ["ENTRY_POINT_GROUP", "Option", "PolicyKind", "PolicyRegistry", "PolicySpecError", "ExternalPolicy",
            "builtin_kinds", "default_registry", "describe_kinds", "load_object", "parse_options"]
@@ -53,6 +54,9 @@ class Option:
     default: Any = None
     help: str = ""
     choices: tuple[Any, ...] | None = None
+    visitor_range: tuple[float, float] | None = None
+    """For a number: the range a web visitor of the app may set it to (``policies.catalogue``). None: a number or
+    free text (a device, a path) only the operator may set; choices and true/false are open as they are."""
 
     def type_name(self) -> str:
         return {str: "text", int: "integer", float: "number", bool: "true/false"}.get(self.type, self.type.__name__)
@@ -526,12 +530,39 @@ def make_external(spec: str, factory: Callable[..., Any], options: Mapping[str, 
     return ExternalPolicy(spec, agent, {**about, "options": dict(options)})
 
 
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_MODULE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def is_policy_factory(obj: Any) -> bool:
+    """What a ``py:`` spec may name: a ``PolicyKind``, a class whose instances ``decide``, or a function marked
+    ``@policy_factory``. Builtins and anything else callable (``os.system``, ``subprocess.Popen``) are not."""
+    if isinstance(obj, PolicyKind):
+        return True
+    if isinstance(obj, type):
+        return callable(getattr(obj, "decide", None))
+    return getattr(obj, POLICY_FACTORY_MARK, False) is True
+
+
 def _py_factory(spec: str) -> tuple[Callable[..., Any], PolicyKind, dict[str, Any], str]:
-    """A ``py:`` spec's factory (imported, not called), its kind, its typed options and the target it names."""
+    """A ``py:`` spec's factory (imported, not called), its kind, its typed options and the target it names.
+
+    The target is ``package.module:name``: one name defined in a module, never an attribute path into another
+    object (``pathlib:Path.touch``), and it must be a policy factory (``is_policy_factory``); both are refused in
+    one line before anything is called."""
     head, _, query = spec.strip().partition("?")
     target = head.removeprefix("py:").strip()
-    where = f"policy spec {spec.strip()!r}"
+    where = f"policy spec {spec.strip()[:80]!r}"
+    module_name, sep, attr = target.partition(":")
+    if sep and module_name and attr and not _IDENTIFIER.match(attr):
+        raise PolicySpecError(f"{where}: py: names one factory of a module (package.module:factory), not the "
+                              f"attribute path {attr[:40]!r}")
+    if sep and module_name and not _MODULE_PATH.match(module_name):
+        raise PolicySpecError(f"{where}: {module_name[:40]!r} is not a module path")
     factory = load_object(target, where)
+    if not is_policy_factory(factory):
+        raise PolicySpecError(f"{where}: {target[:60]!r} is not a policy factory (a class with decide(), or a "
+                              "function marked @wolfeclick.policies.base.policy_factory); it was not called")
     if isinstance(factory, PolicyKind):
         kind = factory
         factory = kind.resolve_factory()

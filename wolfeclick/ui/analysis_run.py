@@ -25,7 +25,6 @@ from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.tabs.common import failure, message_html
 
 KIND = "analysis"
-MAX_K = 1024
 POLICY = "heuristic"
 SIDE_CHOICES = ["none", "p1", "p2", "both"]
 POLL_S = 0.5
@@ -41,11 +40,11 @@ class AnalysisUI:
     status: gr.HTML
 
 
-def controls() -> AnalysisUI:
-    """The accordion's layout (inside the Replays tab's controls column)."""
+def controls(max_k: int) -> AnalysisUI:
+    """The accordion's layout (inside the Replays tab's controls column); K goes up to the app's ``max_k``."""
     with gr.Accordion("Analyse this battle", open=False, elem_classes=["wc-controls"]):
-        k = gr.Number(16, label="Rollouts per estimate (K)", precision=0, minimum=1, maximum=MAX_K,
-                      elem_id="wc-analysis-k")
+        k = gr.Number(min(16, max_k), label=f"Rollouts per estimate (K, at most {max_k} here)", precision=0,
+                      minimum=1, maximum=max_k, elem_id="wc-analysis-k")
         options = gr.Radio(SIDE_CHOICES, value="none", label="Value every option of", elem_id="wc-analysis-options")
         with gr.Row():
             start = gr.Button("Analyse", size="sm", elem_id="wc-analysis-start")
@@ -71,14 +70,22 @@ def sides_of(choice: str | None) -> tuple[str, ...]:
     raise InputError(f"options must be one of {', '.join(SIDE_CHOICES)}, not {str(choice)[:20]!r}")
 
 
-def rollouts_per_estimate(value: Any) -> int:
+def rollouts_per_estimate(value: Any, max_k: int) -> int:
+    """K as a whole number from 1 to the app's bound (``$WOLFECLICK_APP_MAX_K``), else one line."""
     try:
         k = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError("K must be a whole number of rollouts") from None
-    if not 1 <= k <= MAX_K or k != value:
-        raise InputError(f"K must be a whole number from 1 to {MAX_K}")
+    if not 1 <= k <= max_k or k != value:
+        raise InputError(f"K must be a whole number from 1 to {max_k} in this app")
     return k
+
+
+def check_size(decisions: int, max_decisions: int) -> None:
+    """A battle longer than the app's bound (``$WOLFECLICK_APP_MAX_DECISIONS``) is not analysed here."""
+    if decisions > max_decisions:
+        raise InputError(f"this battle has {decisions} decisions; this app analyses battles of at most "
+                         f"{max_decisions} (wolfeclick analyse on your own machine has no bound)")
 
 
 async def analysis_start(ctx: AppContext, ui: AnalysisUI, reopen: Callable[[str], Awaitable[dict]],
@@ -96,8 +103,9 @@ async def analysis_start(ctx: AppContext, ui: AnalysisUI, reopen: Callable[[str]
 
     task: asyncio.Future[Any] | None = None
     try:
-        count, sides = rollouts_per_estimate(k), sides_of(options)
+        count, sides = rollouts_per_estimate(k, ctx.settings.max_k), sides_of(options)
         recording = await asyncio.to_thread(ctx.library.get, str(replay_id))
+        check_size(len(recording.turns), ctx.settings.max_decisions)
         yield {ui.status: progress_html(0, 0)}
         async with SimPool() as pool:
             task = asyncio.ensure_future(analyse(recording, make_policy(POLICY), pool=pool, k=count, seed=0,
@@ -131,5 +139,5 @@ def wire(ctx: AppContext, ui: AnalysisUI, replay: gr.Dropdown, reopen: Callable[
          opened: list[Any]) -> None:
     """The accordion's events: Analyse reads the replay chosen in ``replay``; ``reopen`` opens it into ``opened``."""
     ui.start.click(bind(analysis_start, ctx, ui, reopen), [replay, ui.k, ui.options], [ui.status, *opened],
-                   api_visibility="private")
+                   api_visibility="private", concurrency_limit=1, concurrency_id="analysis")
     ui.stop.click(bind(analysis_stop, ctx), None, ui.status, api_visibility="private")

@@ -81,7 +81,7 @@ def build_app(library: Library | None = None, ctx: AppContext | None = None) -> 
                              api_visibility="private", js=live.OPEN_AT_CURSOR_JS)
         to = rp.takeover
         to.button.click(bind(live.takeover_start, ctx, lv, tabs), to.inputs(lv.pace), [tabs, *lv.stream_outputs()],
-                        api_name="takeover_start", js=replays.TAKEOVER_JS, concurrency_limit=16,
+                        api_name="takeover_start", js=replays.TAKEOVER_JS, concurrency_limit=ctx.settings.max_live,
                         concurrency_id="live")
         demo.load(bind(open_share_link, ctx, rp, lb, tabs), None, [tabs, *rp.loaded(), *lb.outputs()],
                   api_name="open_share_link")
@@ -119,7 +119,7 @@ def launch_options(demo: gr.Blocks) -> dict[str, Any]:
         "css": css,
         "theme": gr.themes.Soft(primary_hue="indigo"),
         "allowed_paths": [str(lib.directory), str(lib.exports)],
-        "max_file_size": MAX_RECORDING_BYTES + 1024 * 1024,
+        "max_file_size": min(MAX_RECORDING_BYTES, demo.wolfeclick_context.settings.max_upload_bytes) + 1024 * 1024,
         "footer_links": ["api"],
         "show_error": True,
     }

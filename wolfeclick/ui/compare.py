@@ -126,10 +126,11 @@ async def run_compare(
     concurrency: int | None = None,
     stop: asyncio.Event | None = None,
     engine: str = "local",
+    max_battles: int | None = None,
 ) -> AsyncIterator[CompareUpdate]:
     """Play every pairing of ``specs``; yield an update after each battle (and one at the start). Results go
     to ``out_dir/<tournament id>/``, recordings to ``recordings``. ``engine``: ``local`` or ``ray`` (a local Ray
-    instance; the same results)."""
+    instance; the same results). ``max_battles``: a tournament of more battles is refused before any is played."""
     specs = check_specs(specs)
     format_id = check_format(format_id)
     battles_per_pairing = int(battles_per_pairing)
@@ -141,6 +142,10 @@ async def run_compare(
                                               format=format_id, seed=seed).checked(mode=mode)
     except WolfeClickError as exc:
         raise LiveError(whole_on_one_line(exc)) from None
+    planned = len(build_schedule(config))
+    if max_battles is not None and planned > max_battles:
+        raise LiveError(f"that is {planned} battles; this app plays at most {max_battles} in one comparison "
+                        "(fewer policies or battles per pairing)")
     # checkpoints come from the shared cache (loaded once for Live and Compare alike)
     policies = {}
     for spec in specs:

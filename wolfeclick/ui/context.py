@@ -16,7 +16,9 @@ from typing import Any
 from wolfeclick.battle.live import PolicyCache
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.paths import results_dir
+from wolfeclick.policies.catalogue import ServedCatalogue
 from wolfeclick.policies.human import HumanSeat
+from wolfeclick.policies.registry import default_registry
 from wolfeclick.settings import Settings as EnvSettings
 from wolfeclick.settings import settings
 from wolfeclick.ui.library import Library, recordings_dir
@@ -28,17 +30,36 @@ __all__ = ["AppContext", "Settings", "StopRegistry", "SeatRegistry", "results_di
 
 @dataclass(frozen=True)
 class Settings:
-    """What the environment can change."""
+    """What the environment can change, and the bounds on what one visitor can start (``docs/app.md``, *Trust*)."""
 
     live_pace: float = 0.4
     """Default seconds between live decisions ($WOLFECLICK_LIVE_PACE)."""
     page_size: int = 25
     """Rows per page in the recordings list and the Compare battles table."""
+    max_k: int = 64
+    """Most rollouts per estimate a visitor's analysis may ask ($WOLFECLICK_APP_MAX_K)."""
+    max_decisions: int = 400
+    """Most decisions a battle may have for a visitor to analyse it ($WOLFECLICK_APP_MAX_DECISIONS)."""
+    max_battles: int = 120
+    """Most battles in one Compare run ($WOLFECLICK_APP_MAX_BATTLES)."""
+    max_live: int = 4
+    """Live battles in flight at once, every visitor together ($WOLFECLICK_APP_MAX_LIVE): Gradio's queue holds
+    the next one until one ends."""
+    max_upload_bytes: int = 20 * 1024 * 1024
+    """The largest upload ($WOLFECLICK_APP_MAX_UPLOAD_MB)."""
+    engines: tuple[str, ...] = ("local",)
+    """Tournament engines a visitor may pick ($WOLFECLICK_APP_ENGINES)."""
+    max_idle_s: float = 300.0
+    """A person's seat that answers nothing for this long closes and frees its battle slot ($WOLFECLICK_APP_IDLE_S)."""
 
     @classmethod
     def from_env(cls, environment: EnvSettings | None = None) -> "Settings":
         """The app's settings from the one settings object (``wolfeclick.settings``; default: the environment now)."""
-        return cls(live_pace=(environment or settings()).live_pace)
+        env = environment or settings()
+        return cls(live_pace=env.live_pace, max_k=env.app_max_k, max_decisions=env.app_max_decisions,
+                   max_battles=env.app_max_battles, max_live=env.app_max_live,
+                   max_upload_bytes=int(env.app_max_upload_mb * 1024 * 1024), engines=env.app_engines,
+                   max_idle_s=env.app_idle_s)
 
 
 class StopRegistry:
@@ -120,14 +141,30 @@ class AppContext:
     """Uploads are checked in a worker process, one in flight per session (``ui.uploads``)."""
     standings: Standings | None = None
     """The battle history of ``results`` and the library, rated together (made from them when not given)."""
+    catalogue: ServedCatalogue | None = None
+    """The policies a visitor may choose (default: the registry's own offer, nothing more); every spec a UI event
+    or API call plays passes ``admit`` first (``policies.catalogue``)."""
 
     def __post_init__(self) -> None:
         if self.standings is None:
             self.standings = Standings(self.results, self.library.directory)
+        if self.catalogue is None:
+            self.catalogue = ServedCatalogue.from_registry(default_registry())
+        if self.policies.admit is None:  # the app's cache builds only what a visitor may choose
+            self.policies.admit = self.admit
 
     @classmethod
     def from_env(cls, library: Library | None = None) -> "AppContext":
-        return cls(library=library or Library(recordings_dir()), results=results_dir(), settings=Settings.from_env())
+        env = settings()
+        catalogue = ServedCatalogue.from_registry(default_registry(), env.app_policies)
+        return cls(library=library or Library(recordings_dir()), results=results_dir(),
+                   settings=Settings.from_env(env), catalogue=catalogue)
+
+    def admit(self, spec: object, *, human: bool = True) -> str:
+        """A visitor's chosen policy as the app may play it, or a one-line ``PolicyRefused``: nothing outside the
+        served catalogue is imported, read or connected to."""
+        assert self.catalogue is not None
+        return self.catalogue.admit(spec, human=human)
 
     def saver(self) -> RecordingSaver:
         """A saver for one battle run into the recordings folder."""

@@ -13,10 +13,10 @@ import threading
 from dataclasses import dataclass, fields
 from typing import Any, AsyncIterator
 
-from wolfeclick.battle.live import CUSTOM, HUMAN, LiveEvent, play_live
+from wolfeclick.battle.live import HUMAN, LiveEvent, play_live
 from wolfeclick.errors import WolfeClickError, whole_on_one_line
+from wolfeclick.policies.catalogue import ServedCatalogue
 from wolfeclick.policies.human import Prompt
-from wolfeclick.policies.registry import PolicyRegistry, default_registry
 from wolfeclick.settings import settings
 from wolfeclick.ui.view import BattleMeta, BattleView
 
@@ -29,16 +29,16 @@ HUMAN_CHOICE = ("You — play this side yourself (buttons)", HUMAN)
 """The choice (and recorded policy spec) for a side a person plays with the buttons."""
 
 
-def policy_choices(registry: PolicyRegistry | None = None, *, opponent: bool = False) -> list[tuple[str, str]]:
-    """The dropdown of a side, from the policy registry: every listed spec (baselines, presets, installed agents),
-    then a person, then a custom spec. The agent's side leads with the strongest baseline, the opponent's with the
-    weakest."""
-    listed = (registry or default_registry()).choices()
-    cheap = [(f"{spec} — {label}", spec) for spec, label, kind in listed if not kind.gpu and not kind.external]
-    models = [(f"{spec} — {label}", spec) for spec, label, kind in listed if kind.gpu and not kind.external]
-    installed = [(f"{spec} — {label} (installed agent)", spec) for spec, label, kind in listed if kind.external]
-    custom = ("another checkpoint (custom spec)…" if opponent else "custom spec…", CUSTOM)
-    return [*(cheap if opponent else cheap[::-1]), *models, *installed, HUMAN_CHOICE, custom]
+def policy_choices(catalogue: ServedCatalogue, *, opponent: bool = False) -> list[tuple[str, str]]:
+    """The dropdown of a side: the app's served catalogue (baselines, presets, installed agents, the operator's
+    listed specs), then a person. The agent's side leads with the strongest baseline, the opponent's with the
+    weakest. Nothing else can be chosen: a visitor never types a spec (``policies.catalogue``)."""
+    listed = catalogue.entries()
+    cheap = [(f"{e.spec} — {e.label}", e.spec) for e in listed if not e.gpu and not e.external and not e.operator]
+    models = [(f"{e.spec} — {e.label}", e.spec) for e in listed if e.gpu and not e.external and not e.operator]
+    installed = [(f"{e.spec} — {e.label} (installed agent)", e.spec) for e in listed if e.external and not e.operator]
+    operator = [(f"{e.spec} — {e.label}", e.spec) for e in listed if e.operator]
+    return [*(cheap if opponent else cheap[::-1]), *models, *installed, *operator, HUMAN_CHOICE]
 
 
 def _md(text: str) -> str:

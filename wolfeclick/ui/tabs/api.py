@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator, Callable
 
 import gradio as gr
 
-from wolfeclick.battle.live import LiveError, check_format, parse_seed, resolve_spec
+from wolfeclick.battle.live import LiveError, check_format, parse_seed
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError, whole_on_one_line
 from wolfeclick.sides import is_side
@@ -127,13 +127,14 @@ def replay_export_html(ctx: AppContext, replay_id: str) -> dict:
 async def battle_stream(ctx: AppContext, p1: str, p2: str, format_id: str = DEFAULT_FORMAT, seed: int = 0,
                         max_turns: int = DEFAULT_MAX_TURNS) -> AsyncIterator[dict]:
     """API: play a battle and stream each turn record as JSON, then {"done": true, "recording": id, ...}.
-    The recording is saved under an id no other battle holds (one saver per call)."""
+    The recording is saved under an id no other battle holds (one saver per call). Both sides are the app's
+    served policies (``ctx.admit``; no person can be seated through the API)."""
     try:
-        p1s, p2s = resolve_spec(p1, None), resolve_spec(p2, None)
+        p1s, p2s = ctx.admit(p1, human=False), ctx.admit(p2, human=False)
         format_id = check_format(format_id)
         seed_value = parse_seed(seed)
         turns_cap = max(1, min(DEFAULT_MAX_TURNS, int(max_turns)))
-    except (LiveError, TypeError, ValueError) as exc:
+    except (WolfeClickError, TypeError, ValueError) as exc:
         yield {"error": whole_on_one_line(exc)}
         return
     saver = ctx.saver()
@@ -163,4 +164,5 @@ def register(ctx: AppContext) -> None:
                      (replay_last, "replay_last"), (replay_jump, "replay_jump"), (replay_window, "replay_window"),
                      (replay_export_html, "replay_export_html"), (compare_list, "compare_list")):
         gr.api(bind(fn, ctx), api_name=name)
-    gr.api(bind(battle_stream, ctx), api_name="battle_stream", concurrency_limit=16, concurrency_id="live")
+    gr.api(bind(battle_stream, ctx), api_name="battle_stream", concurrency_limit=ctx.settings.max_live,
+           concurrency_id="live")

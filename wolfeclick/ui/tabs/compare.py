@@ -9,7 +9,6 @@ import gradio as gr
 
 from wolfeclick.battle.live import FORMATS, LiveError, parse_seed
 from wolfeclick.battle.runner import DEFAULT_FORMAT
-from wolfeclick.policies.registry import default_registry
 from wolfeclick.ui import compare as compare_mod
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
@@ -26,7 +25,6 @@ LOAD_OUTPUTS = ("status", "table", "win", "heat", "ratings", "games", "verdicts"
 @dataclass
 class CompareUI:
     specs: gr.CheckboxGroup
-    extra: gr.Textbox
     battles: gr.Slider
     format: gr.Dropdown
     seed: gr.Textbox
@@ -61,17 +59,24 @@ def _shown(ui: CompareUI, update: compare_mod.CompareUpdate) -> dict:
     return out
 
 
-async def compare_run(ctx: AppContext, ui: CompareUI, chosen: list[str], extra: str, battles: float,
-                      format_id: str, seed: str, mode: str, engine: str = "local", request: gr.Request = None,
+async def compare_run(ctx: AppContext, ui: CompareUI, chosen: list[str], battles: float, format_id: str, seed: str,
+                      mode: str, engine: str = "local", request: gr.Request = None,
                       progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
-    """Run a small tournament; table and charts update as each battle finishes."""
-    specs = list(chosen or []) + [s.strip() for s in (extra or "").split(",") if s.strip()]
+    """Run a small tournament; table and charts update as each battle finishes. Every policy is one of the app's
+    served ones (``ctx.admit``), the engine one the operator opened, the size within ``settings.max_battles``."""
     stop = ctx.stops.start("compare", request)
     try:
+        if not isinstance(chosen, list) or len(chosen) > compare_mod.MAX_POLICIES:
+            raise LiveError(f"choose two to {compare_mod.MAX_POLICIES} policies from the list")
+        specs = [ctx.admit(spec, human=False) for spec in chosen]
+        engine = engine or "local"
+        if engine not in ctx.settings.engines:
+            raise LiveError(f"engine {str(engine)[:20]!r} is not open in this app; engines: "
+                            f"{', '.join(ctx.settings.engines)}")
         stream = compare_mod.run_compare(specs, int(battles or 2), format_id or DEFAULT_FORMAT, parse_seed(seed),
                                          cache=ctx.policies, out_dir=ctx.results,
                                          recordings=ctx.library.directory, mode=mode or "score", stop=stop,
-                                         engine=engine or "local")
+                                         engine=engine, max_battles=ctx.settings.max_battles)
         async for update in stream:
             if update.total:
                 progress((update.done, update.total), desc=update.message, unit="battles")
@@ -107,17 +112,18 @@ def build(ctx: AppContext) -> CompareUI:
     with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
         with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
             with gr.Accordion("Tournament settings", open=True, elem_classes=["wc-controls"]):
-                listed = default_registry().choices()
-                specs = gr.CheckboxGroup([spec for spec, _, _ in listed],
-                                         value=[spec for spec, _, kind in listed if not kind.gpu and not kind.external],
-                                         label="Policies")
-                extra = gr.Textbox(label="More specs (comma separated)", placeholder="llm:…, preset:run2")
+                listed = ctx.catalogue.entries()
+                specs = gr.CheckboxGroup([e.spec for e in listed],
+                                         value=[e.spec for e in listed if not e.gpu and not e.external
+                                                and not e.operator],
+                                         label="Policies", info="the policies this app serves")
                 battles = gr.Slider(2, 40, value=4, step=2, label="Battles per pairing",
                                     info="played in pairs: same teams, seats swapped")
                 format_box = gr.Dropdown(FORMATS, value=DEFAULT_FORMAT, label="Format", allow_custom_value=True)
                 seed = gr.Textbox(label="Seed", value="0", max_length=12)
                 mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)")
-                engine = gr.Radio(["local", "ray"], value="local", label="Engine",
+                engine = gr.Radio(list(ctx.settings.engines), value=ctx.settings.engines[0], label="Engine",
+                                  visible=len(ctx.settings.engines) > 1,
                                   info="ray: battles on Ray actors (a local Ray instance); same results")
                 with gr.Row():
                     run = gr.Button("▶ Run", variant="primary")
@@ -138,11 +144,11 @@ def build(ctx: AppContext) -> CompareUI:
             games = gr.Dataframe(headers=compare_mod.BATTLE_HEADERS, label="Battles (open any replay)",
                                  datatype=["number", "str", "str", "str", "str", "number", "markdown"],
                                  interactive=False, max_height=100_000, elem_classes=["wc-all-rows"])
-    ui = CompareUI(specs, extra, battles, format_box, seed, mode, run, stop, select, load, status, table,
+    ui = CompareUI(specs, battles, format_box, seed, mode, run, stop, select, load, status, table,
                    verdicts, win, heat, ratings, games)
-    run.click(bind(compare_run, ctx, ui), [specs, extra, battles, format_box, seed, mode, engine],
+    run.click(bind(compare_run, ctx, ui), [specs, battles, format_box, seed, mode, engine],
               ui.outputs(RUN_OUTPUTS),
-              api_name="compare_run", concurrency_limit=2, concurrency_id="compare")
+              api_name="compare_run", concurrency_limit=1, concurrency_id="compare")
     stop.click(bind(compare_stop, ctx), None, status, api_name="compare_stop", concurrency_limit=None)
     load.click(bind(compare_load, ctx, ui), select, ui.outputs(LOAD_OUTPUTS), api_name="compare_load")
     return ui

@@ -14,7 +14,7 @@ from typing import Any, AsyncIterator
 
 import gradio as gr
 
-from wolfeclick.battle.live import CUSTOM, FORMATS, LiveError, check_format, human_sides, parse_seed, resolve_spec
+from wolfeclick.battle.live import FORMATS, LiveError, check_format, human_sides, parse_seed
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.game.actions import MAX_MOVES, MAX_SWITCHES
@@ -85,9 +85,7 @@ class HumanUI:
 @dataclass
 class LiveUI:
     agent: gr.Dropdown
-    agent_custom: gr.Textbox
     opponent: gr.Dropdown
-    opponent_custom: gr.Textbox
     format: gr.Dropdown
     seed: gr.Textbox
     mode: gr.Radio
@@ -121,26 +119,26 @@ def _seats(ctx: AppContext, specs: dict[str, str], timer: Any, request: gr.Reque
     """A seat for the side this session's person plays (if any), registered so their clicks find it."""
     sides = human_sides(specs)
     timer_s = check_timer(timer)
-    seats = {side: HumanSeat(side, timer_s=timer_s) for side in sides}
+    seats = {side: HumanSeat(side, timer_s=timer_s, idle_s=ctx.settings.max_idle_s) for side in sides}
     for seat in seats.values():
         ctx.seats.open(request, seat)
     return seats
 
 
-async def live_start(ctx: AppContext, ui: LiveUI, agent: str, agent_custom: str, opponent: str,
-                     opponent_custom: str, format_id: str, seed: str, mode: str, pace: float,
-                     timer: str | None = None,
+async def live_start(ctx: AppContext, ui: LiveUI, agent: str, opponent: str, format_id: str, seed: str, mode: str,
+                     pace: float, timer: str | None = None,
                      request: gr.Request = None, progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
     """Start a live battle and stream it into the Live viewer. A side chosen as "You" is played with the buttons
-    (``timer``: seconds per decision, blank for none)."""
+    (``timer``: seconds per decision, blank for none). Each side is one of the app's served policies
+    (``ctx.admit``): anything else is refused in one line before anything is imported or built."""
     try:
-        p1 = resolve_spec(agent, agent_custom)
-        p2 = resolve_spec(opponent, opponent_custom)
+        p1 = ctx.admit(agent)
+        p2 = ctx.admit(opponent)
         format_id = check_format(format_id)
         seed_value = parse_seed(seed)
         human_sides({"p1": p1, "p2": p2})
         check_timer(timer)
-    except (LiveError, HumanAnswerError) as exc:
+    except (WolfeClickError, HumanAnswerError) as exc:
         yield {ui.status: f"⚠ {exc}", ui.open_button: gr.Button(visible=False)}
         return
     stop = ctx.stops.start("live", request)
@@ -252,18 +250,29 @@ RECORDED = "recorded"
 """The take-over choice that keeps a side's recorded policy."""
 
 
-def takeover_choices() -> list[tuple[str, str]]:
+def takeover_choices(ctx: AppContext) -> list[tuple[str, str]]:
     """Replays' take-over dropdowns: keep the recorded policy, or any the agent's side may choose."""
-    return [("as recorded (the policy that played)", RECORDED), *policy_choices()]
+    return [("as recorded (the policy that played)", RECORDED), *policy_choices(ctx.catalogue)]
 
 
-async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: str, p1_custom: str,
-                         p2_choice: str, p2_custom: str, mode: str, pace: float, replay_id: str, step: Any,
-                         timer: str | None = None, request: gr.Request = None,
+def recorded_policy(ctx: AppContext, parent: Any, side: str) -> str:
+    """The policy that played ``side`` of ``parent``, if this app serves it; else one line saying to choose."""
+    spec = parent.players[side].policy
+    try:
+        return ctx.admit(spec)
+    except WolfeClickError:
+        raise LiveError(f"{side} was played by {str(spec)[:60]!r}, which this app does not serve; choose a policy "
+                        f"for {side}") from None
+
+
+async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: str, p2_choice: str, mode: str,
+                         pace: float, replay_id: str, step: Any, timer: str | None = None, request: gr.Request = None,
                          progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
     """Replays' *Take over from here*: the shown replay plays on live, from the shown decision, with the chosen
     policies — or "You" with the buttons (``timer`` seconds per decision) — in the Live viewer
-    (``run_live(takeover=…)``); saved with ``source=branch``. A side a person played keeps a person "as recorded"."""
+    (``run_live(takeover=…)``); saved with ``source=branch``. A side a person played keeps a person "as recorded".
+    Every side's policy, the recorded one too (an uploaded file names any spec it likes), must be one of the app's
+    served policies (``ctx.admit``)."""
     from wolfeclick.battle.branch import BranchError, replayable
     from wolfeclick.ui.presentation import parse_step
 
@@ -275,8 +284,8 @@ async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: 
         replayable(parent)
         if not 0 <= index < len(parent.turns):
             raise LiveError(f"take over at a decision (1…{len(parent.turns)}), not after the end")
-        specs = {side: parent.players[side].policy if choice == RECORDED else resolve_spec(choice, custom)
-                 for side, choice, custom in (("p1", p1_choice, p1_custom), ("p2", p2_choice, p2_custom))}
+        specs = {side: recorded_policy(ctx, parent, side) if choice == RECORDED else ctx.admit(choice)
+                 for side, choice in (("p1", p1_choice), ("p2", p2_choice))}
         human_sides(specs)
         check_timer(timer)
     except (WolfeClickError, BranchError) as exc:
@@ -306,10 +315,6 @@ async def hardware(ctx: AppContext) -> str:
     return hardware_report(await asyncio.to_thread(ctx.hardware))
 
 
-def custom_box(choice: str) -> gr.Textbox:
-    return gr.Textbox(visible=choice == CUSTOM)
-
-
 def _human_controls() -> HumanUI:
     """The prompt, the button bank (hidden until a decision waits for a person) and the state they may read."""
     with gr.Group(elem_id="wc-human", elem_classes=["wc-human"]):
@@ -330,13 +335,10 @@ def build(ctx: AppContext) -> LiveUI:
     with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
         with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
             with gr.Accordion("Battle settings", open=True, elem_classes=["wc-controls"]):
-                agent = gr.Dropdown(policy_choices(), value="heuristic", label="Agent (p1)", elem_id="wc-live-agent")
-                agent_custom = gr.Textbox(label="Agent spec", visible=False,
-                                          placeholder="llm:REPO[@REV][+ADAPTER] or llm:/path")
-                opponent = gr.Dropdown(policy_choices(opponent=True), value="random", label="Opponent (p2)",
-                                       elem_id="wc-live-opponent")
-                opponent_custom = gr.Textbox(label="Opponent checkpoint spec", visible=False,
-                                             placeholder="preset:run2 or llm:…")
+                agent = gr.Dropdown(policy_choices(ctx.catalogue), value="heuristic", label="Agent (p1)",
+                                    elem_id="wc-live-agent")
+                opponent = gr.Dropdown(policy_choices(ctx.catalogue, opponent=True), value="random",
+                                       label="Opponent (p2)", elem_id="wc-live-opponent")
                 format_box = gr.Dropdown(FORMATS, value=DEFAULT_FORMAT, label="Format", allow_custom_value=True,
                                          elem_id="wc-live-format")
                 seed = gr.Textbox(label="Seed", placeholder="blank = random", max_length=12, elem_id="wc-live-seed")
@@ -362,13 +364,11 @@ def build(ctx: AppContext) -> LiveUI:
             open_step = gr.Number(-1, visible=False, precision=0)
             turn = gr.JSON(visible=False, label="Latest turn record")
             last = gr.State(None)
-    ui = LiveUI(agent, agent_custom, opponent, opponent_custom, format_box, seed, mode, pace, start, stop,
-                hardware_box, status, data, viewer, link, open_button, turn, last, timer, human, open_step)
-    agent.change(custom_box, agent, agent_custom, api_visibility="private")
-    opponent.change(custom_box, opponent, opponent_custom, api_visibility="private")
-    start.click(bind(live_start, ctx, ui), [agent, agent_custom, opponent, opponent_custom, format_box, seed, mode,
-                                            pace, timer], ui.stream_outputs(), api_name="live_start",
-                concurrency_limit=16, concurrency_id="live")
+    ui = LiveUI(agent, opponent, format_box, seed, mode, pace, start, stop, hardware_box, status, data, viewer, link,
+                open_button, turn, last, timer, human, open_step)
+    start.click(bind(live_start, ctx, ui), [agent, opponent, format_box, seed, mode, pace, timer],
+                ui.stream_outputs(), api_name="live_start", concurrency_limit=ctx.settings.max_live,
+                concurrency_id="live")
     for index, button in enumerate(human.buttons):  # never queued behind anything: the battle waits on it
         button.click(bind(human_choose, ctx, index), human.key, human.note, api_visibility="private",
                      concurrency_limit=None)

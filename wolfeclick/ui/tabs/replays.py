@@ -66,9 +66,7 @@ class TakeoverUI:
     """*Take over from here*: a policy for each side, and the shown replay and decision (filled by the page)."""
 
     p1: gr.Dropdown
-    p1_custom: gr.Textbox
     p2: gr.Dropdown
-    p2_custom: gr.Textbox
     mode: gr.Radio
     button: gr.Button
     replay_id: gr.Textbox
@@ -76,38 +74,33 @@ class TakeoverUI:
     timer: gr.Textbox
 
     def inputs(self, pace: Any) -> list[Any]:
-        """``takeover_start``'s inputs; the replay id and step are the 7th and 8th (``TAKEOVER_JS`` fills them)."""
-        return [self.p1, self.p1_custom, self.p2, self.p2_custom, self.mode, pace, self.replay_id, self.step,
-                self.timer]
+        """``takeover_start``'s inputs; the replay id and step are the 5th and 6th (``TAKEOVER_JS`` fills them)."""
+        return [self.p1, self.p2, self.mode, pace, self.replay_id, self.step, self.timer]
 
 
 TAKEOVER_JS = """(...args) => {
   const viewer = (window.__wcViewers || {}).replays;
-  if (viewer && viewer.state.data && viewer.state.data.id) { args[6] = viewer.state.data.id; args[7] = viewer.state.index || 0; }
+  if (viewer && viewer.state.data && viewer.state.data.id) { args[4] = viewer.state.data.id; args[5] = viewer.state.index || 0; }
   return args;
 }"""
 """The button reads the shown replay and decision from the client viewer (the server never sees the cursor)."""
 
 
-def _takeover_controls() -> TakeoverUI:
-    from wolfeclick.ui.tabs.live import RECORDED, custom_box, takeover_choices
+def _takeover_controls(ctx: AppContext) -> TakeoverUI:
+    from wolfeclick.ui.tabs.live import RECORDED, takeover_choices
 
     with gr.Accordion("Take over from here", open=False, elem_classes=["wc-controls"]):
         gr.Markdown("The shown decision on, chosen policies play the battle on live (its earlier choices are "
                     "replayed exactly); saved as a branch. Choose **You** for a side to play it yourself.")
-        p1 = gr.Dropdown(takeover_choices(), value=RECORDED, label="p1 from here", elem_id="wc-takeover-p1")
-        p1_custom = gr.Textbox(label="p1 spec", visible=False, placeholder="llm:… or preset:run2")
-        p2 = gr.Dropdown(takeover_choices(), value=RECORDED, label="p2 from here", elem_id="wc-takeover-p2")
-        p2_custom = gr.Textbox(label="p2 spec", visible=False, placeholder="llm:… or preset:run2")
+        p1 = gr.Dropdown(takeover_choices(ctx), value=RECORDED, label="p1 from here", elem_id="wc-takeover-p1")
+        p2 = gr.Dropdown(takeover_choices(ctx), value=RECORDED, label="p2 from here", elem_id="wc-takeover-p2")
         mode = gr.Radio(["score", "generate"], value="score", label="Decoding (checkpoints)")
         timer = gr.Textbox(label="Your timer (seconds per decision, when you play)", placeholder="blank = no timer",
                            max_length=8)
         button = gr.Button("⤳ Take over from here", variant="primary", elem_id="wc-takeover")
         replay_id = gr.Textbox(visible=False)
         step = gr.Number(0, visible=False, precision=0)
-    for box, custom in ((p1, p1_custom), (p2, p2_custom)):
-        box.change(custom_box, box, custom, api_visibility="private")
-    return TakeoverUI(p1, p1_custom, p2, p2_custom, mode, button, replay_id, step, timer)
+    return TakeoverUI(p1, p2, mode, button, replay_id, step, timer)
 
 
 @dataclass
@@ -251,6 +244,10 @@ async def upload(ctx: AppContext, ui: ReplaysUI, file: Any, request: gr.Request 
                 return handle.read(MAX_RECORDING_BYTES + 1)
 
         data = await asyncio.to_thread(read)
+        limit = ctx.settings.max_upload_bytes
+        if len(data) > limit:
+            return {ui.message: message_html(f"⚠ The file is over this app's upload limit of {limit / 2**20:g} MB. "
+                                             "Nothing was saved.")}
         session = str(getattr(request, "session_hash", None) or id(request))
         checked = await ctx.uploads.check(session, data)
         replay_id, created = await asyncio.to_thread(ctx.library.store_checked, data, checked.stored, checked.info)
@@ -352,8 +349,8 @@ def build(ctx: AppContext) -> ReplaysUI:
                     json_file = gr.DownloadButton("⬇ JSON", size="sm", interactive=False)
                     export_file = gr.DownloadButton("⬇ Showdown replay", size="sm", interactive=False)
                 refresh_button = gr.Button("↻ Refresh lists", size="sm")
-            takeover = _takeover_controls()
-            analysis = analysis_controls()
+            takeover = _takeover_controls(ctx)
+            analysis = analysis_controls(ctx.settings.max_k)
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
             rescores = gr.HTML("", elem_id="wc-replays-rescores")
             viewer = viewer_component("replays", "wc-replays-viewer")
