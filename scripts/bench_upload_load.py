@@ -22,10 +22,7 @@ import copy
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from appserver import percentile, rss_mb, running_app  # noqa: E402
 from benchdoc import write_section  # noqa: E402
 
 SAMPLE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
@@ -64,22 +62,6 @@ def heavy_recording(mb: float, tag: int) -> bytes:
     return text
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_mb(pid: int) -> float:
-    try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
 def worker_pid() -> int | None:
     """The upload worker (``python -m wolfeclick.ui.uploads``), wherever it runs."""
     for entry in Path("/proc").iterdir():
@@ -90,11 +72,6 @@ def worker_pid() -> int | None:
             except OSError:
                 continue
     return None
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def main() -> int:
@@ -120,90 +97,63 @@ def main() -> int:
         path.write_bytes(heavy_recording(args.mb, n))
         heavy.append(path)
     heavy_size = sum(p.stat().st_size for p in heavy) / len(heavy) / 1e6
-    port = free_port()
-    env = {**os.environ, "WOLFECLICK_RECORDINGS": str(library), "WOLFECLICK_RESULTS": str(root / "results"),
-           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
-    log = open(root / "server.log", "wb")
-    server = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env, stdout=log,
-                              stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/"
     try:
-        import httpx
+        with running_app(root) as (url, server_pid):
+            stepper, uploader = Client(url, verbose=False), Client(url, verbose=False)
+            steps = stepper.predict(SAMPLE.stem, 0, "p1", api_name="/replay_turn")["steps"]
 
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if server.poll() is not None:
-                raise SystemExit(f"app.py exited: {(root / 'server.log').read_text()[-2000:]}")
-            try:
-                if httpx.get(url + "config", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        else:
-            raise SystemExit("app.py did not start within 120 s")
-        stepper, uploader = Client(url, verbose=False), Client(url, verbose=False)
-        steps = stepper.predict(SAMPLE.stem, 0, "p1", api_name="/replay_turn")["steps"]
+            def step_once(k: int) -> float:
+                started = time.perf_counter()
+                out = stepper.predict(SAMPLE.stem, k % steps, "p1", api_name="/replay_turn")
+                assert "error" not in out, out
+                return time.perf_counter() - started
 
-        def step_once(k: int) -> float:
-            started = time.perf_counter()
-            out = stepper.predict(SAMPLE.stem, k % steps, "p1", api_name="/replay_turn")
-            assert "error" not in out, out
-            return time.perf_counter() - started
+            for k in range(5):
+                step_once(k)  # warm
+            alone = [step_once(k) for k in range(args.steps)]
+            rss: list[float] = []
+            worker_rss: list[float] = []
+            done = threading.Event()
+            load_start = os.getloadavg()[0]
 
-        for k in range(5):
-            step_once(k)  # warm
-        alone = [step_once(k) for k in range(args.steps)]
-        rss: list[float] = []
-        worker_rss: list[float] = []
-        done = threading.Event()
-        load_start = os.getloadavg()[0]
+            def sample() -> None:
+                checker = None
+                while not done.is_set():
+                    rss.append(rss_mb(server_pid))
+                    checker = checker or worker_pid()
+                    if checker is not None:
+                        worker_rss.append(rss_mb(checker))
+                    time.sleep(0.1)
 
-        def sample() -> None:
-            checker = None
-            while not done.is_set():
-                rss.append(rss_mb(server.pid))
-                checker = checker or worker_pid()
-                if checker is not None:
-                    worker_rss.append(rss_mb(checker))
-                time.sleep(0.1)
+            upload_s: list[float] = []
+            errors: list[str] = []
 
-        upload_s: list[float] = []
-        errors: list[str] = []
+            def upload_all() -> None:
+                try:
+                    for path in heavy:
+                        started = time.perf_counter()
+                        out = uploader.predict(handle_file(str(path)), api_name="/replay_upload")
+                        upload_s.append(time.perf_counter() - started)
+                        if "Uploaded" not in json.dumps(out, ensure_ascii=False):
+                            errors.append(str(out)[:200])
+                finally:
+                    done.set()
 
-        def upload_all() -> None:
-            try:
-                for path in heavy:
-                    started = time.perf_counter()
-                    out = uploader.predict(handle_file(str(path)), api_name="/replay_upload")
-                    upload_s.append(time.perf_counter() - started)
-                    if "Uploaded" not in json.dumps(out, ensure_ascii=False):
-                        errors.append(str(out)[:200])
-            finally:
-                done.set()
-
-        idle_rss = rss_mb(server.pid)
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        worker = threading.Thread(target=upload_all, daemon=True)
-        worker.start()
-        loaded: list[float] = []
-        k = 0
-        while not done.is_set() or not loaded:
-            loaded.append(step_once(k))
-            k += 1
-        worker.join()
-        sampler.join()
-        after_rss = rss_mb(server.pid)
-        load_end = os.getloadavg()[0]
+            idle_rss = rss_mb(server_pid)
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            worker = threading.Thread(target=upload_all, daemon=True)
+            worker.start()
+            loaded: list[float] = []
+            k = 0
+            while not done.is_set() or not loaded:
+                loaded.append(step_once(k))
+                k += 1
+            worker.join()
+            sampler.join()
+            after_rss = rss_mb(server_pid)
+            load_end = os.getloadavg()[0]
     finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGINT)
-            try:
-                server.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-        log.close()
         shutil.rmtree(root, ignore_errors=True)
 
     def row(name: str, values: list[float]) -> str:

@@ -1,0 +1,221 @@
+"""One visitor runs the heaviest job the public app allows; another steps a replay meanwhile (issue 44, item 3).
+
+Starts ``app.py`` on a free 127.0.0.1 port with its default visitor bounds (``WOLFECLICK_APP_*``, ``docs/app.md``,
+*Trust*) and a fresh library holding the sample recordings, then for each heavy job in turn:
+
+- ``compare``: client A runs the largest Compare the app allows (the cheap served policies, battles per pairing up
+  to ``$WOLFECLICK_APP_MAX_BATTLES`` in all) through ``/compare_run``;
+- ``live``: ``$WOLFECLICK_APP_MAX_LIVE`` clients each stream battles through ``/battle_stream`` at once (every live
+  slot the app has, unpaced);
+- ``analysis``: client A analyses the longest sample replay at the largest K (``$WOLFECLICK_APP_MAX_K``), every
+  option of both sides, through the page's own event.
+
+While a job runs (``--seconds`` at most, then it is stopped), client B steps a replay with ``/replay_turn``; the
+latency of B's steps, alone and under each job, is the result (goal: p95 <= 1 s). Bounded: three phases of
+``--seconds`` each; the server binds 127.0.0.1 only and is stopped at the end. ``--write`` puts the table in
+docs/benchmarks.md (section "## A visitor's heavy job against another's stepping").
+
+    .venv/bin/python scripts/bench_visitors.py --seconds 40 --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from appserver import percentile, running_app  # noqa: E402
+from benchdoc import machine_busy, write_section  # noqa: E402
+
+HEADING = "## A visitor's heavy job against another's stepping"
+SAMPLES = ROOT / "recordings"
+
+
+def longest_sample() -> str:
+    """The sample recording with the most decisions (the heaviest analysis a visitor can ask of the samples)."""
+    from wolfeclick.battle.store import parse_recording
+
+    sizes = {p.stem: len(parse_recording(p.read_bytes()).turns) for p in SAMPLES.glob("*.json")}
+    return max(sorted(sizes), key=lambda stem: sizes[stem])
+
+
+def page_event(url: str, name: str, data: list[Any], session: str, read: bool = True,
+               seen: list[str] | None = None) -> Any:
+    """Join the queue for the page event ``name`` as the browser does (``/gradio_api/queue/join`` by its index: the
+    analysis is a page event, not a named API endpoint) and return a thread reading its stream to the end (each
+    message's line into ``seen``)."""
+    import httpx
+
+    config = httpx.get(url + "config", timeout=30).json()
+    index = next((i for i, d in enumerate(config["dependencies"]) if d.get("api_name") == name), None)
+    if index is None:
+        raise SystemExit(f"no event {name!r} in the page's config")
+    joined = httpx.post(url + "gradio_api/queue/join", json={"data": data, "fn_index": index, "session_hash": session,
+                                                           "event_data": None, "trigger_id": None}, timeout=30)
+    joined.raise_for_status()
+
+    def drain() -> None:
+        with httpx.stream("GET", url + f"gradio_api/queue/data?session_hash={session}", timeout=None) as stream:
+            for line in stream.iter_lines():
+                if seen is not None and line.strip():
+                    seen.append(line)
+                if '"process_completed"' in line:
+                    return
+
+    reader = threading.Thread(target=drain if read else lambda: None, daemon=True)
+    reader.start()
+    return reader
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=40.0, help="how long each heavy job runs (at most)")
+    parser.add_argument("--steps", type=int, default=40, help="client B's steps alone, before the jobs")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    if not 5 <= args.seconds <= 300:
+        parser.error("--seconds 5..300")
+
+    from gradio_client import Client
+
+    from wolfeclick.ui.context import Settings
+
+    bounds = Settings.from_env()
+    root = Path(tempfile.mkdtemp(prefix="wolfeclick-visitor-bench-"))
+    (root / "recordings").mkdir()
+    for path in SAMPLES.glob("*.json"):
+        shutil.copy(path, root / "recordings" / path.name)
+    stepped = "gen4randombattle-s1-heuristic-vs-random"
+    analysed = longest_sample()
+    rows: list[tuple[str, list[float], str]] = []
+    started_busy, started_at = machine_busy(), time.monotonic()
+    load_start = os.getloadavg()[0]
+    try:
+        with running_app(root) as (url, _pid):
+            stepper = Client(url, verbose=False)
+            steps = stepper.predict(stepped, 0, "p1", api_name="/replay_turn")["steps"]
+            counter = iter(range(10**9))
+
+            def step_once() -> float:
+                began = time.perf_counter()
+                out = stepper.predict(stepped, next(counter) % steps, "p1", api_name="/replay_turn")
+                assert "error" not in out, out
+                return time.perf_counter() - began
+
+            for _ in range(5):
+                step_once()  # warm
+            rows.append(("alone", [step_once() for _ in range(args.steps)], ""))
+
+            def under(job: Callable[[threading.Event], str], name: str) -> None:
+                """B steps while ``job`` runs in a thread (it must return once the event is set)."""
+                done, stop = threading.Event(), threading.Event()
+                said: list[str] = []
+
+                def run() -> None:
+                    try:
+                        said.append(job(stop))
+                    except Exception as exc:  # noqa: BLE001 - reported in the row, the benchmark goes on
+                        said.append(f"failed: {str(exc)[:120]}")
+                    finally:
+                        done.set()
+
+                thread = threading.Thread(target=run, daemon=True)
+                thread.start()
+                time.sleep(2.0)  # let the job get going before B measures
+                until = time.monotonic() + args.seconds
+                timings: list[float] = []
+                while not done.is_set() and time.monotonic() < until:
+                    timings.append(step_once())
+                stop.set()
+                thread.join(120)
+                rows.append((name, timings, said[0] if said else "still running"))
+
+            cheap = ["random", "maxdamage", "heuristic"]
+            per_pairing = max(2, (bounds.max_battles // 3) // 2 * 2)
+
+            def compare(stop: threading.Event) -> str:
+                client = Client(url, verbose=False)
+                job = client.submit(cheap, per_pairing, "gen9randombattle", "1", "score", "local",
+                                    api_name="/compare_run")
+                stop.wait()
+                client.predict(api_name="/compare_stop")
+                job.result(timeout=120)
+                return f"{len(cheap)} policies, {per_pairing} battles per pairing ({3 * per_pairing} battles)"
+
+            def live(stop: threading.Event) -> str:
+                played = [0]
+
+                def one_slot(seed: int) -> None:
+                    client = Client(url, verbose=False)
+                    while not stop.is_set():
+                        for event in client.submit("heuristic", "random", "gen9randombattle", seed, 300,
+                                                   api_name="/battle_stream"):
+                            if isinstance(event, dict) and event.get("done"):
+                                played[0] += 1
+                        seed += 1000
+
+                threads = [threading.Thread(target=one_slot, args=(n,), daemon=True) for n in range(bounds.max_live)]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+                return f"{bounds.max_live} battle streams at once, {played[0]} battles played"
+
+            def analysis(stop: threading.Event) -> str:
+                seen: list[str] = []
+                job = page_event(url, "analysis_start", [analysed, bounds.max_k, "both"], "bench-analyst", seen=seen)
+                stop.wait()
+                page_event(url, "analysis_stop", [], "bench-analyst", read=False)
+                job.join(120)
+                import re
+
+                progress = re.findall(r"(\d+) of (\d+) rollouts", " ".join(seen))
+                if not progress:
+                    raise RuntimeError(f"the analysis showed no progress: {' '.join(seen)[-300:]}")
+                done, total = max(progress, key=lambda pair: int(pair[0]))
+                return (f"K = {bounds.max_k}, every option of both sides, {analysed}: {done} of {total} rollouts "
+                        "played when stopped")
+
+            under(compare, "while A runs the largest Compare")
+            under(live, "while every live slot streams")
+            under(analysis, "while A analyses at the largest K")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    other = (machine_busy() - started_busy) / max(1e-9, time.monotonic() - started_at)
+    load_end = os.getloadavg()[0]
+
+    def row(name: str, values: list[float], what: str) -> str:
+        if not values:
+            return f"| {name} | 0 | – | – | – | {what} |"
+        return (f"| {name} | {len(values)} | {statistics.median(values) * 1000:.0f} | "
+                f"{percentile(values, 0.95) * 1000:.0f} | {max(values) * 1000:.0f} | {what} |")
+
+    text = "\n".join([
+        HEADING, "",
+        f"`scripts/bench_visitors.py --seconds {args.seconds:g}` with the app's default visitor bounds (K ≤ "
+        f"{bounds.max_k}, ≤ {bounds.max_battles} battles a Compare, {bounds.max_live} live slots): client B steps a "
+        "33-decision replay with `/replay_turn` alone, then while one heavy job runs. Goal: B's p95 ≤ 1 s. "
+        f"{os.cpu_count()} cores; load average {load_start:.1f} at the start and {load_end:.1f} at the end; the "
+        f"whole machine (the app included) was busy {other:.2f} cores on average.", "",
+        "| client B's steps | n | median ms | p95 ms | worst ms | the job |", "| --- | --- | --- | --- | --- | --- |",
+        *(row(*r) for r in rows),
+    ])
+    print(text)
+    if args.write:
+        write_section(HEADING, text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
