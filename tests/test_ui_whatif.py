@@ -148,7 +148,10 @@ def test_side_by_side_marks_where_a_branch_leaves_its_parent(tmp_path: Path) -> 
     assert page.count('data-pair="a"') == 1 and page.count('data-pair="b"') == 1
     for name in ("a", "b"):  # both battles' HP and reward overlaid
         assert page.count(f'class="wc-ov-{name}-p1"') == 2 and page.count(f'class="wc-ov-{name}-p2"') == 2
-    earlier = by_elem_id(asyncio.run(api_fn(demo, "compare_pair")(parent.id, child.id, 2)))["wc-pair"]
+    moved = asyncio.run(api_fn(demo, "compare_pair")(parent.id, child.id, 3))  # decision 3: index 2
+    earlier = by_elem_id(moved)["wc-pair"]
+    slider = next(v for v in moved.values() if not isinstance(v, str))
+    assert slider.value == 3 and slider.minimum == 1  # the slider reads the number the texts say
     assert 'data-step="2"' in earlier and "same so far" in earlier and "you are here" not in earlier
     assert earlier.count("diverged") == 0
     same = by_elem_id(asyncio.run(api_fn(demo, "compare_pair_open")(parent.id, parent.id)))["wc-pair"]
@@ -174,7 +177,7 @@ def test_first_divergence_is_the_first_other_move_not_the_other_name(tmp_path: P
     assert divergence(a, b) == first_other
     for recording in (a, b):
         (tmp_path / f"{recording.id}.json").write_text(recording.to_json(), encoding="utf-8")
-    page = by_elem_id(asyncio.run(api_fn(build_app(Library(tmp_path)), "compare_pair")(a.id, b.id, 1)))["wc-pair"]
+    page = by_elem_id(asyncio.run(api_fn(build_app(Library(tmp_path)), "compare_pair")(a.id, b.id, 2)))["wc-pair"]
     assert f"First divergence: decision {first_other + 1}" in page
     assert page.count("same so far") == 2 and "diverged" not in page  # both columns, at decision 2
     assert divergence(a, a) is None

@@ -112,7 +112,8 @@ def summary_line(analysis: Analysis, recording: Recording) -> str:
         parts.append(f"p1 at the start {start.value:.2f} [{start.low:.2f}, {start.high:.2f}]")
     if analysis.turning_points:
         top = analysis.turning_points[0]
-        parts.append(f"biggest swing at turn {top.turn} (decision {top.index}): {top.before:.2f} → {top.after:.2f}")
+        parts.append(f"biggest swing at turn {top.turn} (decision {top.index + 1}): {top.before:.2f} → "
+                     f"{top.after:.2f}")
     if any(d.options for d in analysis.decisions):
         listed = ", ".join(f"{m.side} turn {m.turn} {_played(m.played)} (−{m.loss:.2f}, best {_played(m.best)})"
                            for m in analysis.mistakes[:3])

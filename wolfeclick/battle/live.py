@@ -168,6 +168,8 @@ class LiveBattle:
     names: dict[Side, str]
     """The players' names as the simulator has them (narration and logs use these)."""
     policies: dict[Side, str]
+    branch: bool = False
+    """A take-over: the names are the parent's, whichever policies play on (``ui.presentation.played_by``)."""
 
     @property
     def humans(self) -> list[Side]:
@@ -303,7 +305,7 @@ async def play_live(
         battle_id = branch_id(parent, replayed, {"p1": p1.spec, "p2": p2.spec})
         stream = stream_branch(parent, replayed, {"p1": p1, "p2": p2}, stop=stop, checkpoint=checkpoint)
     battle = LiveBattle(id=battle_id, format=format_id, seed=seed, names=names,
-                        policies={"p1": p1.spec, "p2": p2.spec})
+                        policies={"p1": p1.spec, "p2": p2.spec}, branch=takeover is not None)
     yield LiveEvent("loading", "Starting the simulator…", battle)
     playing = [seats[side] for side, spec in (("p1", p1.spec), ("p2", p2.spec)) if spec == HUMAN]
     if playing:

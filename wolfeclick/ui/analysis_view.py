@@ -12,6 +12,7 @@ from typing import Any
 
 from wolfeclick.analysis.schema import Analysis, Estimate, load_analyses, pick_analysis
 from wolfeclick.battle.schema import ActionRecord, Recording
+from wolfeclick.ui.presentation import played_by
 
 WIDTH, HEIGHT, PAD = 640, 170, 28
 SIDE_CLASS = {"p1": "wc-an-p1", "p2": "wc-an-p2"}
@@ -124,7 +125,8 @@ def _plain(action: ActionRecord | None) -> str:
 
 def analysis_card(analysis: Analysis, recording: Recording) -> str:
     """Pure: the whole card for one stored analysis of ``recording``."""
-    names = {side: recording.players[side].name for side in ("p1", "p2")}
+    names = played_by({side: recording.players[side].name for side in ("p1", "p2")},
+                      {side: recording.players[side].policy for side in ("p1", "p2")}, recording.source.kind == "branch")
     turning = "".join(f'<li data-index="{p.index}">turn {p.turn} (decision {p.index + 1}): p1 {p.before:.2f} → '
                       f"{p.after:.2f}</li>" for p in analysis.turning_points)
     mistakes = "".join(f'<li data-index="{m.index}">{m.side} turn {m.turn}: {_action(m.played)} '

@@ -42,7 +42,7 @@ from wolfeclick.interop.sniff import FORMATS, read_any, sniff
 from wolfeclick.paths import recordings_dir
 from wolfeclick.sides import SIDES
 from wolfeclick.ui.replay_html import replay_file
-from wolfeclick.ui.view import BattleView
+from wolfeclick.ui.view import BattleMeta, BattleView
 
 __all__ = ["Library", "ReplayInfo", "recordings_dir", "upload_id", "source_text", "LIST_LIMIT",
            "VIEW_BYTES_PER_FILE_BYTE", "DEFAULT_CACHE_BYTES"]
@@ -108,7 +108,8 @@ def source_text(recording: Recording) -> str:
     if source.kind == "training":
         return f"training env ({detail})" if detail else "training env"
     if source.kind == "branch":
-        return f"branch of {source.parent} at step {source.branch_step}" if source.parent else "branch"
+        at = f" at decision {source.branch_step + 1}" if source.branch_step is not None else ""
+        return f"branch of {source.parent}{at}" if source.parent else "branch"
     return f"{source.kind} {detail}".strip()
 
 
@@ -117,16 +118,17 @@ def info_of(recording: Recording, replay_id: str, mtime: float) -> ReplayInfo | 
     players = recording.players
     if "p1" not in players or "p2" not in players:
         return None
-    return ReplayInfo(replay_id, players["p1"].name, players["p2"].name, _winner_text(recording),
+    names = BattleMeta.of(recording).names
+    return ReplayInfo(replay_id, names["p1"], names["p2"], _winner_text(recording, names),
                       recording.result.turns, recording.format, recording.created, mtime, source_text(recording),
                       f"{players['p1'].policy} {players['p2'].policy}", recording.source.kind)
 
 
-def _winner_text(recording: Recording) -> str:
+def _winner_text(recording: Recording, names: dict[str, str]) -> str:
     result = recording.result
     if result.winner:
-        player = recording.players.get(result.winner)
-        return f"{result.winner} · {player.name}" if player else result.winner
+        name = names.get(result.winner)
+        return f"{result.winner} · {name}" if name else result.winner
     return {"tie": "tie", "turn_limit": "turn limit", "aborted": "aborted"}.get(result.reason, result.reason)
 
 

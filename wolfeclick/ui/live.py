@@ -18,6 +18,7 @@ from wolfeclick.errors import WolfeClickError, whole_on_one_line
 from wolfeclick.policies.catalogue import ServedCatalogue
 from wolfeclick.policies.human import Prompt
 from wolfeclick.settings import settings
+from wolfeclick.ui.presentation import played_by
 from wolfeclick.ui.view import BattleMeta, BattleView
 
 __all__ = ["policy_choices", "LiveViewEvent", "HardwareProbe", "hardware_report", "run_live", "prompt_markdown",
@@ -131,7 +132,8 @@ def hardware_report(info: dict[str, Any] | None = None) -> str:
     info = info if info is not None else probe_hardware()
     ram = f"{info['ram_gb']:.0f} GB RAM" if info.get("ram_gb") else "RAM unknown"
     if info.get("torch") is None:
-        return (f"**No PyTorch** ({info.get('error', 'not installed')}): baselines only. {ram}.")
+        return (f"**No checkpoint stack here** (PyTorch is not installed: the app runs without the `llm` extra, "
+                f"`pip install \"wolfeclick-arena[llm]\"`): baselines, replays and Compare only. {ram}.")
     if info.get("cuda"):
         gb = info.get("gpu_gb", 0.0)
         fits = ("a 4B checkpoint fits in 4-bit nf4 (about 3 GB) or bf16 (about 8 GB); expect well under a second "
@@ -163,7 +165,8 @@ async def run_live(p1_spec: str, p2_spec: str, **options: Any) -> AsyncIterator[
             battle = event.battle
             if view is None and battle is not None:
                 view = BattleView(BattleMeta(id=battle.id, format=battle.format, seed=battle.seed,
-                                             names=dict(battle.names), policies=dict(battle.policies)))
+                                             names=played_by(battle.names, battle.policies, battle.branch),
+                                             policies=dict(battle.policies)))
                 view.rename({side: YOU for side in battle.humans})
             if view is not None and event.turn is not None:
                 view.add(event.turn)

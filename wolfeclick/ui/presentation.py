@@ -45,6 +45,28 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
+def played_by(names: Mapping[str, str], policies: Mapping[str, str], branch: bool) -> dict[str, str]:
+    """The name a page shows for each side: the recorded name, except where a branch's side was taken over.
+
+    A branch keeps its parent's player names in the simulator (its first decisions replay the parent's exactly,
+    log lines included), so the recorded name of a side taken over by another policy is the parent's. Such a side
+    is shown as both parts, ``random → maxdamage`` (a person's seat: ``heuristic → human``), wherever a name is
+    shown: the header, the cards, the narration, the legends, the Replays list."""
+    from wolfeclick.battle.runner import player_names
+
+    shown = {side: str(name) for side, name in names.items()}
+    if not branch or "p1" not in policies or "p2" not in policies:
+        return shown
+    own = player_names(str(policies["p1"]), str(policies["p2"]))
+    for side, name in names.items():
+        if side not in own:
+            continue
+        mirror = player_names(str(policies[side]), str(policies[side]))[side]  # "heuristic (p1)" of a mirror parent
+        if name not in (own[side], mirror):
+            shown[side] = f"{name} → {policies[side]}"
+    return shown
+
+
 def side_name(names: Mapping[str, str], side: str) -> str:
     """"heuristic (p1)": a side's name with its seat, said once (a mirror match's names already carry it)."""
     name = str(names.get(side, side))

@@ -31,7 +31,7 @@ from wolfeclick.game.state import mean_team_hp
 from wolfeclick.settings import settings
 from wolfeclick.sides import SIDES, other
 from wolfeclick.ui.narrate import Narrator, Sentence, public_hp
-from wolfeclick.ui.presentation import result_text
+from wolfeclick.ui.presentation import played_by, result_text
 
 __all__ = [
     "BattleMeta",
@@ -110,7 +110,8 @@ class BattleMeta:
     def of(cls, recording: Recording) -> "BattleMeta":
         return cls(
             id=recording.id, format=recording.format, seed=recording.seed,
-            names={s: p.name for s, p in recording.players.items()},
+            names=played_by({s: p.name for s, p in recording.players.items()},
+                            {s: p.policy for s, p in recording.players.items()}, recording.source.kind == "branch"),
             policies={s: p.policy for s, p in recording.players.items()},
             result=recording.result.model_dump(), created=recording.created,
         )

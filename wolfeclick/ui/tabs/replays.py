@@ -129,19 +129,19 @@ def _pair(ctx: AppContext, a_id: str, b_id: str, step: int | None) -> tuple[str,
 
 async def compare_pair(ctx: AppContext, pair: PairUI, a_id: str | None, b_id: str | None,
                        step: Any = None) -> dict:
-    """API: two recordings side by side at decision ``step`` (blank: their first divergence); one line if they
-    are not the same battle start."""
+    """API: two recordings side by side at decision number ``step`` (1 is the first, as every text says; blank:
+    their first divergence); one line if they are not the same battle start."""
     if not a_id or not b_id:
         return {pair.view: message_html("Choose two recordings with the same seed and format.")}
     try:
-        wanted = None if step in (None, "") else int(float(step))
+        wanted = None if step in (None, "") else int(float(step)) - 1
     except (ValueError, TypeError, OverflowError):
         return {pair.view: message_html("⚠ the decision must be a whole number")}
     try:
         text, shown, last = await asyncio.to_thread(_pair, ctx, str(a_id), str(b_id), wanted)
     except Exception as exc:  # noqa: BLE001 - one line for a user error, a logged bug otherwise
         return {pair.view: message_html(failure(ctx, exc, "compare_pair"))}
-    return {pair.view: text, pair.step: gr.Slider(minimum=0, maximum=max(1, last), value=shown, step=1)}
+    return {pair.view: text, pair.step: gr.Slider(minimum=1, maximum=max(2, last + 1), value=shown + 1, step=1)}
 
 
 async def compare_first(ctx: AppContext, pair: PairUI, a_id: str | None, b_id: str | None) -> dict:
@@ -154,7 +154,7 @@ def _pair_controls(ctx: AppContext) -> PairUI:
             a = gr.Dropdown(choices=[], label="Battle A", allow_custom_value=True, scale=2, elem_id="wc-pair-a")
             b = gr.Dropdown(choices=[], label="Battle B", allow_custom_value=True, scale=2, elem_id="wc-pair-b")
             button = gr.Button("⇆ Compare", scale=1)
-        step = gr.Slider(0, 1, value=0, step=1, label="Decision (one cursor for both)")
+        step = gr.Slider(1, 2, value=1, step=1, label="Decision (one cursor for both)")
         view = gr.HTML("", elem_id="wc-pair")
     pair = PairUI(a, b, button, step, view)
     button.click(bind(compare_first, ctx, pair), [a, b], [view, step], api_name="compare_pair_open")
