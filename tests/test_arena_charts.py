@@ -37,6 +37,28 @@ def test_win_rate_chart() -> None:
     assert "7 battles" in win_rate_chart(summaries, n_battles=7).layout.title.text
 
 
+def test_the_win_rate_bars_show_the_paired_interval_the_verdict_uses() -> None:
+    """Issue 47 (8): per-battle Wilson bars sat clear of ½ while the verdict said "not separable yet". With the
+    pairs (same teams, seats swapped) each bar is the paired score and interval the verdict reads."""
+    from wolfeclick.arena.stats import paired_summary
+    from wolfeclick.arena.verdicts import pairing_verdict
+
+    # 40 battles in 20 pairs, A wins 28 (Wilson clear of ½) as 14 pairs won twice and 6 lost twice: the team deal
+    # decides much of each pair, so the paired interval (20 observations) still holds ½
+    games = [GameResult("a", "b", k, "a" if k < 28 else "b") for k in range(40)]
+    (games_summary,) = summarize_pairings(games)
+    assert games_summary.ci_low > 0.5
+    pair_scores = [2.0] * 14 + [0.0] * 6  # A's score in each pair (two battles)
+    paired = paired_summary(pair_scores)
+    assert paired.ci_low < 0.5 and "stronger" not in pairing_verdict("a", "b", paired).text
+    fig = win_rate_chart([games_summary], paired={("a", "b"): paired})
+    (bar,) = fig.data
+    assert bar.y[0] == pytest.approx(paired.mean)
+    assert bar.y[0] - bar.error_y.arrayminus[0] == pytest.approx(paired.ci_low) and paired.ci_low < 0.5
+    assert bar.y[0] + bar.error_y.array[0] == pytest.approx(paired.ci_high)
+    assert "paired" in fig.layout.yaxis.title.text
+
+
 def test_win_heatmap() -> None:
     summaries = summarize_pairings(_games())
     players = ["llm", "greedy", "random"]

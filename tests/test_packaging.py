@@ -276,3 +276,34 @@ def test_the_space_images_dependency_layer_has_every_module_its_simulator_instal
                           cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr.strip().splitlines()[-1]
     assert done.stdout.strip() == "wolfeclick.sim.install"
+
+
+def readme_install_lines() -> list[str]:
+    """The ``pip install`` lines of the README's *Install it in your own project*, as a person copies them."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Install it in your own project", 1)[1].split("\n## ", 1)[0]
+    lines = [line.split("  #")[0].strip() for line in section.splitlines() if line.startswith("pip install ")]
+    assert len(lines) >= 2 and all("/path/to/this/checkout" in line for line in lines), lines
+    return lines
+
+
+def test_the_readmes_install_lines_install_as_written_into_a_fresh_venv(tmp_path: Path) -> None:
+    """Issue 47 (9): ``pip install "wolfeclick-arena @ /path"`` is not a valid requirement on pip 23 or 26. Each of
+    the README's lines, with the path of a copy of this checkout, installs the package into a new venv (its
+    dependencies left out: the lock is installed and tested by ``make test``; here it is the line that is tested)."""
+    import shlex
+
+    copy = tmp_path / "checkout"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".venv", ".git", "node_modules", "__pycache__",
+                                                              "build", "*.egg-info", "results", ".*_cache"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    for line in readme_install_lines():
+        args = shlex.split(line.replace("/path/to/this/checkout", str(copy)))
+        assert args[:2] == ["pip", "install"], line
+        done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+                               *args[2:]], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, (line, done.stderr[-2000:])
+        shown = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "show", "wolfeclick-arena"],
+                               capture_output=True, text=True, timeout=120)
+        assert "Name: wolfeclick-arena" in shown.stdout, (line, shown.stdout, shown.stderr[-500:])

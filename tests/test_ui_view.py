@@ -303,7 +303,30 @@ def test_hardware_report_says_what_cuda_means_for_4b():
     assert "too little GPU memory" in small
     cpu = hardware_report({"torch": "2.13.0", "cuda": False, "ram_gb": 8})
     assert cpu.startswith("**No CUDA**") and "4B checkpoint" in cpu and "16 GB" in cpu
-    assert "baselines only" in hardware_report({"torch": None, "cuda": False, "error": "No module named 'torch'"})
+    bare = hardware_report({"torch": None, "cuda": False, "error": "No module named 'torch'"})
+    assert "`llm` extra" in bare and "wolfeclick-arena[llm]" in bare and "No module named" not in bare  # issue 47
+
+
+def test_live_says_what_to_do_in_the_app_for_a_team_format():
+    """Issue 47 (7): Live has no team fields, so the simulator's "give one with --team1/--team2" is said the app's
+    way; the line is the simulator's own refusal, got by playing the format."""
+    import asyncio
+
+    from wolfeclick.battle.runner import play_battle
+    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.errors import WolfeClickError
+    from wolfeclick.ui.tabs.live import live_error_text
+
+    try:
+        asyncio.run(play_battle(make_policy("random"), make_policy("random"), format_id="gen9ou", seed=1, max_turns=2))
+    except WolfeClickError as exc:
+        refusal = str(exc)
+    else:
+        raise AssertionError("gen9ou without teams was played")
+    assert "--team1" in refusal
+    said = live_error_text(refusal)
+    assert "--team1" not in said and said.startswith("gen9ou is played with given teams") and "Replays" in said
+    assert live_error_text("the simulator stopped") == "the simulator stopped"
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from wolfeclick.arena.stats import PairingSummary
+from wolfeclick.arena.stats import PairedSummary, PairingSummary
 
 __all__ = [
     "win_rate_chart",
@@ -44,34 +44,48 @@ def _base_layout(fig: go.Figure, title: str, basis: str) -> go.Figure:
 
 
 def win_rate_chart(
-    summaries: Sequence[PairingSummary], n_battles: int | None = None
+    summaries: Sequence[PairingSummary], n_battles: int | None = None,
+    paired: Mapping[tuple[str, str], PairedSummary] | None = None,
 ) -> go.Figure:
-    """One bar per pairing: first-named policy's win rate with Wilson 95 % bars.
+    """One bar per pairing: the first-named policy's score per game (ties ½) and its 95 % interval.
 
+    With ``paired`` (by ``(a, b)``), a pairing's bar and interval are the paired ones its verdict rests on (pairs of
+    battles on the same teams with seats swapped): per-battle Wilson bars read surer than the verdict, which counts
+    a pair as one observation. Without it (or for a pairing it lacks), the per-battle Wilson interval.
     `n_battles` defaults to the sum of games over the summaries.
     """
     rows = sorted(summaries, key=lambda s: (s.a, s.b))
     n = sum(s.games for s in rows) if n_battles is None else n_battles
+    by_pair = [(paired or {}).get((s.a, s.b)) for s in rows]
+    value = [p.mean if p is not None and p.pairs else s.win_rate_a for s, p in zip(rows, by_pair)]
+    low = [p.ci_low if p is not None and p.pairs else s.ci_low for s, p in zip(rows, by_pair)]
+    high = [p.ci_high if p is not None and p.pairs else s.ci_high for s, p in zip(rows, by_pair)]
+    basis = ["paired: the verdict's interval" if p is not None and p.pairs else "per battle (Wilson)"
+             for p in by_pair]
     fig = go.Figure(
         go.Bar(
-            name="win rate",
+            name="score per game",
             x=[_label(f"{s.a} vs {s.b}") for s in rows],
-            y=[s.win_rate_a for s in rows],
+            y=value,
             error_y={
                 "type": "data",
                 "symmetric": False,
-                "array": [s.ci_high - s.win_rate_a for s in rows],
-                "arrayminus": [s.win_rate_a - s.ci_low for s in rows],
+                "array": [h - v for h, v in zip(high, value)],
+                "arrayminus": [v - lo for v, lo in zip(value, low)],
             },
-            customdata=[[s.games, s.wins_a, s.wins_b, s.ties] for s in rows],
+            customdata=[[s.games, s.wins_a, s.wins_b, s.ties, lo, h, b]
+                        for s, lo, h, b in zip(rows, low, high, basis)],
             hovertemplate=(
-                "%{x}<br>win rate %{y:.3f}<br>games %{customdata[0]}: "
+                "%{x}<br>score per game %{y:.3f} [%{customdata[4]:.3f}, %{customdata[5]:.3f}], "
+                "%{customdata[6]}<br>games %{customdata[0]}: "
                 "%{customdata[1]}-%{customdata[2]}-%{customdata[3]}<extra></extra>"
             ),
         )
     )
     fig.add_hline(y=0.5, line_dash="dot", line_color="grey")
-    fig.update_yaxes(range=[0, 1], title_text="win rate of first policy (ties ½)")
+    title = ("score of first policy per game, 95 % paired interval" if any(b.startswith("paired") for b in basis)
+             else "win rate of first policy (ties ½)")
+    fig.update_yaxes(range=[0, 1], title_text=title)
     return _base_layout(fig, "Win rate per pairing", _battles(n))
 
 

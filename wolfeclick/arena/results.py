@@ -647,7 +647,7 @@ def charts_from_rows(rows: Iterable[ResultRow], summary: TournamentSummary | Non
     games = [p.games for p in summary.pairings]
     players = [row.policy for row in summary.table]
     return {
-        "win_rate": win_rate_chart(games, n),
+        "win_rate": win_rate_chart(games, n, {(p.games.a, p.games.b): p.pairs for p in summary.pairings}),
         "heatmap": win_heatmap(games, players, n),
         "ratings": ratings_chart(summary.ratings, n, {row.policy: row.rating_open for row in summary.table}, players),
         "length": battle_length_chart(dict(lengths), n),

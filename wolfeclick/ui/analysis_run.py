@@ -43,8 +43,9 @@ class AnalysisUI:
 def controls(max_k: int) -> AnalysisUI:
     """The accordion's layout (inside the Replays tab's controls column); K goes up to the app's ``max_k``."""
     with gr.Accordion("Analyse this battle", open=False, elem_classes=["wc-controls"]):
-        k = gr.Number(min(16, max_k), label=f"Rollouts per estimate (K, at most {max_k} here)", precision=0,
-                      minimum=1, maximum=max_k, elem_id="wc-analysis-k")
+        # no precision/minimum/maximum: Gradio would round 2.5 to 2 and stack a toast per check; the handler
+        # refuses anything but a whole number from 1 to max_k in one line
+        k = gr.Number(min(16, max_k), label=f"Rollouts per estimate (K, 1 to {max_k} here)", elem_id="wc-analysis-k")
         options = gr.Radio(SIDE_CHOICES, value="none", label="Value every option of", elem_id="wc-analysis-options")
         with gr.Row():
             start = gr.Button("Analyse", size="sm", elem_id="wc-analysis-start")

@@ -151,6 +151,17 @@ async def live_start(ctx: AppContext, ui: LiveUI, agent: str, opponent: str, for
         yield update
 
 
+def live_error_text(message: str) -> str:
+    """Pure: an error as the Live tab says it. The simulator's refusal of a team format names the CLI's options
+    (``--team1/--team2``), which the page has no field for: here it says what to do in the app instead."""
+    if "needs a team for each side" in message:
+        format_id = message.split("'")[1] if message.count("'") >= 2 else "this format"
+        return (f"{format_id} is played with given teams, and Live plays formats whose teams the simulator makes "
+                "(e.g. gen9randombattle); record team battles with `wolfeclick record --format FORMAT --teams DIR` "
+                "and open them in Replays")
+    return message
+
+
 async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title: str, stop: Any,
                   request: gr.Request | None, progress: Any,
                   seats: dict[str, HumanSeat] | None = None) -> AsyncIterator[dict]:
@@ -184,7 +195,8 @@ async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title
                        ui.data: to_json(live_payload(view, run=run, since=max(0, len(view) - 2), status="", you=you)),
                        ui.turn: seen_turn(event.turn, you)}
             elif event.kind == "error":
-                yield {ui.status: f"⚠ {event.message}", ui.turn: {"error": event.message}, **ui.human.hide()}
+                message = live_error_text(event.message)
+                yield {ui.status: f"⚠ {message}", ui.turn: {"error": message}, **ui.human.hide()}
                 return
             else:  # done
                 view, recording = event.view, event.recording
