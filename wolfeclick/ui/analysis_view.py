@@ -97,11 +97,6 @@ def option_table_html(analysis: Analysis, index: int) -> str:
     return "".join(out)
 
 
-def option_tables(analysis: Analysis) -> str:
-    """Pure: one table per valued decision: each option's win rate and interval, its rank, the played one marked."""
-    return "".join(option_table_html(analysis, d.index) for d in analysis.decisions if d.options)
-
-
 def viewer_analysis(analysis: Analysis) -> dict[str, Any]:
     """Pure: what the replay viewer (``assets/viewer.js``) adds for an analysed battle, by step (= decision index):
     a mark on the turn-list line of each turning point and mistake (its tooltip as plain text, which the viewer sets
@@ -140,7 +135,10 @@ def analysis_card(analysis: Analysis, recording: Recording) -> str:
             + (f'<div class="wc-subhead">Mistakes (margin {analysis.margin:.2f})</div>'
                f'<ul class="wc-an-mistake-list">{mistakes or "<li>none found</li>"}</ul>'
                if any(d.options for d in analysis.decisions) else "")
-            + f"{option_tables(analysis)}</div>")
+            + (f'<div class="wc-muted">Step to a valued decision: its option table shows in the decision panel '
+               f"beside the board ({sum(1 for d in analysis.decisions if d.options)} valued).</div>"
+               if any(d.options for d in analysis.decisions) else "")
+            + "</div>")
 
 
 def stored_view(recordings_dir: Path, recording: Recording) -> tuple[str, dict[str, Any] | None]:

@@ -48,8 +48,15 @@
 
   // Whether the viewer is on the page (its tab shown), kept by an observer: asking the layout (offsetParent) in a
   // key handler would force a layout before every step.
-  new IntersectionObserver((entries) => { for (const e of entries) state.shown = e.isIntersecting; },
-                           { root: document, rootMargin: "100000px" }).observe(host);
+  // A viewer that comes into view (its tab chosen: "Open in Replays" shows the battle before the tab is switched)
+  // names its shown step in the address at once, not at the next key.
+  new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const was = state.shown;
+      state.shown = e.isIntersecting;
+      if (state.shown && !was && name === "replays" && state.total) { const q = shareQuery(state.index); if (q) addressLater(q); }
+    }
+  }, { root: document, rootMargin: "100000px" }).observe(host);
   const visible = () => state.shown;
   const clampIndex = (i) => Math.max(0, Math.min(state.total - 1, i));
   const say = (text) => { ui.msg.textContent = text || ""; };
@@ -162,9 +169,13 @@
   function analysisPanel() {
     const html = state.analysis && state.analysis.options[String(state.index)];
     if (!html) return;
-    const box = document.createElement("div");
+    // the shown decision's table only (the card above the viewer lists none), collapsible: its open state is kept
+    // across steps like the panel's other sections (open until the person closes it)
+    const box = document.createElement("details");
     box.className = "wc-card wc-an-panel";
-    box.innerHTML = `<div class="wc-subhead">What each option was worth (${state.analysis.k} rollouts each; the analysis sees both teams)</div>${html}`;
+    box.dataset.key = "an-options";
+    box.open = state.open["an-options"] !== false;
+    box.innerHTML = `<summary class="wc-subhead">What each option was worth (${state.analysis.k} rollouts each; the analysis sees both teams)</summary>${html}`;
     ui.panel.appendChild(box);
   }
 
@@ -513,7 +524,8 @@
     else if (state.follow || fresh) show(state.total - 1, "live");
     else if (state.index >= payload.first) show(state.index, "live");
     else { moveMarks(state.index); position(state.index); }
-    if (payload.kind === "live" && payload.link) ui.link.value = payload.link;
+    // the link box names the shown step, not the newest one, when the person has stepped back (or the battle ended)
+    if (payload.kind === "live" && payload.link && (state.follow || !shareQuery(state.index))) ui.link.value = payload.link;
   }
 
   window.__wcViewers[name] = { receive, show, play, pause, state, jump };

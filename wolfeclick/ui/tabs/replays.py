@@ -86,6 +86,13 @@ TAKEOVER_JS = """(...args) => {
 """The button reads the shown replay and decision from the client viewer (the server never sees the cursor)."""
 
 
+SHOW_OPENED_JS = """() => {
+  const viewer = document.querySelector('#wc-replays-viewer');
+  if (viewer) viewer.scrollIntoView({block: 'start'});
+}"""
+"""A row clicked in *All recordings* (below the viewer) opens its battle above: the page scrolls to it."""
+
+
 def _takeover_controls(ctx: AppContext) -> TakeoverUI:
     from wolfeclick.ui.tabs.live import RECORDED, takeover_choices
 
@@ -375,6 +382,7 @@ def build(ctx: AppContext) -> ReplaysUI:
     refresh_button.click(bind(refresh, ctx, ui), [select_box, search, page],
                          [table, page, caption, select_box, pair.a, pair.b],
                          api_name="replays_refresh")
-    table.select(bind(select_row, ctx, ui), table, ui.opened(), api_visibility="private")
+    table.select(bind(select_row, ctx, ui), table, ui.opened(), api_visibility="private").then(
+        None, None, None, js=SHOW_OPENED_JS, api_visibility="private")
     wire_analysis(ctx, analysis, select_box, bind(open_replay, ctx, ui), ui.opened())
     return ui

@@ -1,0 +1,156 @@
+"""Issue 47 in a real browser (headless Debian Chromium), at a desktop's 1280×800 and a phone's 390×844:
+
+1. an analysed replay with an option table at every decision keeps the battle near the top: the card above the viewer
+   lists no tables (they put the viewer ~10,400 px down on desktop, ~15,400 px on a phone); the shown decision's
+   table is in its panel, collapsible, and stays closed once closed;
+6. a row clicked in *All recordings* (below the viewer) opens its battle in view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from ui_support import CHROMIUM, PAGE_IDLE, SAMPLE_ID, Browser, frames, open_replay, sample_data
+
+from wolfeclick.analysis.core import analyse, mistakes
+from wolfeclick.analysis.schema import save_analysis
+from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.specs import make_policy
+from wolfeclick.sim.process import SimPool
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
+
+MANY_ID = "many-options-" + SAMPLE_ID
+VIEW = "document.querySelector('#wc-replays-viewer')"
+PANEL = f"{VIEW}.querySelector('[data-role=panel]')"
+SIZES = [(1280, 800), (390, 844)]
+
+
+@pytest.fixture(scope="module")
+def many(server) -> Recording:
+    """The sample, analysed (K = 2) with p1's options at one decision, that table then given to every decision p1
+    made: a battle valued throughout, as ``--options both`` makes one, without its hours of rollouts."""
+    data = sample_data()
+    data["id"] = MANY_ID
+    recording = Recording.model_validate(data)
+    (server.recordings / f"{MANY_ID}.json").write_text(recording.to_json(), encoding="utf-8")
+    mine = [t.index for t in recording.turns if "p1" in t.decisions]
+
+    async def go():
+        async with SimPool(1) as pool:
+            return await analyse(recording, make_policy("heuristic"), pool=pool, k=2, seed=1, options=("p1",),
+                                 at=[mine[1]])
+
+    analysis = asyncio.run(go())
+    table = analysis.decisions[mine[1]].options
+    decisions = [d.model_copy(update={"options": table}) if d.index in mine else d for d in analysis.decisions]
+    save_analysis(analysis.model_copy(update={"decisions": decisions, "mistakes": mistakes(decisions)}),
+                  server.recordings)
+    assert len(mine) > 10
+    return recording
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
+def test_an_analysed_replay_keeps_the_battle_near_the_top_and_one_table_beside_it(server, many, size) -> None:
+    width, height = size
+    with Browser(width, height) as browser:
+        open_replay(browser, f"{server.url}?replay={MANY_ID}&turn=1", 1)
+        browser.wait_for("document.querySelector('#wc-replays-rescores .wc-analysis svg') != null", timeout=60)
+        frames(browser)
+        assert browser.evaluate("document.querySelectorAll('#wc-replays-rescores .wc-an-options').length") == 0
+        top = browser.evaluate(f"{VIEW}.getBoundingClientRect().top + window.scrollY")
+        # the controls column stacks above the battle on a phone; the analysis card is a chart and two short lists
+        assert top < 4 * height, f"the viewer starts {top:.0f} px down at {width}x{height}"
+        step = next(t.index for t in many.turns if "p1" in t.decisions and t.index > 0)
+        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step}\"]').click()")
+        browser.wait_for(f"{PANEL}.querySelector('details.wc-an-panel[open] .wc-an-options') != null")
+        assert browser.evaluate(f"{VIEW}.querySelectorAll('.wc-an-options').length") == 1  # the shown one only
+        browser.evaluate(f"{PANEL}.querySelector('details.wc-an-panel > summary').click()")
+        browser.wait_for(f"!{PANEL}.querySelector('details.wc-an-panel').open")
+        later = next(t.index for t in many.turns if "p1" in t.decisions and t.index > step)
+        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{later}\"]').click()")
+        browser.wait_for(f"{PANEL}.querySelector('details.wc-an-panel .wc-an-options[data-index=\"{later}\"]') != null")
+        assert browser.evaluate(f"{PANEL}.querySelector('details.wc-an-panel').open") is False  # closed stays closed
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
+def test_a_row_clicked_in_all_recordings_opens_its_battle_in_view(server, many, size) -> None:
+    width, height = size
+    with Browser(width, height) as browser:
+        browser.open(server.url + "?tab=replays")
+        cells = "[...document.querySelectorAll('#wc-replays-table [role=gridcell][data-col=\"0\"]')]"
+        browser.wait_for(f"{cells}.length > 0", timeout=60)
+        browser.wait_for(PAGE_IDLE, timeout=60)
+        # the table renders the rows in its view only (Gradio's virtual list): it is brought into view first
+        browser.evaluate("document.querySelector('#wc-replays-table').scrollIntoView({block: 'end'})")
+        browser.wait_for(f"{cells}.length > 1", timeout=60)
+        shown = browser.evaluate("window.__wcViewers?.replays?.state?.data?.id || ''")
+        cell = f"{cells}.find(c => c.textContent.trim() !== {shown!r})"
+        wanted = browser.evaluate(f"{cell}.textContent.trim()")
+        browser.evaluate(f"{cell}.scrollIntoView({{block: 'center'}})")
+        frames(browser)
+        assert browser.evaluate(f"{VIEW}.getBoundingClientRect().top") < 0  # the viewer's top is scrolled away
+        x, y = browser.evaluate(f"(r => [r.left + r.width / 2, r.top + r.height / 2])({cell}.getBoundingClientRect())")
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):  # a person's click (Gradio reads the mouse)
+            browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+        browser.wait_for(f"window.__wcViewers?.replays?.state?.data?.id === {wanted!r}", timeout=60)
+        browser.wait_for(f"(r => r.top > -5 && r.top < {height} / 2)({VIEW}.getBoundingClientRect())", timeout=30)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 5. The link box and the address bar name the shown decision once the page is idle
+# --------------------------------------------------------------------------------------------------------------
+KEYS = {"ArrowRight": 39, "ArrowLeft": 37, "Home": 36}
+LIVE = "window.__wcViewers.live.state"
+REPLAYS = "window.__wcViewers.replays.state"
+
+
+def press(browser: Browser, key: str) -> None:
+    for kind in ("keyDown", "keyUp"):
+        browser.call("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=KEYS[key],
+                     nativeVirtualKeyCode=KEYS[key])
+
+
+def query_of(browser: Browser, state: str) -> str:
+    """The share query of the step the viewer shows (as ``presentation.share_query`` writes it)."""
+    return browser.evaluate(f"""(s => {{
+      const turn = s.turns[s.index], first = s.turns.indexOf(turn);
+      return `?replay=${{encodeURIComponent(s.data.id)}}&turn=${{turn}}` + (first !== s.index ? `&step=${{s.index}}` : '');
+    }})({state})""")
+
+
+@pytest.fixture(scope="module")
+def paced():
+    """An app whose live battles wait 0.15 s between decisions (so a person can step back while one plays)."""
+    from ui_support import Server
+
+    app = Server(hostile=False, pace=0.15)
+    yield app
+    app.stop()
+
+
+def test_the_link_box_and_the_address_follow_the_shown_decision(paced) -> None:
+    """After stepping back in Live the link box said the newest turn (turn=22 at decision 1), and after "Open in
+    Replays" the address stayed ``/`` and then trailed a step behind."""
+    with Browser(1280, 800) as browser:
+        browser.open(f"{paced.url}?tab=live")
+        browser.wait_for("document.querySelector('#wc-live-start') !== null && " + PAGE_IDLE, timeout=90)
+        browser.evaluate("document.querySelector('#wc-live-start').click()")
+        browser.wait_for(f"{LIVE}.total >= 4 && {LIVE}.data.id", timeout=90)
+        browser.evaluate("document.activeElement && document.activeElement.blur()")
+        press(browser, "Home")
+        press(browser, "ArrowRight")
+        browser.wait_for(f"{LIVE}.data.finished", timeout=180)
+        frames(browser)
+        assert browser.evaluate(f"{LIVE}.index") == 1
+        box = "document.querySelector('#wc-live-viewer [data-role=link]').value"
+        assert browser.evaluate(box).endswith(query_of(browser, LIVE)), browser.evaluate(box)
+        browser.evaluate("document.querySelector('#wc-live-open').click()")
+        browser.wait_for(f"{REPLAYS}.data?.id === {LIVE}.data.id && {REPLAYS}.index === 1", timeout=60)
+        browser.wait_for(f"location.search === {query_of(browser, REPLAYS)!r}", timeout=30)
+        for key in ("ArrowRight", "ArrowRight", "ArrowLeft"):
+            press(browser, key)
+            wanted = query_of(browser, REPLAYS)
+            browser.wait_for(f"location.search === {wanted!r}", timeout=30)
+        assert browser.evaluate(f"{REPLAYS}.index") == 2
