@@ -194,6 +194,29 @@ def winner_of(log: list[str], names: dict[str, str]) -> tuple[str | None, bool]:
     return None, False
 
 
+_LOSS_MESSAGE = re.compile(r"^\|-message\|(.+) (forfeited|lost due to inactivity)\.$")
+"""What a room writes when a player forfeits or runs out of time (``|-message|Ash Ketchum forfeited.``); a saved
+log may end there, without the ``|win|`` line that followed (poke-env saves its logs before it)."""
+
+
+def loss_message(log: list[str], names: dict[str, str]) -> tuple[str, str] | None:
+    """(losing side, ``forfeited``/``lost due to inactivity``) from the last such message naming a player of the
+    battle (names compared as Showdown's user ids: case, spaces and symbols ignored), or None."""
+    ids = {side: _user_id(names.get(side, "")) for side in SIDES}
+    for line in reversed(log):
+        match = _LOSS_MESSAGE.match(line)
+        if match is None:
+            continue
+        sides = [side for side in SIDES if ids[side] and ids[side] == _user_id(match.group(1))]
+        if len(sides) == 1:
+            return sides[0], match.group(2)
+    return None
+
+
+def _user_id(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 def last_turn(log: list[str]) -> int:
     turn = 0
     for line in log:

@@ -27,6 +27,7 @@ from wolfeclick.interop.public import (
     imported_id,
     imported_versions,
     last_turn,
+    loss_message,
     now,
     player_names,
     replay_public,
@@ -34,6 +35,7 @@ from wolfeclick.interop.public import (
     validated,
     winner_of,
 )
+from wolfeclick.sides import other
 
 REPLAY_FORMAT = "showdown replay"
 LOG_FORMAT = "showdown protocol log"
@@ -117,7 +119,11 @@ def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
     check_fits(log, len(points), detail)
     public = replay_public(log, fmt, names, [p for p, _, _ in points] + [len(log)])
     winner, ended = winner_of(log, names)
-    forfeited = any(line.startswith("|-message|") and line.endswith(" forfeited.") for line in log)
+    lost = loss_message(log, names)
+    if lost is not None and not ended:
+        winner, ended = other(lost[0]), True  # a forfeit or a lost timer ends the battle, |win| line or not
+    if lost is not None and winner != other(lost[0]):
+        lost = None
     budgets = {side: RewardBudget() for side in SIDES}
     last_point = {side: max((k for k, (_, _, deciding) in enumerate(points) if side in deciding), default=-1)
                   for side in SIDES}
@@ -142,13 +148,13 @@ def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
                       "events": log[previous:position], "snapshot": public[k].snapshot})
         previous = position
     note = PUBLIC_NOTE + (f"; {dropped} chat/markup/timer lines dropped" if dropped else "")
-    reason = ("forfeit" if forfeited and winner else "win") if ended and winner else ("tie" if ended else "aborted")
+    reason = ("forfeit" if lost else "win") if ended and winner else ("tie" if ended else "aborted")
+    error = f"{lost[0]} {lost[1]}" if lost and winner else None if ended else "the log ends before the battle does"
     return validated({
         "schema": "wolfeclick.recording/1", "id": recording_id, "created": now(), "format": fmt, "seed": None,
         "players": {side: {"name": names[side], "policy": "", "metadata": {"import": {"format": detail, "notes": note}}}
                     for side in SIDES},
-        "result": {"winner": winner, "reason": reason, "turns": last_turn(log),
-                   "error": None if ended else "the log ends before the battle does"},
+        "result": {"winner": winner, "reason": reason, "turns": last_turn(log), "error": error},
         "versions": imported_versions().model_dump(), "log": log, "inputlog": [], "turns": turns,
         "source": {"kind": "imported", "detail": detail},
     }, detail)
