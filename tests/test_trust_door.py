@@ -59,6 +59,7 @@ CASES = [
     (player(name="alice", seed=[[1], 2, 3, 4]), False),
     (player(name="alice", team="a\nb"), False),
     (player(name="alice", team=7), False),
+    (player(name="alice", team=""), True),  # a random format's input log as a server writes it (issue 45)
     (player(name=7), False),
     (start(rated="x\n|html|<script>alert(1)</script>"), False),
     (start(rated="Rated|html|<script>alert(1)</script>"), False),

@@ -49,7 +49,8 @@ const ADMISSIONS = [SIDE_CHOICE, ENDING];
 const JSON_COMMAND = /^>(start|player p1|player p2) (\{.*\})$/u;
 const NAME = new RegExp(`^[^ |${BREAK_CHARS}][^|${BREAK_CHARS}]{0,${MAX_NAME - 1}}$`, 'u');
 const RATED = new RegExp(`^[^|${BREAK_CHARS}]{0,${MAX_RATED}}$`, 'u');
-const TEAM = new RegExp(`^[^${BREAK_CHARS}]{1,${MAX_INPUT_LINE}}$`, 'u');
+// empty in a random format's input log as a server writes it (`"team":""`): the simulator generates the team
+const TEAM = new RegExp(`^[^${BREAK_CHARS}]{0,${MAX_INPUT_LINE}}$`, 'u');
 const FORMAT_ID = /^[a-z0-9]{1,60}$/u;
 const SEED_TEXT = /^([0-9]{1,5}(,[0-9]{1,5}){3}|sodium,[0-9a-f]{1,64}|gen5,[0-9a-f]{16})$/u;
 const ALLOWED_INPUT = '>start {json}, >player p1|p2 {json}, >p1/>p2 choices, >forcewin/>forcelose p1|p2, >forcetie';
@@ -104,7 +105,7 @@ const OPTION_RULES = {
   player: {
     name: textRule(NAME, `a name is 1-${MAX_NAME} characters without '|' or line breaks, not starting with a space`),
     seed: seedRule,
-    team: textRule(TEAM, 'a team is packed text without line breaks'),
+    team: textRule(TEAM, 'a team is packed text without line breaks (empty: generated)'),
   },
 };
 

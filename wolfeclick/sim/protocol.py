@@ -133,7 +133,9 @@ _ADMISSIONS = (_SIDE_CHOICE, _ENDING)
 _JSON_COMMAND = re.compile(r">(start|player p1|player p2) (\{.*\})")
 _NAME = re.compile(f"[^ |{_BREAK_CHARS}][^|{_BREAK_CHARS}]{{0,{MAX_NAME - 1}}}")
 _RATED = re.compile(f"[^|{_BREAK_CHARS}]{{0,{MAX_RATED}}}")
-_TEAM = re.compile(f"[^{_BREAK_CHARS}]{{1,{MAX_INPUT_LINE}}}")
+_TEAM = re.compile(f"[^{_BREAK_CHARS}]{{0,{MAX_INPUT_LINE}}}")
+"""Packed text; empty in a random format's input log as a server writes it (``"team":""``: the simulator generates
+one), which a given-team format then refuses as having no team."""
 _FORMAT_ID = re.compile(r"[a-z0-9]{1,60}")
 _SEED_TEXT = re.compile(r"[0-9]{1,5}(,[0-9]{1,5}){3}|sodium,[0-9a-f]{1,64}|gen5,[0-9a-f]{16}")
 ALLOWED_INPUT = ">start {json}, >player p1|p2 {json}, >p1/>p2 choices, >forcewin/>forcelose p1|p2, >forcetie"
@@ -186,7 +188,7 @@ _OPTION_RULES: dict[str, dict[str, Any]] = {
         "name": _text_rule(_NAME, f"a name is 1-{MAX_NAME} characters without '|' or line breaks, not starting "
                                   "with a space"),
         "seed": _seed,
-        "team": _text_rule(_TEAM, "a team is packed text without line breaks"),
+        "team": _text_rule(_TEAM, "a team is packed text without line breaks (empty: generated)"),
     },
 }
 """Each ``>command {json}``: the fields it may carry and the rule for each (None when the value is fine)."""
