@@ -126,8 +126,6 @@ def _edit(log, index, old, new):
     (lambda log: _edit(log, 2, '"seed"', '"evil":">eval 1","seed"'), None),
     (lambda log: _edit(log, 3, '"seed"', '"team":7,"seed"'), None),
     (lambda log: 7, "'inputLog' is not a list of lines"),
-    (lambda log: [*log[:2], *log[3:]], "a player before '>start'"),
-    (lambda log: [*log[:4], *log[5:]], "does not start a battle"),
     (lambda log: [*log[:5], log[3], *log[5:]], "'>player' line out of place"),
     (lambda log: _edit(log, 4, "{", "{{"), "'>player' options are not JSON"),
     (lambda log: [*log[:3], ">player p1 " + "[" * 2000 + "]" * 2000, *log[4:]], "'>player' options are not JSON"),

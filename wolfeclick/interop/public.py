@@ -95,15 +95,17 @@ def check_protocol(log: list[str]) -> None:
                                     "(current/maximum, the maximum above 0)")
 
 
-_MULTI_FORMAT = re.compile(r"doubles|triples|freeforall|vgc|2v2")
+_MULTI_FORMAT = re.compile(r"doubles|triples|freeforall|vgc|2v2|multibattle|multirandom")
 _MULTI_SLOT = re.compile(r"^p[1-4][b-c]: |^p[34][a-c]?: ")
 
 
-def check_singles(log: list[str], fmt: str | None, what: str) -> None:
+def check_singles(log: list[str], fmt: str | None, what: str, hints: tuple[Any, ...] = ()) -> None:
     """Refuse in one line a doubles, triples, multi or free-for-all battle: every importer and view here has one
     active Pokémon per side, and reading such a log as singles would lose the other slots' actions and state.
 
-    Seen in ``|gametype|``, in the format id, or in a second active slot (``p1b: …``) or third player.
+    Seen in ``|gametype|``, in a second active slot (``p1b: …``) or third player, in the format id, or in
+    ``hints``: whatever else names the format (a file's ``format`` field, a replay id, a page's title, a server's
+    ``>start`` line), so a file is called what it is before any other check can refuse it for something else.
     """
     kind = None
     for line in log:
@@ -111,12 +113,19 @@ def check_singles(log: list[str], fmt: str | None, what: str) -> None:
         if parts[1:2] == ["gametype"] and len(parts) > 2 and parts[2] != "singles":
             kind = parts[2][:20] or "unknown"
             break
+        if parts[1:2] == ["player"] and parts[2:3] in (["p3"], ["p4"]):
+            kind = "multi"
+            break
         if len(parts) > 2 and _MULTI_SLOT.match(parts[2]):
             kind = "doubles" if parts[2][2] in "bc" else "multi"
             break
-    match = _MULTI_FORMAT.search(fmt or "") if kind is None else None
-    if match:
-        kind = {"vgc": "doubles", "2v2": "doubles"}.get(match.group(0), match.group(0))
+    if kind is None:
+        texts = [fmt, *(hint for hint in hints if isinstance(hint, str))]
+        match = next((found for text in texts if text
+                      for found in [_MULTI_FORMAT.search(re.sub(r"[^a-z0-9]", "", text.lower()))] if found), None)
+        if match:
+            kind = {"vgc": "doubles", "2v2": "doubles", "multibattle": "multi", "multirandom": "multi"}.get(
+                match.group(0), match.group(0))
     if kind is not None:
         raise ImportFormatError(f"{what}: {kind} battles are not supported yet (only singles: one active Pokémon "
                                 "per side)")

@@ -37,7 +37,7 @@ from wolfeclick.interop.public import (
     imported_id,
     now,
 )
-from wolfeclick.interop.showdown import from_public_log
+from wolfeclick.interop.showdown import from_public_log, tier_text
 from wolfeclick.policies.base import Decision, Observation
 from wolfeclick.sides import other
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
@@ -67,6 +67,11 @@ def input_log_of(raw: dict[str, Any]) -> Any:
     """The input log a server's file holds: ``inputLog`` (its battle log), or ``inputlog`` (one text, as a server
     hands a replay to the replay site)."""
     return raw.get("inputLog", raw.get("inputlog"))
+
+
+class InputLogUnusable(ImportFormatError):
+    """An input log that does not start a battle (an anonymiser dropped its ``>start``/``>player`` lines, which hold
+    the seed, the names and the teams): nothing to re-simulate, so the file is imported from its public log."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,9 @@ def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:
             dropped_keys.update(extra)
         elif line.startswith(">player "):
             side = line[8:10]
+            if not opening and side in SIDES and side not in names:
+                names[side] = ""  # a player with no battle started: the input log is unusable, not hostile
+                continue
             if not opening or side not in SIDES or side in names or choices["p1"] or choices["p2"]:
                 raise ImportFormatError(f"{what}: its input log has a '>player' line out of place "
                                         "(a third player, a rename mid-battle or a player before '>start')")
@@ -152,10 +160,10 @@ def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:
     except UnsafeInput as exc:
         raise ImportFormatError(f"{what}: its input log is refused: {exc}"[:400]) from None
     if not opening or not opening[0].startswith(">start ") or set(names) != set(SIDES):
-        raise ImportFormatError(f"{what}: its input log does not start a battle ('>start' then both '>player' "
-                                "lines)")
+        raise InputLogUnusable(f"{what}: its input log does not start a battle ('>start' then both '>player' "
+                               "lines)")
     if not isinstance(formatid, str) or not formatid:
-        raise ImportFormatError(f"{what}: its input log's '>start' names no format")
+        raise InputLogUnusable(f"{what}: its input log's '>start' names no format")
     return ServerInput(opening, names, formatid, choices, ending, tuple(sorted(dropped_keys)), dropped)
 
 
@@ -362,11 +370,12 @@ class Resimulated:
 
 
 async def resimulate_server_log(raw: dict[str, Any], data: bytes, *, process: SimProcess | None = None,
-                                pool: SimPool | None = None) -> Resimulated:
-    """Replay the server log's input log through the runner; the recording, or the one-line reason it is unusable.
+                                pool: SimPool | None = None, script: ServerInput | None = None) -> Resimulated:
+    """Replay the server log's input log (``script``: read already) through the runner; the recording, or the
+    one-line reason it is unusable.
 
     A refused input log (the door's rules) raises ImportFormatError: such a file is refused, not imported."""
-    script = read_input_log(input_log_of(raw))
+    script = script or read_input_log(input_log_of(raw))
     fmt = format_id(script.formatid)
     log = _file_log(raw)
     check_singles(log, fmt or script.formatid, SERVER_FORMAT)
@@ -442,17 +451,37 @@ def _as_import(recording: Recording, raw: dict[str, Any], script: ServerInput, c
 def read_server_log(raw: dict[str, Any], data: bytes, host: SimHost | None = None) -> Recording:
     """A server battle log → recording: re-simulated when its input log reproduces its log, else from the log.
     ``host`` is the simulator to use (one is started and ended for this file when None)."""
+    check_singles(clean_log(_file_log(raw))[0], None, SERVER_FORMAT, format_hints(raw))  # what it is, first
     problem = "it has no input log"
-    if input_log_of(raw):
+    value = input_log_of(raw)
+    script = None
+    if value:
+        try:
+            script = read_input_log(value)
+        except InputLogUnusable as exc:
+            problem = str(exc).removeprefix(f"{SERVER_FORMAT}: ")
+    if script is not None:
+        def work(process: SimProcess) -> Coroutine[Any, Any, Resimulated]:
+            return resimulate_server_log(raw, data, process=process, script=script)
+
         if host is None:
             with SimHost() as own:
-                outcome = own.run(lambda process: resimulate_server_log(raw, data, process=process))
+                outcome = own.run(work)
         else:
-            outcome = host.run(lambda process: resimulate_server_log(raw, data, process=process))
+            outcome = host.run(work)
         if outcome.recording is not None:
             return outcome.recording
         problem = outcome.problem or "unknown"
     return public_fallback(raw, data, problem)
+
+
+def format_hints(raw: dict[str, Any]) -> tuple[Any, ...]:
+    """What names a server log's format besides its log: its fields and its input log's ``>start`` line."""
+    value = input_log_of(raw)
+    lines = value.split("\n") if isinstance(value, str) else value if isinstance(value, list) else []
+    start = next((line[:MAX_INPUT_LINE] for line in lines if isinstance(line, str) and line.startswith(">start ")),
+                 None)
+    return raw.get("format"), raw.get("formatid"), raw.get("id"), raw.get("roomid"), start
 
 
 def public_fallback(raw: dict[str, Any], data: bytes, problem: str) -> Recording:
@@ -460,8 +489,9 @@ def public_fallback(raw: dict[str, Any], data: bytes, problem: str) -> Recording
     lines, dropped = clean_log(_file_log(raw))
     if not lines:
         raise ImportFormatError(f"{SERVER_FORMAT}: {problem}, and its 'log' holds no battle protocol lines")
-    fmt = format_id(raw.get("format")) or format_id(raw.get("formatid")) or generation_format(lines)
-    check_singles(lines, fmt, SERVER_FORMAT)
+    fmt = format_id(raw.get("format")) or format_id(raw.get("formatid")) or format_id(tier_text(lines)) \
+        or generation_format(lines)
+    check_singles(lines, fmt, SERVER_FORMAT, format_hints(raw))
     fmt = checked_format(fmt, SERVER_FORMAT)
     names = {side: raw[side] for side in SIDES if isinstance(raw.get(side), str) and raw[side]}
     hint = raw.get("id") if isinstance(raw.get("id"), str) else raw.get("roomid")

@@ -173,11 +173,12 @@ def check_fits(log: list[str], points: int, what: str) -> None:
 def read_showdown_replay(raw: dict[str, Any], data: bytes) -> Recording:
     """A replay-site JSON object → recording."""
     lines, dropped = clean_log(str(raw["log"]).split("\n"))
+    hints = (raw.get("formatid"), raw.get("format"), raw.get("id"), tier_text(lines))
+    check_singles(lines, None, REPLAY_FORMAT, hints)
     if not lines:
         raise ImportFormatError(f"{REPLAY_FORMAT}: its 'log' holds no battle protocol lines")
     fmt = format_id(raw.get("formatid")) or format_id(str(raw.get("id", "")).split("-")[0]) \
-        or format_id(raw.get("format")) or _tier(lines)
-    check_singles(lines, fmt, REPLAY_FORMAT)
+        or format_id(raw.get("format")) or format_id(tier_text(lines))
     fmt = checked_format(fmt or generation_format(lines), REPLAY_FORMAT)
     players = raw.get("players")
     names = {side: str(name) for side, name in zip(SIDES, players)} if isinstance(players, list) else {}
@@ -186,29 +187,36 @@ def read_showdown_replay(raw: dict[str, Any], data: bytes) -> Recording:
                            names=names, dropped=dropped)
 
 
-def read_showdown_log(text: str, data: bytes, *, detail: str = LOG_FORMAT, prefix: str = "showdownlog") -> Recording:
-    """A bare protocol log (``.log``, or one taken out of a page: ``detail``) → recording. Without a ``|tier|``
-    line the format is the generation alone (``gen9``) from ``|gen|``."""
+def read_showdown_log(text: str, data: bytes, *, detail: str = LOG_FORMAT, prefix: str = "showdownlog",
+                      formats: tuple[str | None, ...] = ()) -> Recording:
+    """A bare protocol log (``.log``, or one taken out of a page: ``detail``) → recording. The format is the
+    ``|tier|``, else the first of ``formats`` (what else names it: a page's title) naming a generation, else the
+    generation alone (``gen9``) from ``|gen|``."""
     lines, dropped = clean_log(text.split("\n"))
-    fmt = _tier(lines)
-    check_singles(lines, fmt, detail)
+    tier = tier_text(lines)
+    check_singles(lines, None, detail, (tier, *formats))
+    fmt = format_id(tier) or next((found for found in map(format_id, formats) if found), None)
     fmt = checked_format(fmt or generation_format(lines), detail)
     return from_public_log(lines, fmt=fmt, recording_id=imported_id(prefix, data), detail=detail,
                            dropped=dropped)
 
 
-def _tier(lines: list[str]) -> str | None:
-    """The format from ``|tier|[Gen 9] Random Battle``."""
+def tier_text(lines: list[str]) -> str | None:
+    """The format as the log names it (``|tier|[Gen 9] Random Battle``; old logs: ``|tier|OU``)."""
     for line in lines:
         parts = line.split("|")
         if parts[1:2] == ["tier"] and len(parts) > 2:
-            return format_id(parts[2])
+            return parts[2]
     return None
 
 
 PAGE_FORMAT = "showdown replay page"
-_PAGE_LOG = re.compile(r'<script\b[^>]*\bclass="battle-log-data"[^>]*>(.*?)</script>', re.S | re.I)
+_PAGE_LOG = re.compile(r'<script\b[^>]*\bclass=["\']?(?:battle-log-data|log)["\'\s>][^>]*>(.*?)</script>',
+                       re.S | re.I)
+"""The log block: ``class="battle-log-data"`` (today's pages and "Download replay"), ``class="log"`` (old pages)."""
 _PAGE_ID = re.compile(r'<input\b[^>]*\bname="replayid"[^>]*\bvalue="([^"]{1,120})"', re.I)
+_PAGE_TITLE = re.compile(r"<title>(.{1,200}?)(?: replay:.*?)?</title>", re.S | re.I)
+"""``<title>[Gen 9] VGC 2024 Reg G replay: A vs. B</title>``: the format, before the players' names."""
 
 
 PAGE_MARK = 'class="battle-log-data"'
@@ -227,7 +235,10 @@ def read_showdown_page(text: str, data: bytes) -> Recording:
     if "<" not in body and re.search(r"&(lt|gt|amp|quot|#[0-9]+);", body):
         body = html.unescape(body)
     page_id = _PAGE_ID.search(text)
-    recording = read_showdown_log(body, data, detail=PAGE_FORMAT, prefix="showdown")
+    title = _PAGE_TITLE.search(text)
+    formats = (html.unescape(title.group(1)) if title else None,
+               html.unescape(page_id.group(1)).split("-")[0] if page_id else None)
+    recording = read_showdown_log(body, data, detail=PAGE_FORMAT, prefix="showdown", formats=formats)
     if page_id:
         recording = recording.model_copy(update={"id": imported_id("showdown", data, html.unescape(page_id.group(1)))})
     return recording
