@@ -5,12 +5,16 @@ against an unknown opponent. What they hold maps onto the agent's decisions: the
 only), the legal actions, its action and whether the reference flagged it illegal, and the reference's own reward
 (kept as given, under the component ``reference_reward``: the reference did not break it down). The protocol log is
 rebuilt from the events each turn kept, so the battle view and the snapshots come from the same public replay the
-Showdown importer uses; the lead switch-ins before turn 1 were never kept by the reference and stay missing.
+Showdown importer uses; the lead switch-ins before turn 1 were never kept by the reference and stay missing. The
+reference's early logs kept no events at all: their log stays empty, each decision's turn is its step number and the
+snapshots show the actives and HP its ``state_markdown`` names (a log without even those is refused in one line).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from typing import Any
 
 from wolfeclick.battle.schema import Recording
@@ -156,16 +160,48 @@ def _positions(log: list[str], battle_turns: list[int], side: str) -> list[int]:
     return positions
 
 
+_ACTIVE = re.compile(r"### Active (Self|Opponent)\n- Name: ([^\n|]{1,60})\n- HP: ([0-9]{1,3}(?:\.[0-9]+)?)%"
+                     r"(?:\n- Status: ([A-Za-z]{3}))?")
+_STATUSES = frozenset({"brn", "par", "slp", "frz", "psn", "tox"})
+EARLY_NOTE = ("no event tokens (an early reference log): no protocol log; each decision's turn is its step's 'turn' "
+              "(the file keeps no battle turn), the actives and their HP in the snapshots are read from its "
+              "state_markdown")
+
+
+def _state_lines(turns: list[dict[str, Any]], side: str) -> list[list[str]] | None:
+    """Tracker-only lines per step, from the actives its ``state_markdown`` names (``### Active Self`` / ``### Active
+    Opponent``: name, HP %, status), for an early log that kept no events; None when no step names them."""
+    steps: list[list[str]] = []
+    for turn in turns:
+        lines = []
+        for who, name, hp, status in _ACTIVE.findall(str(turn.get("state_markdown") or "")):
+            seat = side if who == "Self" else other(side)
+            percent = round(float(hp))
+            lines.append(f"|switch|{seat}a: {name}|{name}|{f'{percent}/100' if percent else '0 fnt'}")
+            if status.lower() in _STATUSES and percent:
+                lines.append(f"|-status|{seat}a: {name}|{status.lower()}")
+        steps.append(lines)
+    return steps if any(steps) else None
+
+
 def _build(*, data: bytes, prefix: str, detail: str, fmt: str, tag: str | None, model: str | None, outcome: Any,
            finished: bool, final_reason: Any, turns: list[dict[str, Any]], log: list[str], dropped: int,
-           decision_of: Any, side: str) -> Recording:
+           decision_of: Any, side: str, total_turns: Any = None) -> Recording:
     opponent = other(side)
-    battle_turns = [t["battle_turn"] if isinstance(t.get("battle_turn"), int) else 0 for t in turns]
+    early = _state_lines(turns, side) if not log else None
+    turn_key = "turn" if early else "battle_turn"  # an early log kept only the step number
+    battle_turns = [t[turn_key] if isinstance(t.get(turn_key), int) and t[turn_key] >= 0 else 0 for t in turns]
     names = player_names(log)
     names.setdefault(side, "agent")
     names.setdefault(opponent, "opponent")
-    positions = _positions(log, battle_turns, side)
-    public = replay_public(log, fmt, names, positions)
+    if early is not None:
+        tracker_log = [line for lines in early for line in lines]
+        positions = [sum(len(lines) for lines in early[:k + 1]) for k in range(len(early))]
+        public = replay_public(tracker_log, fmt, names, positions)
+        public = [replace(point, position=0) for point in public]  # the recording's own log stays empty
+    else:
+        positions = _positions(log, battle_turns, side)
+        public = replay_public(log, fmt, names, positions)
     records = []
     previous = 0
     for k, (turn, battle_turn, point) in enumerate(zip(turns, battle_turns, public)):
@@ -175,7 +211,7 @@ def _build(*, data: bytes, prefix: str, detail: str, fmt: str, tag: str | None, 
     winner = {"won": side, "win": side, "lost": opponent, "loss": opponent}.get(str(outcome).lower())
     reason = "win" if winner else ("tie" if finished else "aborted")
     error = None if winner or finished else f"the reference run stopped before the battle ended ({final_reason})"
-    note = "log rebuilt from the events each turn kept"
+    note = EARLY_NOTE if early is not None else "log rebuilt from the events each turn kept"
     if dropped:
         note += f"; {dropped} chat/markup/timer lines dropped"
     imported = {"format": detail, "notes": note}
@@ -185,7 +221,10 @@ def _build(*, data: bytes, prefix: str, detail: str, fmt: str, tag: str | None, 
         "players": {side: {"name": names[side], "policy": _policy(model),
                            "metadata": {**({"model": model} if model else {}), "import": imported}},
                     opponent: {"name": names[opponent], "policy": "", "metadata": {"import": imported}}},
-        "result": {"winner": winner, "reason": reason, "turns": max([last_turn(log), *battle_turns]),
+        "result": {"winner": winner, "reason": reason,
+                   "turns": max([last_turn(log), *battle_turns,
+                                 *([total_turns] if early and isinstance(total_turns, int)
+                                   and 0 <= total_turns <= 1000 else [])]),
                    "error": error[:300] if error else None},
         "versions": imported_versions().model_dump(), "log": log, "inputlog": [], "turns": records,
         "source": {"kind": "imported", "detail": detail},
@@ -207,6 +246,9 @@ def read_record_battle(raw: dict[str, Any], data: bytes) -> Recording:
         _get(turn, "battle_turn", int, f"{where} turns[{n}]", 0)
     side = _agent_side(turns, "opponent_action")
     log, dropped = _log_from_turns(turns, _token_lines)
+    if not log and turns and _state_lines(turns, side) is None:
+        raise ImportFormatError(f"{where}: no event tokens (an early reference log) and no state_markdown naming the "
+                                "actives: nothing to show of the battle")
 
     def decision(turn: dict[str, Any]) -> dict[str, Any]:
         action, raw_text = _action(turn.get("chosen_action"))
@@ -226,7 +268,7 @@ def read_record_battle(raw: dict[str, Any], data: bytes) -> Recording:
                   tag=_get(raw, "battle_tag", str, where, None),
                   model=_get(raw, "model", str, where, None), outcome=raw.get("outcome"),
                   finished=bool(raw.get("battle_finished")), final_reason=raw.get("final_reason"), turns=turns,
-                  log=log, dropped=dropped, decision_of=decision, side=side)
+                  log=log, dropped=dropped, decision_of=decision, side=side, total_turns=raw.get("total_turns"))
 
 
 def read_replay_battle(raw: dict[str, Any], data: bytes) -> Recording:
