@@ -51,7 +51,7 @@ def test_each_foreign_format_uploads_and_opens_with_every_turn(client, server, t
     last = client.predict(stored, len(expected.turns) - 1, "p1", api_name="/replay_turn")
     assert last["decisions"] == len(expected.turns) and f'data-step="{len(expected.turns) - 1}"' in last["html"]
     row = next(r for r in client.predict("imported", api_name="/list_replays") if r["id"] == stored)
-    assert row["source"].startswith("imported from ") and row["source_kind"] == "imported"
+    assert row["source"] == "imported (upload)" and row["source_kind"] == "imported"  # docs/app.md
 
 
 def test_the_list_says_where_recordings_came_from_and_filters_by_it(client, server):
@@ -61,7 +61,7 @@ def test_the_list_says_where_recordings_came_from_and_filters_by_it(client, serv
     played = client.predict("played", api_name="/list_replays")
     assert imported and played and len(imported) + len(played) <= len(everything)
     assert {r["source_kind"] for r in imported} == {"imported"} and {r["source"] for r in played} == {"played here"}
-    assert any(r["source"] == "imported from showdown replay" for r in imported)
+    assert any(r["source"] == "imported (upload)" for r in imported)
 
 
 @pytest.mark.parametrize("cut", ["truncated", "wrong-type"])

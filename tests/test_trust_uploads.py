@@ -63,4 +63,4 @@ def test_a_checked_upload_is_listed_without_parsing_it_here(gate: UploadGate, tm
 
     monkeypatch.setattr(library_mod, "load_recording", no_parse)
     assert [info.id for info in library.list()] == [replay_id]
-    assert library.list()[0].source == "imported from upload"
+    assert library.list()[0].source == "imported (upload)"

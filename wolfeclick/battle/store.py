@@ -374,18 +374,15 @@ UPLOADED = SourceInfo(kind="imported", detail="upload")
 
 def as_filed(recording: Recording, path: Path) -> Recording:
     """``recording`` as the Arena files it: its id is its file's name, and an upload's source is ``imported``
-    (``upload``) whatever the file claims — an uploaded file is stored byte for byte, so what it says about where
-    it came from is the uploader's word, never the Arena's (an import keeps its importer's detail, e.g. the format
-    it was read from: a label, not a claim)."""
+    (``upload``) whatever the file claims or was read from — an uploaded file is stored byte for byte, so what it
+    says about where it came from is the uploader's word, never the Arena's (the format an importer read it from
+    stays in its players' ``metadata.import``)."""
     update: dict[str, Any] = {}
     stem = Path(path).stem
     if recording.id != stem:
         update["id"] = stem
-    if stem.startswith(UPLOAD_PREFIX):
-        own = recording.source
-        source = SourceInfo(kind="imported", detail=own.detail or "upload") if own.kind == "imported" else UPLOADED
-        if source != own:
-            update["source"] = source
+    if stem.startswith(UPLOAD_PREFIX) and recording.source != UPLOADED:
+        update["source"] = UPLOADED
     return recording.model_copy(update=update) if update else recording
 
 

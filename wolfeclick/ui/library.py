@@ -31,6 +31,7 @@ from wolfeclick.battle.schema import Recording, is_valid_id
 from wolfeclick.battle.store import (
     MAX_RECORDING_BYTES,
     UPLOAD_PREFIX,
+    UPLOADED,
     RecordingError,
     as_filed,
     load_recording,
@@ -66,8 +67,10 @@ def upload_id(data: bytes, recording: Recording | None = None) -> str:
     from wolfeclick.battle.runner import slug
 
     seed = [] if recording.seed is None else [f"s{recording.seed}"]
-    policies = [slug(recording.players[side].policy, 24) for side in SIDES if side in recording.players]
-    return "-".join(["upload", slug(recording.format, 24), *seed, "-vs-".join(policies), digest[:12]])
+    policies = [recording.players[side].policy for side in SIDES if side in recording.players]
+    pairing = ["-vs-".join(slug(policy, 24) if policy else "unknown" for policy in policies)] \
+        if any(policies) else []  # an import knows no policy: no made-up "policy-vs-policy"
+    return "-".join(["upload", slug(recording.format, 24), *seed, *pairing, digest[:12]])
 
 
 @dataclass(frozen=True)
@@ -98,12 +101,15 @@ LIST_HEADERS = ["id", "p1", "p2", "winner", "turns", "format", "source", "date (
 
 
 def source_text(recording: Recording) -> str:
-    """``played here``, ``tournament <id>``, ``training env``, ``imported from <format>``, ``branch of <id>``…"""
+    """``played here``, ``tournament <id>``, ``training env``, ``imported from <format>``, ``imported (upload)``,
+    ``branch of <id>``…"""
     source = recording.source
     detail = source.detail or ""
     if source.kind == "played":
         return "played here"
     if source.kind == "imported":
+        if detail == UPLOADED.detail:
+            return "imported (upload)"
         return f"imported from {detail}" if detail else "imported"
     if source.kind == "training":
         return f"training env ({detail})" if detail else "training env"
