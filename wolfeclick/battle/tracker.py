@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from pathlib import PurePath
 from typing import Any
 
 from poke_env.battle import Battle
@@ -21,6 +22,17 @@ alone are a fifth of a battle's log; poke-env would only copy them into its repl
 _log = logging.getLogger("wolfeclick.tracker")
 _quiet = logging.getLogger("wolfeclick.poke_env")
 _quiet.setLevel(logging.CRITICAL)
+
+
+def _not_a_data_gap(record: logging.LogRecord) -> bool:
+    """False for poke-env's own battle-data warnings (``Unexpected effect 'X' received…``), which its module-level
+    ``poke-env`` logger prints on stderr whatever the battle's logger: a name its tables lack is a tracker gap, not
+    the user's business (an import of a folder of real logs printed them by the dozen)."""
+    parts = PurePath(record.pathname).parts
+    return not ("poke_env" in parts and "battle" in parts)
+
+
+logging.getLogger("poke-env").addFilter(_not_a_data_gap)
 
 
 def generation(format_id: str) -> int:
