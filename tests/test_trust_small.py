@@ -65,9 +65,9 @@ def test_import_of_a_fifo_or_a_device_is_one_line_at_once(tmp_path: Path) -> Non
                           text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 3, lines  # one line per file refused, then the folder import's counts
+    assert len(lines) == 4, lines  # one line per file refused, then the folder import's counts (one per class)
     assert "a FIFO, not a battle file" in lines[0] and "a device, not a battle file" in lines[1], lines
-    assert lines[2].startswith("imported 0 of 2 files; refused 2"), lines
+    assert lines[2] == "imported 0 of 2 files" and lines[3].startswith("refused 2 for other reasons"), lines
 
 
 @pytest.mark.parametrize("url", ["http://login.example.com/api/login", "ftp://x/y", "http://10.0.0.1/login"])

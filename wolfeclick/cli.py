@@ -710,7 +710,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                                                   file=sys.stderr),
             progress=lambda: bar.update(1))
     if total > 1:
-        print(summary.line(), file=sys.stderr)
+        print("\n".join(summary.lines()), file=sys.stderr)
     return 1 if summary.refused else 0
 
 

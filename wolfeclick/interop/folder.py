@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, file_kind, read_at_most, save_recording
 from wolfeclick.interop.public import ImportFormatError
-from wolfeclick.interop.serverlog import FALLBACK_NOTE, SimHost
+from wolfeclick.interop.serverlog import FALLBACK_NOTE, RESIMULATED_NOTE, SimHost
 from wolfeclick.interop.sniff import read_any
 from wolfeclick.sim.process import default_processes
 
@@ -72,23 +72,41 @@ def refusal_reason(message: str) -> str:
     return text.strip(" :;,.") or message[:60]
 
 
+_NOT_SINGLES = re.compile(r"^(\S+) battles are not supported yet")
+
+
 @dataclass
 class ImportSummary:
     imported: int = 0
     refused: Counter[str] = field(default_factory=Counter)
     fallbacks: int = 0
     """Server logs whose input log could not be used (imported from their public log, the reason in the notes)."""
+    resimulated: int = 0
+    """Server logs re-simulated from their input log."""
+
+    def lines(self) -> list[str]:
+        """One line per class of outcome: imported, re-simulated (or not), refused as not singles, refused why."""
+        total = self.imported + sum(self.refused.values())
+        out = [f"imported {self.imported} of {total} file{'s' if total != 1 else ''}"]
+        if self.resimulated or self.fallbacks:
+            out.append(f"re-simulated {self.resimulated} server log{'s' if self.resimulated != 1 else ''} from "
+                       f"{'its' if self.resimulated == 1 else 'their'} input log; {self.fallbacks} from "
+                       f"{'its' if self.fallbacks == 1 else 'their'} public log only (input log not usable)")
+        kinds: Counter[str] = Counter()
+        others: Counter[str] = Counter()
+        for reason, count in self.refused.items():
+            match = _NOT_SINGLES.match(reason)
+            (kinds if match else others)[match.group(1) if match else reason] += count
+        for counts, label in ((kinds, "as not singles (not supported yet)"), (others, "for other reasons")):
+            if counts:
+                listed = ", ".join(f"{count} {reason}" for reason, count in
+                                   sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+                out.append(f"refused {sum(counts.values())} {label}: {listed}")
+        return out
 
     def line(self) -> str:
-        total = self.imported + sum(self.refused.values())
-        text = f"imported {self.imported} of {total} file{'s' if total != 1 else ''}"
-        if self.fallbacks:
-            text += f" ({self.fallbacks} server logs from their public log only: input log not usable)"
-        if self.refused:
-            reasons = ", ".join(f"{count} {reason}" for reason, count in
-                                sorted(self.refused.items(), key=lambda item: (-item[1], item[0])))
-            text += f"; refused {sum(self.refused.values())}: {reasons}"
-        return text
+        """The same on one line (for a table cell)."""
+        return "; ".join(self.lines())
 
 
 def _read(path: Path, host: SimHost) -> Recording | ImportFormatError | RecordingError:
@@ -130,6 +148,8 @@ def _settle(path: Path, future: Future, out: Path, summary: ImportSummary, hooks
         written = save_recording(result, out)
         summary.imported += 1
         notes = str(result.players["p1"].metadata.get("import", {}).get("notes", ""))
+        if notes.startswith(RESIMULATED_NOTE):
+            summary.resimulated += 1
         if notes.startswith(FALLBACK_NOTE):
             summary.fallbacks += 1
             if fell_back is not None:

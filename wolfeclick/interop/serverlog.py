@@ -53,6 +53,8 @@ input log only (``>chat``, which a replay would turn into a chat line the battle
 RESIM_TURN_LIMIT = 1000
 """Showdown itself ends every battle by turn 1000; the runner's own 300-turn limit is for battles played here."""
 RESIM_TIMEOUT = 120.0
+RESIMULATED_NOTE = "re-simulated from its input log"
+"""How the notes of a server log re-simulated from its input log begin."""
 FALLBACK_NOTE = "input log not used"
 """How the notes of a server log imported from its public log begin (then the reason)."""
 SERVER_KEYS = frozenset({"inputLog", "p1team", "p2team", "endType", "p1rating", "p2rating", "seed", "roomid"})
@@ -439,7 +441,7 @@ async def resimulate_server_log(raw: dict[str, Any], data: bytes, *, process: Si
 
 
 def _as_import(recording: Recording, raw: dict[str, Any], script: ServerInput, checked: bool) -> Recording:
-    notes = ["re-simulated from its input log: both players' views"]
+    notes = [f"{RESIMULATED_NOTE}: both players' views"]
     if not checked:
         notes.append("the file holds no log to check the re-simulation against")
     if script.dropped_keys:
