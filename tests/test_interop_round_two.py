@@ -80,6 +80,16 @@ def test_a_random_format_input_log_with_an_empty_team_is_resimulated():
     assert recording.turns[0].decisions["p1"].legal_actions
 
 
+def test_null_options_and_an_old_servers_numeric_rated_are_read_as_the_simulator_reads_them():
+    raw = json.loads(SERVER.read_text())
+    raw["inputLog"] = [line.replace('"avatar"', '"team":null,"avatar"') if line.startswith(">player ") else
+                       line.replace('"seed"', '"rated":1,"seed"') if line.startswith(">start ") else line
+                       for line in raw["inputLog"]]
+    recording = imported(json.dumps(raw).encode())
+    assert notes(recording).startswith("re-simulated"), notes(recording)
+    assert '"rated":true' in recording.inputlog[0] and "null" not in "".join(recording.inputlog)
+
+
 def test_the_door_admits_an_empty_team_and_keeps_every_other_rule():
     from wolfeclick.sim.protocol import UnsafeInput, check_input_line
 
@@ -151,6 +161,12 @@ def test_a_saved_vgc_page_is_refused_as_doubles(klass):
     assert "doubles battles are not supported yet" in str(caught.value), str(caught.value)
 
 
+def test_a_vgc_page_without_a_log_block_is_still_called_doubles():
+    page = _page("", "[Gen 9] VGC 2024 Reg G").replace('class="battle-log-data"', 'class="other"')
+    with pytest.raises(RecordingError, match="doubles battles are not supported yet"):
+        read_any(page.encode(), "vgc.html")
+
+
 @pytest.mark.parametrize("kind", ["triples", "multi", "freeforall"])
 def test_every_gametype_but_singles_is_named(kind):
     text = DOUBLES.read_text().replace("|gametype|doubles", f"|gametype|{kind}")
@@ -205,6 +221,14 @@ def test_an_early_reference_log_reads_turns_and_actives_from_what_it_has():
     text = notes(recording)
     assert "rebuilt from the events" not in text and "no event tokens" in text, text
     assert recording.log == []
+
+
+def test_a_reference_log_with_rendered_events_only_rebuilds_its_log_from_them():
+    raw = json.loads(RECORD.read_text())
+    for turn in raw["turns"]:
+        turn.pop("showdown_event_tokens")
+    recording = imported(json.dumps(raw).encode())
+    assert recording.log and recording.turns[-1].snapshot["p2"].active
 
 
 def test_an_early_log_with_nothing_to_show_is_refused_in_one_line():

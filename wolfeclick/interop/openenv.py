@@ -246,6 +246,8 @@ def read_record_battle(raw: dict[str, Any], data: bytes) -> Recording:
         _get(turn, "battle_turn", int, f"{where} turns[{n}]", 0)
     side = _agent_side(turns, "opponent_action")
     log, dropped = _log_from_turns(turns, _token_lines)
+    if not log:  # a log that kept the rendered events only
+        log, dropped = _log_from_turns(turns, _rendered_lines)
     if not log and turns and _state_lines(turns, side) is None:
         raise ImportFormatError(f"{where}: no event tokens (an early reference log) and no state_markdown naming the "
                                 "actives: nothing to show of the battle")

@@ -203,7 +203,7 @@ def winner_of(log: list[str], names: dict[str, str]) -> tuple[str | None, bool]:
     return None, False
 
 
-_LOSS_MESSAGE = re.compile(r"^\|-message\|(.+) (forfeited|lost due to inactivity)\.$")
+_LOSS_MESSAGE = re.compile(r"^\|-?message\|(.+) (forfeited|lost due to inactivity)(?: [^|]*)?[.!]?$")
 """What a room writes when a player forfeits or runs out of time (``|-message|Ash Ketchum forfeited.``); a saved
 log may end there, without the ``|win|`` line that followed (poke-env saves its logs before it)."""
 

@@ -102,8 +102,11 @@ def _options(line: str, command: str, what: str) -> tuple[dict[str, Any], list[s
         raise ImportFormatError(f"{what}: its input log's '>{command}' options are not JSON") from None
     if not isinstance(options, dict):
         raise ImportFormatError(f"{what}: its input log's '>{command}' options are not an object")
-    kept = {key: options[key] for key in OPTION_KEYS[command] if key in options}
-    return kept, sorted(str(key)[:20] for key in options if key not in kept)
+    kept = {key: options[key] for key in OPTION_KEYS[command] if options.get(key) is not None}  # null: not given
+    rated = kept.get("rated")
+    if isinstance(rated, (int, float)) and not isinstance(rated, bool):
+        kept["rated"] = bool(rated)  # an old server's 1/0: the simulator reads it as truthy, and writes the same log
+    return kept, sorted(str(key)[:20] for key in options if key not in OPTION_KEYS[command])
 
 
 def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:

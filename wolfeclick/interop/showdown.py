@@ -226,18 +226,20 @@ PAGE_MARK = 'class="battle-log-data"'
 
 def read_showdown_page(text: str, data: bytes) -> Recording:
     """A saved replay page → recording, from the protocol log inside it (the page's slashes are escaped ``\\/``;
-    a page some tool HTML-escaped is unescaped)."""
+    a page some tool HTML-escaped is unescaped). What the page's title and replay id say of the format is read
+    first, so a doubles page is called one whatever else it lacks."""
+    page_id = _PAGE_ID.search(text)
+    title = _PAGE_TITLE.search(text)
+    formats = (html.unescape(title.group(1)) if title else None,
+               html.unescape(page_id.group(1)).split("-")[0] if page_id else None)
     match = _PAGE_LOG.search(text)
     if match is None:
+        check_singles([], None, PAGE_FORMAT, formats)
         raise ImportFormatError(f"{PAGE_FORMAT}: an HTML page without a battle log (no <script "
                                 "class=\"battle-log-data\"> block)")
     body = match.group(1).replace("\\/", "/")
     if "<" not in body and re.search(r"&(lt|gt|amp|quot|#[0-9]+);", body):
         body = html.unescape(body)
-    page_id = _PAGE_ID.search(text)
-    title = _PAGE_TITLE.search(text)
-    formats = (html.unescape(title.group(1)) if title else None,
-               html.unescape(page_id.group(1)).split("-")[0] if page_id else None)
     recording = read_showdown_log(body, data, detail=PAGE_FORMAT, prefix="showdown", formats=formats)
     if page_id:
         recording = recording.model_copy(update={"id": imported_id("showdown", data, html.unescape(page_id.group(1)))})
