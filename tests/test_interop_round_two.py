@@ -179,6 +179,21 @@ def test_an_old_page_of_a_singles_battle_imports_from_its_log_block():
     assert imported(page.encode()).result.winner == "p2"
 
 
+def test_an_old_replay_without_a_gen_line_is_read_as_generation_5():
+    """Showdown wrote ``|gen|`` from generation 6 on: an old replay says ``|tier|OU`` and its id ``ou-…``."""
+    raw = json.loads(SHOWDOWN.read_text())
+    raw["log"] = "\n".join(line.replace("[Gen 9] Random Battle", "Random Battle") for line in raw["log"].split("\n")
+                           if not line.startswith("|gen|"))
+    raw.update(id="randombattle-123456", formatid=None, format="Random Battle")
+    recording = imported(json.dumps(raw).encode())
+    assert recording.format == "gen5randombattle" and "read as generation 5" in notes(recording)
+    page = _page(raw["log"], "Battle Replay").replace("gen9vgc2024regg-2000000009", "randombattle-123456")
+    assert imported(page.encode()).format == "gen5randombattle"
+    bare = "\n".join(line for line in raw["log"].split("\n") if not line.startswith("|tier|"))
+    with pytest.raises(RecordingError, match="the battle format is missing"):
+        read_any(_page(bare, "Battle Replay").replace("gen9vgc2024regg-2000000009", "x-1").encode(), "p.html")
+
+
 # --- 5. the header before |start in another order ----------------------------------------------------------------
 def test_a_header_in_another_order_is_still_resimulated():
     raw = json.loads(SERVER.read_text())

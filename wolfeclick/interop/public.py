@@ -142,6 +142,18 @@ def generation_format(log: list[str]) -> str | None:
     return None
 
 
+OLD_LOG_NOTE = "no |gen| line: read as generation 5 (Showdown's logs before generation 6, late 2013, had none)"
+
+
+def old_log_format(lines: list[str], tier: str | None) -> str | None:
+    """``gen5ou`` for an old log: no ``|gen|`` line and a ``|tier|`` that names no generation (``|tier|OU``);
+    Showdown wrote ``|gen|`` from generation 6 on, so such a log is a generation 5 battle."""
+    ident = re.sub(r"[^a-z0-9]", "", tier.lower()) if tier else ""
+    if not ident or ident.startswith("gen") or any(line.startswith("|gen|") for line in lines):
+        return None
+    return f"gen5{ident}"[:60]
+
+
 def format_id(text: str | None) -> str | None:
     """``[Gen 9] Random Battle`` or ``gen9randombattle`` → ``gen9randombattle`` (None when no generation shows)."""
     if not text:

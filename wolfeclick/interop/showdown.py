@@ -17,6 +17,7 @@ from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import MAX_RECORDING_BYTES
 from wolfeclick.game.reward import RewardBudget, outcome_reward, shaped_reward, total
 from wolfeclick.interop.public import (
+    OLD_LOG_NOTE,
     SIDES,
     ImportFormatError,
     check_singles,
@@ -29,6 +30,7 @@ from wolfeclick.interop.public import (
     last_turn,
     loss_message,
     now,
+    old_log_format,
     player_names,
     replay_public,
     turn_number,
@@ -109,7 +111,7 @@ def seen_action(segment: list[str], side: str) -> dict[str, str] | None:
 
 
 def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
-                    names: dict[str, str] | None = None, dropped: int = 0) -> Recording:
+                    names: dict[str, str] | None = None, dropped: int = 0, note: str = "") -> Recording:
     """A recording of a battle known only from its spectator log ``log`` (already cleaned)."""
     check_singles(log, fmt, detail)
     names = {**(names or {}), **player_names(log)}
@@ -147,7 +149,8 @@ def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
         turns.append({"index": k, "turn": turn, "deciding": deciding, "decisions": decisions,
                       "events": log[previous:position], "snapshot": public[k].snapshot})
         previous = position
-    note = PUBLIC_NOTE + (f"; {dropped} chat/markup/timer lines dropped" if dropped else "")
+    note = "; ".join(filter(None, (PUBLIC_NOTE, f"{dropped} chat/markup/timer lines dropped" if dropped else "",
+                                   note)))
     reason = ("forfeit" if lost else "win") if ended and winner else ("tie" if ended else "aborted")
     error = f"{lost[0]} {lost[1]}" if lost and winner else None if ended else "the log ends before the battle does"
     return validated({
@@ -178,13 +181,14 @@ def read_showdown_replay(raw: dict[str, Any], data: bytes) -> Recording:
     if not lines:
         raise ImportFormatError(f"{REPLAY_FORMAT}: its 'log' holds no battle protocol lines")
     fmt = format_id(raw.get("formatid")) or format_id(str(raw.get("id", "")).split("-")[0]) \
-        or format_id(raw.get("format")) or format_id(tier_text(lines))
-    fmt = checked_format(fmt or generation_format(lines), REPLAY_FORMAT)
+        or format_id(raw.get("format")) or format_id(tier_text(lines)) or generation_format(lines)
+    old = None if fmt else old_log_format(lines, tier_text(lines))  # the log's own |tier|, as old logs had
+    fmt = checked_format(fmt or old, REPLAY_FORMAT)
     players = raw.get("players")
     names = {side: str(name) for side, name in zip(SIDES, players)} if isinstance(players, list) else {}
     hint = raw.get("id") if isinstance(raw.get("id"), str) else None
     return from_public_log(lines, fmt=fmt, recording_id=imported_id("showdown", data, hint), detail=REPLAY_FORMAT,
-                           names=names, dropped=dropped)
+                           names=names, dropped=dropped, note=OLD_LOG_NOTE if old else "")
 
 
 def read_showdown_log(text: str, data: bytes, *, detail: str = LOG_FORMAT, prefix: str = "showdownlog",
@@ -195,10 +199,12 @@ def read_showdown_log(text: str, data: bytes, *, detail: str = LOG_FORMAT, prefi
     lines, dropped = clean_log(text.split("\n"))
     tier = tier_text(lines)
     check_singles(lines, None, detail, (tier, *formats))
-    fmt = format_id(tier) or next((found for found in map(format_id, formats) if found), None)
-    fmt = checked_format(fmt or generation_format(lines), detail)
+    fmt = format_id(tier) or next((found for found in map(format_id, formats) if found), None) \
+        or generation_format(lines)
+    old = None if fmt else old_log_format(lines, tier)  # the log's own tier: a page's title may be anything
+    fmt = checked_format(fmt or old, detail)
     return from_public_log(lines, fmt=fmt, recording_id=imported_id(prefix, data), detail=detail,
-                           dropped=dropped)
+                           dropped=dropped, note=OLD_LOG_NOTE if old else "")
 
 
 def tier_text(lines: list[str]) -> str | None:
