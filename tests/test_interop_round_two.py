@@ -62,6 +62,12 @@ def test_a_forfeit_or_timeout_message_without_win_line_names_the_winner(message,
         assert recording.players[winner].name == names[winner]
 
 
+def test_a_win_line_respelling_the_winners_name_still_names_them():
+    raw = json.loads(SHOWDOWN.read_text())
+    raw["log"] = raw["log"].replace("|win|Bob", "|win|BOB ")
+    assert imported(json.dumps(raw).encode()).result.winner == "p2"
+
+
 def test_a_message_naming_nobody_in_the_battle_still_ends_aborted():
     raw = json.loads(SHOWDOWN.read_text())
     raw["log"] = raw["log"].replace("|win|Bob", "|-message|Someone Else forfeited.")
@@ -236,6 +242,9 @@ def test_an_early_reference_log_reads_turns_and_actives_from_what_it_has():
     text = notes(recording)
     assert "rebuilt from the events" not in text and "no event tokens" in text, text
     assert recording.log == []
+    for turn in raw["turns"]:
+        turn.pop("turn")
+    assert [t.turn for t in imported(json.dumps(raw).encode()).turns] == list(range(1, len(raw["turns"]) + 1))
 
 
 def test_a_reference_log_with_rendered_events_only_rebuilds_its_log_from_them():

@@ -189,8 +189,9 @@ def _build(*, data: bytes, prefix: str, detail: str, fmt: str, tag: str | None, 
            decision_of: Any, side: str, total_turns: Any = None) -> Recording:
     opponent = other(side)
     early = _state_lines(turns, side) if not log else None
-    turn_key = "turn" if early else "battle_turn"  # an early log kept only the step number
-    battle_turns = [t[turn_key] if isinstance(t.get(turn_key), int) and t[turn_key] >= 0 else 0 for t in turns]
+    turn_key = "turn" if early else "battle_turn"  # an early log kept only the step number (else its place)
+    battle_turns = [t[turn_key] if isinstance(t.get(turn_key), int) and t[turn_key] >= 0 else k + 1 if early else 0
+                    for k, t in enumerate(turns)]
     names = player_names(log)
     names.setdefault(side, "agent")
     names.setdefault(opponent, "opponent")

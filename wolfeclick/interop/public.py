@@ -209,7 +209,9 @@ def winner_of(log: list[str], names: dict[str, str]) -> tuple[str | None, bool]:
         parts = line.split("|")
         if parts[1:2] == ["win"]:
             name = parts[2] if len(parts) > 2 else ""
-            return next((side for side in SIDES if names.get(side) == name), None), True
+            exact = next((side for side in SIDES if names.get(side) == name), None)
+            alike = [side for side in SIDES if _user_id(name) and _user_id(names.get(side, "")) == _user_id(name)]
+            return exact or (alike[0] if len(alike) == 1 else None), True  # a tool may respell the name
         if parts[1:2] == ["tie"]:
             return None, True
     return None, False
