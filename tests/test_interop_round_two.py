@@ -68,6 +68,24 @@ def test_a_win_line_respelling_the_winners_name_still_names_them():
     assert imported(json.dumps(raw).encode()).result.winner == "p2"
 
 
+def test_a_server_log_lost_on_time_says_so_when_resimulated():
+    import asyncio
+
+    from tests.server_logs import server_log
+    from wolfeclick.battle.runner import play_battle
+    from wolfeclick.battle.specs import make_policy
+
+    played = asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen9randombattle",
+                                     seed=7))
+    cut = next(i for i, line in enumerate(played.inputlog) if line.startswith(">p2 ")) + 6
+    raw = asyncio.run(server_log(played, inputlog=[*played.inputlog[:cut], ">forcelose p2"]))
+    at = next(i for i, line in enumerate(raw["log"]) if line.startswith("|win|"))
+    raw["log"].insert(at, "|-message|Bob lost due to inactivity.")  # the room's words, before its |win| line
+    recording = imported(json.dumps(raw).encode())
+    assert notes(recording).startswith("re-simulated") and recording.result.reason == "forfeit"
+    assert recording.result.error == "p2 lost due to inactivity on the server"
+
+
 def test_a_message_naming_nobody_in_the_battle_still_ends_aborted():
     raw = json.loads(SHOWDOWN.read_text())
     raw["log"] = raw["log"].replace("|win|Bob", "|-message|Someone Else forfeited.")

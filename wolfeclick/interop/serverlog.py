@@ -36,6 +36,7 @@ from wolfeclick.interop.public import (
     format_id,
     generation_format,
     imported_id,
+    loss_message,
     now,
 )
 from wolfeclick.interop.showdown import from_public_log, tier_text
@@ -457,7 +458,9 @@ def _as_import(recording: Recording, raw: dict[str, Any], script: ServerInput, c
     result = recording.result
     if result.reason == "forfeit":
         loser = next(side for side in SIDES if side != result.winner)
-        result = result.model_copy(update={"error": f"{loser} forfeited on the server"})
+        said = loss_message(clean_log(_file_log(raw))[0], {side: info.name for side, info in players.items()})
+        how = said[1] if said and said[0] == loser else "forfeited"  # the room's own words: a lost timer too
+        result = result.model_copy(update={"error": f"{loser} {how} on the server"})
     return recording.model_copy(update={
         "seed": None, "created": now(), "players": players, "result": result,
         "source": SourceInfo(kind="imported", detail=SERVER_FORMAT),
