@@ -16,7 +16,7 @@ from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, file_kind, read_at_most, save_recording
 from wolfeclick.interop.public import ImportFormatError
 from wolfeclick.interop.serverlog import FALLBACK_NOTE, RESIMULATED_NOTE, SimHost
-from wolfeclick.interop.sniff import read_any
+from wolfeclick.interop.sniff import FORMATS, read_any
 from wolfeclick.sim.process import default_processes
 
 IMPORT_SUFFIXES = (".json", ".log", ".html", ".htm", ".txt")
@@ -65,9 +65,8 @@ def expand(paths: Iterable[Path]) -> list[Path]:
 def refusal_reason(message: str) -> str:
     """The kind of a refusal, for counting: the message without its file name, format, numbers and quoted parts."""
     text = message
-    for prefix in ("showdown server log: ", "showdown protocol log: ", "showdown replay page: ",
-                   "showdown replay: "):
-        text = text.replace(prefix, "")
+    for name in sorted(FORMATS, key=len, reverse=True):  # "showdown replay page" before "showdown replay"
+        text = text.replace(f"{name}: ", "")
     text = re.split(r"[0-9'\"(]|: ", text, maxsplit=1)[0]
     return text.strip(" :;,.") or message[:60]
 
