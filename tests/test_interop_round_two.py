@@ -125,12 +125,16 @@ def test_the_door_admits_an_empty_team_and_keeps_every_other_rule():
 
 
 # --- 3. anonymised server logs: choices but no >start/>player ----------------------------------------------------
-@pytest.mark.parametrize("cut", ["no start or players", "players only", "start only"])
+@pytest.mark.parametrize("cut", ["no start or players", "players only", "start only", "start after players"])
 def test_an_anonymised_input_log_falls_back_to_the_public_log(cut):
     raw = json.loads(SERVER.read_text())
-    keep = {"no start or players": (), "players only": (">player ",), "start only": (">start ",)}[cut]
+    keep = {"no start or players": (), "players only": (">player ",), "start only": (">start ",),
+            "start after players": (">player ",)}[cut]
+    start = next(line for line in raw["inputLog"] if line.startswith(">start "))
     raw["inputLog"] = [line for line in raw["inputLog"]
                        if not line.startswith((">start ", ">player ", ">version")) or line.startswith(keep)]
+    if cut == "start after players":
+        raw["inputLog"].insert(2, start)
     raw["p1"], raw["p2"] = "3f2a9c", "b81d07"  # what an anonymiser leaves
     raw["log"] = [line.replace("Alice", "3f2a9c").replace("Bob", "b81d07") for line in raw["log"]]
     recording = imported(json.dumps(raw).encode())

@@ -123,6 +123,7 @@ def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:
     names: dict[str, str] = {}
     choices: dict[str, list[str]] = {side: [] for side in SIDES}
     dropped_keys: set[str] = set()
+    early: set[str] = set()
     dropped = 0
     ending = formatid = None
     for raw in value:
@@ -149,8 +150,8 @@ def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:
             dropped_keys.update(extra)
         elif line.startswith(">player "):
             side = line[8:10]
-            if not opening and side in SIDES and side not in names:
-                names[side] = ""  # a player with no battle started: the input log is unusable, not hostile
+            if not opening and side in SIDES and side not in early:
+                early.add(side)  # a player with no battle started: the input log is unusable, not hostile
                 continue
             if not opening or side not in SIDES or side in names or choices["p1"] or choices["p2"]:
                 raise ImportFormatError(f"{what}: its input log has a '>player' line out of place "
@@ -166,7 +167,7 @@ def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:
                            *([ending] if ending else [])])
     except UnsafeInput as exc:
         raise ImportFormatError(f"{what}: its input log is refused: {exc}"[:400]) from None
-    if not opening or not opening[0].startswith(">start ") or set(names) != set(SIDES):
+    if not opening or not opening[0].startswith(">start ") or set(names) != set(SIDES) or early:
         raise InputLogUnusable(f"{what}: its input log does not start a battle ('>start' then both '>player' "
                                "lines)")
     if not isinstance(formatid, str) or not formatid:
