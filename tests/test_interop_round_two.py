@@ -202,9 +202,19 @@ def test_every_gametype_but_singles_is_named(kind):
         read_any(text.encode(), "x.log")
 
 
+def test_names_that_look_like_doubles_do_not_refuse_a_singles_battle():
+    page = PAGE.read_text().replace("<title>[Gen 9] Random Battle replay: Alice vs. Bob</title>",
+                                    "<title>Alice vs. DoublesKing</title>")
+    assert imported(page.encode()).format == "gen9randombattle"
+    raw = json.loads(SHOWDOWN.read_text())
+    raw["id"] = "gen9randombattle-vgcfan-1"  # the log says |gametype|singles: believed
+    assert imported(json.dumps(raw).encode()).result.winner == "p2"
+
+
 def test_an_old_page_of_a_singles_battle_imports_from_its_log_block():
-    page = PAGE.read_text().replace('class="battle-log-data"', 'class="log"')
-    assert imported(page.encode()).result.winner == "p2"
+    for klass in ('class="log"', "class=log"):
+        page = PAGE.read_text().replace('class="battle-log-data"', klass)
+        assert imported(page.encode()).result.winner == "p2"
 
 
 def test_an_old_replay_without_a_gen_line_is_read_as_generation_5():

@@ -108,19 +108,23 @@ def check_singles(log: list[str], fmt: str | None, what: str, hints: tuple[Any, 
     ``>start`` line), so a file is called what it is before any other check can refuse it for something else.
     """
     kind = None
+    singles = False
     for line in log:
         parts = line.split("|")
-        if parts[1:2] == ["gametype"] and len(parts) > 2 and parts[2] != "singles":
-            kind = parts[2][:20] or "unknown"
-            break
+        if parts[1:2] == ["gametype"] and len(parts) > 2:
+            singles = parts[2] == "singles"
+            if not singles:
+                kind = parts[2][:20] or "unknown"
+                break
+            continue
         if parts[1:2] == ["player"] and parts[2:3] in (["p3"], ["p4"]):
             kind = "multi"
             break
         if len(parts) > 2 and _MULTI_SLOT.match(parts[2]):
             kind = "doubles" if parts[2][2] in "bc" else "multi"
             break
-    if kind is None:
-        texts = [fmt, *(hint for hint in hints if isinstance(hint, str))]
+    if kind is None:  # a log that says singles is believed over names (a replay id, a room) that look otherwise
+        texts = [fmt, *(hint for hint in hints if isinstance(hint, str) and not singles)]
         match = next((found for text in texts if text
                       for found in [_MULTI_FORMAT.search(re.sub(r"[^a-z0-9]", "", text.lower()))] if found), None)
         if match:

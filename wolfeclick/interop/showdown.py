@@ -217,12 +217,13 @@ def tier_text(lines: list[str]) -> str | None:
 
 
 PAGE_FORMAT = "showdown replay page"
-_PAGE_LOG = re.compile(r'<script\b[^>]*\bclass=["\']?(?:battle-log-data|log)["\'\s>][^>]*>(.*?)</script>',
+_PAGE_LOG = re.compile(r'<script\b[^>]*\bclass=["\']?(?:battle-log-data|log)(?=["\'\s>])[^>]*>(.*?)</script>',
                        re.S | re.I)
 """The log block: ``class="battle-log-data"`` (today's pages and "Download replay"), ``class="log"`` (old pages)."""
 _PAGE_ID = re.compile(r'<input\b[^>]*\bname="replayid"[^>]*\bvalue="([^"]{1,120})"', re.I)
-_PAGE_TITLE = re.compile(r"<title>(.{1,200}?)(?: replay:.*?)?</title>", re.S | re.I)
-"""``<title>[Gen 9] VGC 2024 Reg G replay: A vs. B</title>``: the format, before the players' names."""
+_PAGE_TITLE = re.compile(r"<title>([^<]{1,200}?) replay: ", re.I)
+"""``<title>[Gen 9] VGC 2024 Reg G replay: A vs. B</title>``: the format, before the players' names (a title of
+another shape is not read: it may be anything, a player's name included)."""
 
 
 PAGE_MARK = 'class="battle-log-data"'
