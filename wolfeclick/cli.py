@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -110,7 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check recording files against the schema",
                                    description="Exit 0 if every file is a valid recording; else one line per bad file.")
-    validate.add_argument("files", nargs="+", type=Path, help="recording files, or folders of them")
+    validate.add_argument("files", nargs="*", type=Path,
+                          help="recording files, or folders of them (default: the recordings folder, "
+                               "$WOLFECLICK_RECORDINGS or ./recordings)")
 
     resim = commands.add_parser("resim", help="re-simulate a recording and compare the protocol log",
                                 description="Feed the recording's input log to the simulator; exit 1 at the first "
@@ -243,9 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
                                               "wolfeclick.policies entry points, py: factories): how its specs are "
                                               "written, whether it needs a GPU, its options with types and defaults.")
     listing.add_argument("--json", action="store_true", help="one JSON object per kind instead of text")
-    commands.add_parser("app", help="serve the Gradio app (as python app.py does)",
-                        description="Serves Live, Replays, Compare and Leaderboard on GRADIO_SERVER_NAME:"
-                                    "GRADIO_SERVER_PORT (default 127.0.0.1:7860).")
+    app = commands.add_parser("app", help="serve the Gradio app (as python app.py does)",
+                              description="Serves Live, Replays, Compare and Leaderboard on GRADIO_SERVER_NAME:"
+                                          "GRADIO_SERVER_PORT (default 127.0.0.1:7860).")
+    app.add_argument("--port", type=bounded_int(1, 65535), default=None,
+                     help="the port to listen on (default: $GRADIO_SERVER_PORT, else 7860)")
+    app.add_argument("--host", default=None,
+                     help="the address to listen on (default: $GRADIO_SERVER_NAME, else 127.0.0.1; 0.0.0.0 serves "
+                          "every interface: see docs/app.md, Trust, before you open it to others)")
     return parser
 
 
@@ -431,6 +439,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from wolfeclick.battle.store import RecordingError, load_recording
 
     bad = 0
+    if not args.files:
+        from wolfeclick.paths import recordings_dir
+
+        args.files = [recordings_dir()]
+        print(f"checking {args.files[0]}", file=sys.stderr)
     for path in expand_paths(args.files):
         try:
             recording = load_recording(path)
@@ -580,7 +593,8 @@ def _add_analyse_parser(commands: argparse._SubParsersAction) -> None:
                     "<out>/analyses/<id>/<policy>-k<K>-s<seed>.json and prints one line per battle (docs/analysis.md).")
     analyse.add_argument("recordings", nargs="+", type=Path, help="recording files, or folders of them")
     analyse.add_argument("--k", type=bounded_int(1, 100_000), default=64, help="rollouts per estimate (default 64)")
-    analyse.add_argument("--policy", default="heuristic", help="the rollout policy spec, for both sides")
+    analyse.add_argument("--policy", default="heuristic",
+                         help="the rollout policy spec, for both sides (default: %(default)s)")
     analyse.add_argument("--options", choices=["p1", "p2", "both"], default=None,
                          help="value every legal action at each decision of this side (or both)")
     analyse.add_argument("--at", type=bounded_int(0, MAX_TURNS), action="append", default=None, metavar="STEP",
@@ -858,6 +872,11 @@ def cmd_policies(args: argparse.Namespace) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     from wolfeclick.ui.serve import serve
 
+    # Gradio reads these when launch() is not told: the options are the variables, said on the command line
+    if args.port is not None:
+        os.environ["GRADIO_SERVER_PORT"] = str(args.port)
+    if args.host is not None:
+        os.environ["GRADIO_SERVER_NAME"] = args.host
     serve()
     return 0
 

@@ -1,0 +1,69 @@
+"""Issue 47 (10): what users expect of the command line: ``validate`` with no argument checks the recordings
+folder, ``app --port`` serves there, ``analyse --help`` names its default rollout policy."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
+
+
+def wolfeclick(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "wolfeclick", *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, cwd=cwd or ROOT)
+
+
+def test_validate_with_no_argument_checks_the_recordings_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "recs"
+    folder.mkdir()
+    shutil.copy(SAMPLE, folder / SAMPLE.name)
+    done = wolfeclick("validate", env={"WOLFECLICK_RECORDINGS": str(folder)})
+    assert done.returncode == 0 and f"{folder / SAMPLE.name}: ok" in done.stdout, (done.stdout, done.stderr)
+    (folder / "broken.json").write_text("{", encoding="utf-8")
+    done = wolfeclick("validate", env={"WOLFECLICK_RECORDINGS": str(folder)})
+    assert done.returncode == 1 and "broken.json:" in done.stdout
+
+
+def test_analyse_help_names_its_default_policy() -> None:
+    done = wolfeclick("analyse", "--help")
+    assert done.returncode == 0 and "default: heuristic" in " ".join(done.stdout.split())
+
+
+def test_app_port_serves_on_that_port(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WOLFECLICK_RECORDINGS": str(tmp_path / "recs"),
+           "WOLFECLICK_RESULTS": str(tmp_path / "res"), "GRADIO_ANALYTICS_ENABLED": "False"}
+    env.pop("GRADIO_SERVER_PORT", None)
+    server = subprocess.Popen([sys.executable, "-m", "wolfeclick", "app", "--port", str(port), "--host", "127.0.0.1"],
+                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            assert server.poll() is None, server.stderr.read().decode()[-2000:] if server.stderr else ""
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/config", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            raise AssertionError(f"nothing served on port {port}")
+    finally:
+        os.killpg(server.pid, signal.SIGINT)
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
