@@ -363,7 +363,8 @@ def test_the_analysis_card_escapes_every_text_and_marks_what_the_analysis_found(
     card = analysis_card(analysis, sample)
     assert "<img" not in card and "<b>heuristic" not in card and "&lt;img src=x" in card
     assert card.count('class="wc-an-turning"') == 3 and card.count('class="wc-an-mistake"') == 1
-    assert card.count("<polyline") == 2 and card.count("<polygon") == 2
+    assert card.count("<polyline") == 1 and card.count("<polygon") == 1  # p1's line and band (issue 47, item 2)
+    assert all(f">{pct}%</text>" in card for pct in (0, 50, 100)) and 'class="wc-an-cursor"' in card
     # issue 47 (1): the card lists no option table (they pushed the viewer ~10,000 px down); the viewer's panel shows
     # the shown decision's (viewer_analysis, above)
     assert "wc-an-options" not in card and "1 valued" in card

@@ -74,8 +74,8 @@ def test_an_analysed_replay_shows_its_chart_marks_and_option_table(server, analy
     with Browser() as browser:
         browser.open(f"{server.url}?replay={ANALYSED_ID}&turn=2")
         browser.wait_for(f"{CARD}?.querySelector('svg.wc-an-chart') != null", timeout=60)
-        assert browser.evaluate(f"{CARD}.querySelectorAll('polyline.wc-an-line').length") == 2  # one per side
-        assert browser.evaluate(f"{CARD}.querySelectorAll('polygon.wc-an-band').length") == 2  # their intervals
+        assert browser.evaluate(f"{CARD}.querySelectorAll('polyline.wc-an-line').length") == 1  # p1's chance
+        assert browser.evaluate(f"{CARD}.querySelectorAll('polygon.wc-an-band').length") == 1  # its interval
         marks = browser.evaluate(f"[...{CARD}.querySelectorAll('.wc-an-turning')].map(e => e.dataset.index)")
         assert marks == [str(p.index) for p in analysed.turning_points]
         listed = browser.evaluate(f"[...{CARD}.querySelectorAll('.wc-an-turning-list li')].map(e => e.dataset.index)")

@@ -154,3 +154,39 @@ def test_the_link_box_and_the_address_follow_the_shown_decision(paced) -> None:
             wanted = query_of(browser, REPLAYS)
             browser.wait_for(f"location.search === {wanted!r}", timeout=30)
         assert browser.evaluate(f"{REPLAYS}.index") == 2
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 2. The win-probability chart reads at a glance and follows the shown decision
+# --------------------------------------------------------------------------------------------------------------
+CHART = "document.querySelector('#wc-replays-rescores svg.wc-an-chart')"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
+def test_the_win_probability_chart_reads_at_a_glance_and_follows_the_shown_decision(server, many, size) -> None:
+    """It had no axes, no marker for the shown decision, and p1 and p2 as two mirrored lines whose bands overlapped:
+    now one line (p1's chance) on a labelled 0-100 % axis with the 50 % line, a cursor that follows the keys, and
+    marks that open their decision."""
+    width, height = size
+    with Browser(width, height) as browser:
+        open_replay(browser, f"{server.url}?replay={MANY_ID}&turn=1", 1)
+        browser.wait_for(f"{CHART} != null", timeout=60)
+        assert browser.evaluate(f"{CHART}.querySelectorAll('polyline.wc-an-line').length") == 1
+        ticks = browser.evaluate(f"[...{CHART}.querySelectorAll('.wc-an-ytick')].map(t => t.textContent)")
+        assert ticks == ["0%", "25%", "50%", "75%", "100%"]
+        assert browser.evaluate(f"{CHART}.querySelector('.wc-an-half') != null")
+        assert browser.evaluate(f"{CHART}.querySelectorAll('.wc-an-xtick').length") >= 2
+        xs = browser.evaluate(f"Object.fromEntries({CHART}.dataset.xs.split(',').map(p => p.split(':')))")
+        cursor = f"{CHART}.querySelector('.wc-an-cursor').getAttribute('x1')"
+        browser.wait_for(f"Number({cursor}) === {float(xs['0'])}")
+        press(browser, "ArrowRight")
+        browser.wait_for(f"Number({cursor}) === {float(xs['1'])}")  # the cursor follows the keys
+        mark = f"{CHART}.querySelector('.wc-an-turning')"
+        target = browser.evaluate(f"{mark}.dataset.index")
+        browser.evaluate(f"{mark}.scrollIntoView({{block: 'center'}})")
+        frames(browser)
+        x, y = browser.evaluate(f"(r => [r.left + r.width / 2, r.top + r.height / 2])({mark}.getBoundingClientRect())")
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+        browser.wait_for(f"{REPLAYS}.index === {int(target)}")  # the mark opened its decision
+        browser.wait_for(f"Number({cursor}) === {float(xs[target])}")

@@ -10,11 +10,13 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from wolfeclick.analysis.schema import Analysis, Estimate, load_analyses, pick_analysis
+from wolfeclick.analysis.schema import Analysis, load_analyses, pick_analysis
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.ui.presentation import played_by
 
-WIDTH, HEIGHT, PAD = 640, 170, 28
+WIDTH, HEIGHT, PAD = 640, 190, 28
+LEFT, BOTTOM = 44, 22
+"""Room for the y axis' percent labels and the x axis' decision numbers."""
 SIDE_CLASS = {"p1": "wc-an-p1", "p2": "wc-an-p2"}
 COLOUR = {"p1": "#2563eb", "p2": "#dc2626"}
 """Inline styles, so the card needs nothing from the app's stylesheet."""
@@ -22,16 +24,29 @@ PLAYED_ROW = '<tr class="wc-an-played" style="font-weight:700">'
 
 
 def _x(index: int, count: int) -> float:
-    return PAD + (WIDTH - 2 * PAD) * (index / max(1, count - 1))
+    return LEFT + (WIDTH - LEFT - PAD) * (index / max(1, count - 1))
 
 
 def _y(value: float) -> float:
-    return PAD / 2 + (HEIGHT - PAD) * (1 - value)
+    return PAD / 2 + (HEIGHT - PAD / 2 - BOTTOM) * (1 - value)
 
 
-def _side(est: Estimate, side: str) -> tuple[float, float, float]:
-    """(value, low, high) of a p1 estimate, from ``side``'s seat."""
-    return (est.value, est.low, est.high) if side == "p1" else (1 - est.value, 1 - est.high, 1 - est.low)
+def _axes(count: int, first: int, last: int) -> list[str]:
+    """The y axis in percent (0, 25, 50, 75, 100; the 50 % line dashed) and the x axis' decision numbers."""
+    parts = []
+    for pct in (0, 25, 50, 75, 100):
+        y = _y(pct / 100)
+        dash = ' stroke-dasharray="4 4"' if pct == 50 else ""
+        parts.append(f'<line class="wc-an-grid{" wc-an-half" if pct == 50 else ""}" x1="{LEFT}" x2="{WIDTH - PAD}" '
+                     f'y1="{y:.1f}" y2="{y:.1f}" stroke="{"#9ca3af" if pct == 50 else "#e5e7eb"}"{dash}/>'
+                     f'<text class="wc-an-ytick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11" '
+                     f'fill="#6b7280">{pct}%</text>')
+    step = max(1, round((last - first) / 5)) if last > first else 1
+    for number in sorted({*range(first, last + 1, step), last}):
+        x = _x(number - first, count)
+        parts.append(f'<text class="wc-an-xtick" x="{x:.1f}" y="{HEIGHT - 6}" text-anchor="middle" font-size="11" '
+                     f'fill="#6b7280">{number}</text>')
+    return parts
 
 
 def _action(action: ActionRecord | None) -> str:
@@ -39,38 +54,48 @@ def _action(action: ActionRecord | None) -> str:
 
 
 def chart_svg(analysis: Analysis, names: dict[str, str]) -> str:
-    """Pure: one line per side with its interval band; turning points (circles) and mistakes (diamonds) marked."""
+    """Pure: p1's win probability by decision, as a chess site's evaluation graph: one line with its 95 % band on a
+    0-100 % axis (the 50 % line dashed; p2's chance is the rest), the decisions numbered from 1 below, a cursor the
+    viewer moves to the shown decision (``data-xs``: x by decision index) and the turning points (circles) and
+    mistakes (diamonds) as marks that open their decision when clicked."""
     points = analysis.decisions
     count = len(points)
-    parts = [f'<svg class="wc-svg wc-an-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-             f'aria-label="win probability by decision">',
-             f'<line class="wc-an-half" x1="{PAD}" x2="{WIDTH - PAD}" y1="{_y(0.5):.1f}" y2="{_y(0.5):.1f}" '
-             'stroke="#9ca3af" stroke-dasharray="4 4"/>']
-    for side in ("p1", "p2"):
-        values = [_side(d.win, side) for d in points]
-        upper = " ".join(f"{_x(n, count):.1f},{_y(high):.1f}" for n, (_, _, high) in enumerate(values))
-        lower = " ".join(f"{_x(n, count):.1f},{_y(low):.1f}" for n, (_, low, _) in reversed(list(enumerate(values))))
-        line = " ".join(f"{_x(n, count):.1f},{_y(value):.1f}" for n, (value, _, _) in enumerate(values))
-        parts.append(f'<polygon class="wc-an-band {SIDE_CLASS[side]}" points="{upper} {lower}" '
-                     f'fill="{COLOUR[side]}" fill-opacity="0.15" stroke="none"/>')
-        parts.append(f'<polyline class="wc-an-line {SIDE_CLASS[side]}" points="{line}" fill="none" '
-                     f'stroke="{COLOUR[side]}" stroke-width="2">'
-                     f'<title>{escape(names.get(side, side))} ({side})</title></polyline>')
+    xs = {d.index: round(_x(n, count), 1) for n, d in enumerate(points)}
+    first = points[0].index + 1 if points else 1
+    last = points[-1].index + 1 if points else 1
+    xs_attr = escape(",".join(f"{index}:{x}" for index, x in xs.items()))
+    start_x = next(iter(xs.values()), LEFT)
+    parts = [f'<svg class="wc-svg wc-an-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" data-xs="{xs_attr}" '
+             f'aria-label="{escape(names.get("p1", "p1"))} (p1): win probability by decision">',
+             *_axes(count, first, last)]
+    values = [(d.win.value, d.win.low, d.win.high) for d in points]
+    upper = " ".join(f"{_x(n, count):.1f},{_y(high):.1f}" for n, (_, _, high) in enumerate(values))
+    lower = " ".join(f"{_x(n, count):.1f},{_y(low):.1f}" for n, (_, low, _) in reversed(list(enumerate(values))))
+    line = " ".join(f"{_x(n, count):.1f},{_y(value):.1f}" for n, (value, _, _) in enumerate(values))
+    parts.append(f'<polygon class="wc-an-band {SIDE_CLASS["p1"]}" points="{upper} {lower}" '
+                 f'fill="{COLOUR["p1"]}" fill-opacity="0.15" stroke="none"/>')
+    parts.append(f'<polyline class="wc-an-line {SIDE_CLASS["p1"]}" points="{line}" fill="none" '
+                 f'stroke="{COLOUR["p1"]}" stroke-width="2">'
+                 f'<title>{escape(names.get("p1", "p1"))} (p1): win probability</title></polyline>')
+    parts.append(f'<line class="wc-an-cursor" x1="{start_x}" x2="{start_x}" y1="{_y(1):.1f}" y2="{_y(0):.1f}" '
+                 'stroke="#111827" stroke-width="1.5"/>')
     where = {d.index: n for n, d in enumerate(points)}
     for point in analysis.turning_points:
         n = where.get(point.index)
         if n is not None:
             parts.append(f'<circle class="wc-an-turning" data-index="{point.index}" cx="{_x(n, count):.1f}" '
-                         f'cy="{_y(point.before):.1f}" r="5" fill="#f59e0b"><title>turn {point.turn}: p1 {point.before:.2f} → '
-                         f'{point.after:.2f}</title></circle>')
+                         f'cy="{_y(point.before):.1f}" r="6" fill="#f59e0b" style="cursor:pointer">'
+                         f'<title>decision {point.index + 1}, turn {point.turn}: p1 {point.before:.0%} → '
+                         f'{point.after:.0%} (click to open)</title></circle>')
     for mistake in analysis.mistakes:
         n = where.get(mistake.index)
         if n is not None:
-            value = _side(points[n].win, mistake.side)[0]
-            x, y = _x(n, count), _y(value)
-            parts.append(f'<path class="wc-an-mistake" data-index="{mistake.index}" d="M{x:.1f},{y - 6:.1f} '
-                         f'L{x + 6:.1f},{y:.1f} L{x:.1f},{y + 6:.1f} L{x - 6:.1f},{y:.1f} Z" fill="#7c3aed"><title>{mistake.side} '
-                         f'turn {mistake.turn}: {_action(mistake.played)} lost {mistake.loss:.2f}</title></path>')
+            x, y = _x(n, count), _y(points[n].win.value)
+            parts.append(f'<path class="wc-an-mistake" data-index="{mistake.index}" d="M{x:.1f},{y - 7:.1f} '
+                         f'L{x + 7:.1f},{y:.1f} L{x:.1f},{y + 7:.1f} L{x - 7:.1f},{y:.1f} Z" fill="#7c3aed" '
+                         f'style="cursor:pointer"><title>decision {mistake.index + 1}, {mistake.side} turn '
+                         f'{mistake.turn}: {_action(mistake.played)} lost {mistake.loss:.2f} (click to open)</title>'
+                         "</path>")
     parts.append("</svg>")
     return "".join(parts)
 
@@ -122,12 +147,13 @@ def analysis_card(analysis: Analysis, recording: Recording) -> str:
     """Pure: the whole card for one stored analysis of ``recording``."""
     names = played_by({side: recording.players[side].name for side in ("p1", "p2")},
                       {side: recording.players[side].policy for side in ("p1", "p2")}, recording.source.kind == "branch")
-    turning = "".join(f'<li data-index="{p.index}">turn {p.turn} (decision {p.index + 1}): p1 {p.before:.2f} → '
-                      f"{p.after:.2f}</li>" for p in analysis.turning_points)
-    mistakes = "".join(f'<li data-index="{m.index}">{m.side} turn {m.turn}: {_action(m.played)} '
-                       f"(−{m.loss:.2f}; best {_action(m.best)})</li>" for m in analysis.mistakes)
-    legend = " · ".join(f'<span class="{SIDE_CLASS[s]}" style="color:{COLOUR[s]}">{escape(names[s])} ({s})</span>'
-                        for s in ("p1", "p2"))
+    turning = "".join(f'<li data-index="{p.index}" style="cursor:pointer">turn {p.turn} (decision {p.index + 1}): p1 '
+                      f"{p.before:.2f} → {p.after:.2f}</li>" for p in analysis.turning_points)
+    mistakes = "".join(f'<li data-index="{m.index}" style="cursor:pointer">{m.side} turn {m.turn}: '
+                       f"{_action(m.played)} (−{m.loss:.2f}; best {_action(m.best)})</li>" for m in analysis.mistakes)
+    legend = (f'<span class="{SIDE_CLASS["p1"]}" style="color:{COLOUR["p1"]}">{escape(names["p1"])} (p1)</span>\'s '
+              f"chance to win, with its 95 % band; {escape(names['p2'])} (p2) has the rest. The cursor is the shown "
+              "decision; click a mark (◆ turning point, ◇ mistake) or a line below to open it.")
     return (f'<div class="wc-card wc-analysis"><div class="wc-subhead">Win probability ({escape(analysis.policy)} '
             f"rollouts, K = {analysis.k}, seed {analysis.seed}; the analysis sees both teams)</div>"
             f'<div class="wc-an-legend">{legend}</div>{chart_svg(analysis, names)}'

@@ -179,6 +179,35 @@
     ui.panel.appendChild(box);
   }
 
+  // The analysis card's chart (Replays: wolfeclick/ui/analysis_view.py, chart_svg) has a cursor at the shown
+  // decision; its marks and the lines of its lists open their decision when clicked.
+  function analysisChart() {
+    return name === "replays" ? document.querySelector("#wc-replays-rescores svg.wc-an-chart") : null;
+  }
+  function moveCursor(i) {
+    const box = name === "replays" && document.querySelector("#wc-replays-rescores");
+    if (box && !box.__wcWatched) {  // the card arrives beside the battle, maybe after its first step: catch up then
+      box.__wcWatched = true;
+      new MutationObserver(() => { if (state.total) moveCursor(state.index); }).observe(box, { childList: true, subtree: true });
+    }
+    const svg = analysisChart(), cursor = svg && svg.querySelector(".wc-an-cursor");
+    if (!cursor) return;
+    if (svg.__xs === undefined) svg.__xs = new Map((svg.dataset.xs || "").split(",").filter(Boolean)
+      .map((pair) => pair.split(":").map(Number)));
+    const x = svg.__xs.get(i);
+    cursor.style.display = x === undefined ? "none" : "";
+    if (x !== undefined) { cursor.setAttribute("x1", x); cursor.setAttribute("x2", x); }
+  }
+  if (name === "replays") {
+    document.addEventListener("click", (event) => {
+      const mark = event.target.closest && event.target.closest("#wc-replays-rescores .wc-analysis [data-index]");
+      if (!mark || !state.total || !state.data) return;
+      pause();
+      show(Number(mark.dataset.index));
+      host.scrollIntoView({ block: "nearest" });
+    });
+  }
+
   // The address bar follows the shown step a moment later, at most five times a second, always ending on the last
   // step shown: Safari refuses more than 100 history.replaceState calls in 30 s (Play at 8/s made 240), and each
   // call is work in the browser's own process on the step's frame. The link box beside the viewer follows at once.
@@ -208,6 +237,7 @@
     if (old) old.classList.remove("wc-current");
     const item = state.items[i];
     if (item) { item.classList.add("wc-current"); if (why !== "live") { renderNear(i); scrollListTo(item); } }
+    moveCursor(i);
     const q = shareQuery(i);
     if (q) {
       ui.link.value = location.origin + location.pathname + q;
