@@ -67,20 +67,22 @@ def _matching_action(observation: Observation, command: str, decision: SideDecis
 class ReplayingPolicy:
     """Plays a recording's choices for one side, then hands over to ``then`` (if any).
 
-    ``advance`` also asks ``then`` at each replayed decision (its answer is discarded), so a policy that draws from
-    the battle's generator is in exactly the state it was in when the recording reached the branch point: branching
-    with the same policies reproduces the parent. ``probe``, if given, is called with every observation of a
-    decision's first attempt and the replayed choice — how ``rescore`` sees what the side saw.
+    ``advance`` (a decision index) also asks ``then`` at each replayed decision from there on (its answer is
+    discarded) — the decisions the recorded policy was asked at — so a policy that draws from the battle's generator
+    is in exactly the state it was in when the recording reached the branch point: branching with the same policies
+    reproduces the parent, whether its policy played from the start or took over in a branch itself. ``probe``, if
+    given, is called with every observation of a decision's first attempt and the replayed choice — how
+    ``rescore`` sees what the side saw.
     """
 
     def __init__(self, script: list[RecordedChoice], then: Policy | None, *, spec: str, metadata: dict[str, Any],
-                 advance: bool = False, probe: Any = None, blocking: bool = False) -> None:
+                 advance: int | None = None, probe: Any = None, blocking: bool = False) -> None:
         self.script = script
         self.then = then
         self.spec = then.spec if then is not None else spec
         self.blocking = blocking or bool(then is not None and then.blocking)
         self._metadata = metadata
-        self.advance = advance and then is not None
+        self.advance = advance if then is not None else None
         self.probe = probe
         self.position = 0
         self.failure: str | None = None
@@ -101,7 +103,7 @@ class ReplayingPolicy:
             self.failure = (f"decision {choice.index} ({observation.side}) no longer sees the recorded state: the "
                             "recording's choices do not replay it (imported or edited?)")
             raise BranchError(self.failure)
-        if self.advance:
+        if self.advance is not None and choice.index >= self.advance:
             assert self.then is not None
             self.then.decide(observation)
         if self.probe is not None and choice.first_attempt:
@@ -132,17 +134,38 @@ def replayable(recording: Recording) -> None:
         raise BranchError(f"{recording.id} has no seed, input log and decisions to replay{where}")
 
 
-def _comparable(turn: TurnRecord) -> dict[str, Any]:
+def open_rewards(turns: list[TurnRecord], step: int) -> frozenset[tuple[int, Side]]:
+    """(decision, side) before ``step`` whose reward is still open at ``step``: each side's last decision, when that
+    side does not decide at ``step`` (the other one switching in after a faint, say).
+
+    A reward covers what happens until its side decides again, so these take in the choices made at ``step`` and
+    after — by a branch's own policies. They are the branch's, not the replay's: everything else before ``step``
+    follows from the replayed choices alone.
+    """
+    if step >= len(turns):
+        return frozenset()
+    last: dict[Side, int] = {}
+    for turn in turns[:step]:
+        last.update((side, turn.index) for side in turn.decisions)
+    return frozenset((index, side) for side, index in last.items() if side not in turns[step].deciding)
+
+
+def _comparable(turn: TurnRecord, unsettled: frozenset[tuple[int, Side]]) -> dict[str, Any]:
     data = turn.model_dump(mode="json")
-    for decision in data["decisions"].values():
+    for side, decision in data["decisions"].items():
         decision.pop("latency_ms", None)
+        if (turn.index, side) in unsettled:
+            decision.pop("reward", None)
     return data
 
 
-def first_difference(a: list[TurnRecord], b: list[TurnRecord], count: int) -> int | None:
-    """The first of the first ``count`` decision indices where two battles' turn records differ, or None."""
+def first_difference(a: list[TurnRecord], b: list[TurnRecord], count: int,
+                     unsettled: frozenset[tuple[int, Side]] = frozenset()) -> int | None:
+    """The first of the first ``count`` decision indices where two battles' turn records differ, or None; the
+    rewards named in ``unsettled`` (``open_rewards``) are left out."""
     for index in range(count):
-        if index >= len(a) or index >= len(b) or _comparable(a[index]) != _comparable(b[index]):
+        if index >= len(a) or index >= len(b) or \
+                _comparable(a[index], unsettled) != _comparable(b[index], unsettled):
             return index
     return None
 
@@ -158,8 +181,14 @@ def turn_limit_of(recording: Recording) -> int:
     return recording.result.turns - 1 if recording.result.reason == "turn_limit" else DEFAULT_MAX_TURNS
 
 
-def _takeover(parent: Recording, step: int, policies: dict[str, Policy | None]) -> dict[str, ReplayingPolicy]:
-    """Each side's recorded choices up to ``step``, then its new policy (None: the parent's own, made afresh)."""
+def _takeover(parent: Recording, step: int, policies: dict[str, Policy | None],
+              ) -> tuple[dict[str, ReplayingPolicy], dict[Side, int | None]]:
+    """Each side's recorded choices up to ``step``, then its new policy (None: the parent's own, made afresh); and
+    the decision each side's policy is first asked at (``PlayerInfo.since``).
+
+    The parent's own policy is asked again where it was asked in the parent, from its ``since`` on; any other policy
+    (or a person, never asked to re-decide replayed decisions) takes over at ``step``, its generator fresh there.
+    """
     replayable(parent)
     if not 0 <= step < len(parent.turns):
         raise BranchError(f"step must be between 0 and {len(parent.turns) - 1} (the recording has "
@@ -167,14 +196,23 @@ def _takeover(parent: Recording, step: int, policies: dict[str, Policy | None]) 
     from wolfeclick.battle.specs import make_policy
 
     wrappers: dict[str, ReplayingPolicy] = {}
+    since: dict[Side, int | None] = {}
     for side in SIDES:
-        recorded_spec = parent.players[side].policy
-        then = policies.get(side) or make_policy(recorded_spec)
-        # a person (``interactive``) is never asked to re-decide the replayed decisions
-        wrappers[side] = ReplayingPolicy(recorded_choices(parent, side, step), then, spec=recorded_spec,
-                                         metadata=parent.players[side].metadata,
-                                         advance=then.spec == recorded_spec and not getattr(then, "interactive", False))
-    return wrappers
+        recorded = parent.players[side]
+        then = policies.get(side) or make_policy(recorded.policy)
+        keeps = then.spec == recorded.policy and not getattr(then, "interactive", False)
+        since[side] = recorded.since if keeps else step
+        wrappers[side] = ReplayingPolicy(recorded_choices(parent, side, step), then, spec=recorded.policy,
+                                         metadata=recorded.metadata, advance=(recorded.since or 0) if keeps else None)
+    return wrappers, since
+
+
+def _as_branch(run: Recording, parent: Recording, source: SourceInfo, since: dict[Side, int | None]) -> Recording:
+    """A run of a take-over as its recording says it, so that it replays alone: a branch of ``parent``, begun as the
+    parent was (a parent with no seed of ours began from its own opening lines, and so did this run; seed 0 only
+    seeded the policies' generators), each side's policy with the decision it took over at."""
+    players = {side: info.model_copy(update={"since": since[side]}) for side, info in run.players.items()}
+    return run.model_copy(update={"source": source, "seed": parent.seed, "players": players})
 
 
 async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy | None], *,
@@ -188,9 +226,10 @@ async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy
     branches: a replay that turns out not to reproduce its parent leaves nothing behind. Raises BranchError at the
     end when the replay did not reproduce the parent's first ``step`` decisions.
     """
-    wrappers = _takeover(parent, step, policies)
+    wrappers, since = _takeover(parent, step, policies)
     specs = {side: wrappers[side].spec for side in SIDES}
     source = SourceInfo(kind="branch", parent=parent.id, branch_step=step)
+    unsettled = open_rewards(parent.turns, step)
 
     def diverged(index: int) -> BranchError:
         return BranchError(f"{parent.id}: replaying its choices diverged at decision {index}; it cannot be branched")
@@ -198,10 +237,10 @@ async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy
     async def marked(partial: Recording) -> None:
         if checkpoint is None or len(partial.turns) <= step:
             return
-        differs = first_difference(parent.turns, partial.turns, step)
+        differs = first_difference(parent.turns, partial.turns, step, unsettled)
         if differs is not None:  # never leave a partial of a replay that does not reproduce its parent
             raise diverged(differs)
-        await checkpoint(partial.model_copy(update={"source": source}))
+        await checkpoint(_as_branch(partial, parent, source, since))
 
     battle = stream_battle(
         wrappers["p1"], wrappers["p2"], format_id=parent.format, seed=parent.seed or 0, opening=opening_of(parent),
@@ -213,7 +252,8 @@ async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy
     async with contextlib.aclosing(battle):
         async for item in battle:
             if not isinstance(item, Recording):
-                if item.index < step and first_difference([parent.turns[item.index]], [item], 1) is not None:
+                if item.index < step and \
+                        _comparable(parent.turns[item.index], unsettled) != _comparable(item, unsettled):
                     raise diverged(item.index)  # at once: before any partial past the branch point is saved
                 yield item
                 continue
@@ -221,10 +261,10 @@ async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy
             if failure:
                 raise BranchError(f"{parent.id}: {failure}")
             if stop is None or not stop.is_set() or len(item.turns) >= step:
-                differs = first_difference(parent.turns, item.turns, step)
+                differs = first_difference(parent.turns, item.turns, step, unsettled)
                 if differs is not None:
                     raise diverged(differs)
-            yield item.model_copy(update={"source": source})
+            yield _as_branch(item, parent, source, since)
 
 
 async def branch(parent: Recording, step: int, policies: dict[str, Policy | None], *, pool: SimPool | None = None,

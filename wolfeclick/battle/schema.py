@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from wolfeclick.sides import SIDES, Side
 from wolfeclick.sim.protocol import check_input_lines
@@ -122,6 +122,17 @@ class PlayerInfo(_Model):
     name: str = Field(max_length=200)
     policy: str = Field(max_length=2000, description="The policy spec string, e.g. 'heuristic' or 'preset:run3'.")
     metadata: dict[str, Any] = Field(default_factory=dict)
+    since: int | None = Field(None, ge=0, le=MAX_TURNS, description=(
+        "For a branch: the decision this policy took over at (first asked there, its generator fresh), so a "
+        "branch of this branch asks it from there again; absent when it played from the first decision."))
+
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``since`` is written only when set, so recordings of whole battles keep the bytes they had before it."""
+        data: dict[str, Any] = handler(self)
+        if self.since is None:
+            data.pop("since", None)
+        return data
 
 
 class Result(_Model):
