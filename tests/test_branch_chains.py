@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SPECS = (None, "heuristic", "random", "maxdamage")
 """What takes a side over at a link: None keeps the link's own policy (made afresh)."""
 Plan = list[tuple[float | None, dict[str, str | None]]]
-"""Per link: where it branches (a fraction of the decisions left after the previous link's branch point, or None: at
-the next decision one side makes alone) and who takes over."""
+"""Per link: where it branches (a fraction of the link's decisions, before or after the previous link's branch
+point; or None: the next decision after it that one side makes alone) and who takes over."""
 
 
 @functools.cache
@@ -59,10 +59,7 @@ async def chain(parent: Recording, plan: Plan, pool: SimPool) -> list[Recording]
     previous = -1
     for where, takeover in plan:
         link = links[-1]
-        left = len(link.turns) - previous - 1
-        if left <= 0:
-            break
-        step = forced(link, previous) if where is None else previous + 1 + min(int(where * left), left - 1)
+        step = forced(link, previous) if where is None else int(where * len(link.turns))
         if step >= len(link.turns):
             break
         policies = {side: make_policy(spec) if spec else None for side, spec in takeover.items()}
@@ -75,11 +72,10 @@ async def chain(parent: Recording, plan: Plan, pool: SimPool) -> list[Recording]
     return links
 
 
-async def replays_itself(recording: Recording, pool: SimPool) -> None:
-    """Branched with its own policies at its own branch point, a recording is played again byte for byte."""
-    step = recording.source.branch_step
-    assert step is not None
-    again = await branch(recording, step, {}, pool=pool)
+async def replays_itself(recording: Recording, where: float, pool: SimPool) -> None:
+    """Branched with its own policies at any decision (a fraction ``where`` of them in), a recording is played
+    again byte for byte: each policy is asked just where it was, its generator in the same state."""
+    again = await branch(recording, int(where * len(recording.turns)), {}, pool=pool)
     assert comparable(again) == comparable(recording)
 
 
@@ -95,7 +91,7 @@ def test_a_chain_of_8_takeovers_at_forced_switches_replays_and_branches_again() 
     async def run() -> list[Recording]:
         async with SimPool(1) as pool:
             links = await chain(parent, plan, pool)
-            await replays_itself(links[-1], pool)
+            await replays_itself(links[-1], 0.99, pool)
             return links
 
     links = asyncio.run(run())
@@ -103,19 +99,37 @@ def test_a_chain_of_8_takeovers_at_forced_switches_replays_and_branches_again() 
     assert [link.source.parent for link in links[1:]] == [link.id for link in links[:-1]]
 
 
+def test_a_branch_taken_over_before_its_parents_takeover_replays_too() -> None:
+    """The parent's random took over at decision 10; its branch at decision 4 keeps it, so it is asked from 4."""
+    parent = recorded(1)
+
+    async def run() -> None:
+        async with SimPool(1) as pool:
+            links = await chain(parent, [(0.4, {"p1": "random"}), (0.15, {"p2": "maxdamage"})], pool)
+            child, grandchild = links[1:]
+            assert grandchild.source.branch_step is not None
+            assert grandchild.source.branch_step < child.players["p1"].since  # type: ignore[operator]
+            assert grandchild.players["p1"].since == grandchild.source.branch_step
+            for where in (0.5, 0.8):
+                await replays_itself(grandchild, where, pool)
+
+    asyncio.run(run())
+
+
 @settings(max_examples=6, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.sampled_from([2, 3, 4]),
        plan=st.lists(st.tuples(st.none() | st.floats(0, 1, exclude_max=True),
                                st.fixed_dictionaries({"p1": st.sampled_from(SPECS), "p2": st.sampled_from(SPECS)})),
-                     min_size=1, max_size=8))
-def test_random_chains_of_branches_replay_exactly_and_branch_again(seed: int, plan: Plan) -> None:
+                     min_size=1, max_size=8),
+       last=st.floats(0, 1, exclude_max=True))
+def test_random_chains_of_branches_replay_exactly_and_branch_again(seed: int, plan: Plan, last: float) -> None:
     parent = recorded(seed)
 
     async def run() -> None:
         async with SimPool(1) as pool:
             links = await chain(parent, plan, pool)
             if len(links) > 1:
-                await replays_itself(links[-1], pool)
+                await replays_itself(links[-1], last, pool)
 
     asyncio.run(run())
 
@@ -130,8 +144,8 @@ def test_a_branch_of_a_branch_of_a_server_battle_starts_as_the_server_did() -> N
 
     async def run() -> list[Recording]:
         async with SimPool(1) as pool:
-            links = await chain(imported, [(0.2, takeover), (0.2, takeover), (0.2, takeover)], pool)
-            await replays_itself(links[-1], pool)
+            links = await chain(imported, [(0.2, takeover), (0.4, takeover), (0.6, takeover)], pool)
+            await replays_itself(links[-1], 0.99, pool)
             return links
 
     links = asyncio.run(run())
