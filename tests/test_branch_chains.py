@@ -73,9 +73,11 @@ async def chain(parent: Recording, plan: Plan, pool: SimPool) -> list[Recording]
 
 
 async def replays_itself(recording: Recording, where: float, pool: SimPool) -> None:
-    """Branched with its own policies at any decision (a fraction ``where`` of them in), a recording is played
-    again byte for byte: each policy is asked just where it was, its generator in the same state."""
-    again = await branch(recording, int(where * len(recording.turns)), {}, pool=pool)
+    """Branched with its own policies at any decision from the last take-over on (a fraction ``where`` of the way),
+    a recording is played again byte for byte: each policy is asked just where it was, its generator in the same
+    state. (Before a take-over, its policy would play the decisions another one played.)"""
+    start = max(info.since or 0 for info in recording.players.values())
+    again = await branch(recording, start + int(where * (len(recording.turns) - start)), {}, pool=pool)
     assert comparable(again) == comparable(recording)
 
 
@@ -116,7 +118,7 @@ def test_a_branch_taken_over_before_its_parents_takeover_replays_too() -> None:
     asyncio.run(run())
 
 
-@settings(max_examples=6, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.sampled_from([2, 3, 4]),
        plan=st.lists(st.tuples(st.none() | st.floats(0, 1, exclude_max=True),
                                st.fixed_dictionaries({"p1": st.sampled_from(SPECS), "p2": st.sampled_from(SPECS)})),
@@ -144,9 +146,9 @@ def test_a_branch_of_a_branch_of_a_server_battle_starts_as_the_server_did() -> N
 
     async def run() -> list[Recording]:
         async with SimPool(1) as pool:
-            links = await chain(imported, [(0.2, takeover), (0.4, takeover), (0.6, takeover)], pool)
+            links = await chain(imported, [(0.2, takeover), (0.5, takeover)], pool)
             await replays_itself(links[-1], 0.99, pool)
             return links
 
     links = asyncio.run(run())
-    assert len(links) == 4 and all(link.seed is None for link in links)
+    assert len(links) == 3 and all(link.seed is None for link in links)

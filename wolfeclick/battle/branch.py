@@ -186,8 +186,9 @@ def _takeover(parent: Recording, step: int, policies: dict[str, Policy | None],
     """Each side's recorded choices up to ``step``, then its new policy (None: the parent's own, made afresh); and
     the decision each side's policy is first asked at (``PlayerInfo.since``).
 
-    The parent's own policy is asked again where it was asked in the parent, from its ``since`` on; any other policy
-    (or a person, never asked to re-decide replayed decisions) takes over at ``step``, its generator fresh there.
+    The parent's own policy is asked again where it was asked in the parent, from its ``since`` on (and plays from
+    ``step`` if that comes first); any other policy (or a person, never asked to re-decide replayed decisions) takes
+    over at ``step``, its generator fresh there.
     """
     replayable(parent)
     if not 0 <= step < len(parent.turns):
@@ -201,7 +202,7 @@ def _takeover(parent: Recording, step: int, policies: dict[str, Policy | None],
         recorded = parent.players[side]
         then = policies.get(side) or make_policy(recorded.policy)
         keeps = then.spec == recorded.policy and not getattr(then, "interactive", False)
-        since[side] = recorded.since if keeps else step
+        since[side] = recorded.since if keeps and (recorded.since or 0) <= step else step
         wrappers[side] = ReplayingPolicy(recorded_choices(parent, side, step), then, spec=recorded.policy,
                                          metadata=recorded.metadata, advance=(recorded.since or 0) if keeps else None)
     return wrappers, since
