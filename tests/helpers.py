@@ -14,10 +14,16 @@ from wolfeclick.battle.schema import Recording
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def identity(recording: Recording) -> str:
-    """The recording without its measurements (write time, decision latency), which no seed can fix."""
+BRANCH_NAMING = ("id", "source")
+"""What a branch replaying its parent names differently (its own id, its parent): left out to compare the battles."""
+
+
+def identity(recording: Recording, apart: tuple[str, ...] = ()) -> str:
+    """The recording without its measurements (write time, decision latency), which no seed can fix, nor the
+    top-level fields named in ``apart``."""
     data = json.loads(recording.to_json())
-    data.pop("created")
+    for key in ("created", *apart):
+        data.pop(key)
     for turn in data["turns"]:
         for decision in turn["decisions"].values():
             decision.pop("latency_ms")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import BRANCH_NAMING, identity
 from wolfeclick.battle.branch import branch
 from wolfeclick.battle.resim import resimulate
 from wolfeclick.battle.runner import play_battle
@@ -34,17 +34,6 @@ point; or None: the next decision after it that one side makes alone) and who ta
 def recorded(seed: int) -> Recording:
     return asyncio.run(play_battle(make_policy("heuristic"), make_policy("heuristic"), format_id="gen9randombattle",
                                    seed=seed))
-
-
-def comparable(recording: Recording) -> dict:
-    """A recording less what differs between two runs of one battle (when, its id, where it came from)."""
-    data = json.loads(recording.to_json())
-    for key in ("created", "id", "source"):
-        data.pop(key)
-    for turn in data["turns"]:
-        for decision in turn["decisions"].values():
-            decision.pop("latency_ms")
-    return data
 
 
 def forced(recording: Recording, after: int) -> int:
@@ -78,7 +67,7 @@ async def replays_itself(recording: Recording, where: float, pool: SimPool) -> N
     state. (Before a take-over, its policy would play the decisions another one played.)"""
     start = max(info.since or 0 for info in recording.players.values())
     again = await branch(recording, start + int(where * (len(recording.turns) - start)), {}, pool=pool)
-    assert comparable(again) == comparable(recording)
+    assert identity(again, BRANCH_NAMING) == identity(recording, BRANCH_NAMING)
 
 
 def test_a_chain_of_8_takeovers_at_forced_switches_replays_and_branches_again() -> None:

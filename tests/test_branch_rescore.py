@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import BRANCH_NAMING, identity
 from wolfeclick.battle.batch import BattleJob, run_jobs
 from wolfeclick.battle.branch import BranchError, branch, first_difference
 from wolfeclick.battle.rescore import Rescore, panel_line, rescore_many
@@ -23,16 +24,6 @@ from wolfeclick.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def comparable(recording: Recording) -> dict:
-    data = json.loads(recording.to_json())
-    for key in ("created", "id", "source"):
-        data.pop(key)
-    for turn in data["turns"]:
-        for decision in turn["decisions"].values():
-            decision.pop("latency_ms")
-    return data
-
-
 @pytest.fixture(scope="module")
 def parent() -> Recording:
     return asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen4randombattle",
@@ -41,7 +32,7 @@ def parent() -> Recording:
 
 def test_a_branch_with_the_same_policies_reproduces_its_parent(parent: Recording) -> None:
     child = asyncio.run(branch(parent, 5, {}))
-    assert comparable(child) == comparable(parent)
+    assert identity(child, BRANCH_NAMING) == identity(parent, BRANCH_NAMING)
     assert child.source.kind == "branch" and child.source.parent == parent.id and child.source.branch_step == 5
     assert child.id != parent.id
 
