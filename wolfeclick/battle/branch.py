@@ -6,6 +6,11 @@ view — in exactly the state it was in at any decision point. From there other 
 or a policy can be shown every observation a side saw and asked for its choice, with no battle of its own
 (``wolfeclick.battle.rescore``). A recording whose choices do not reproduce its states (imported, tampered) is
 refused in one line.
+
+A branch is a recording like any other, so it can be branched in turn, to any depth: it notes where each side's
+policy took over (``PlayerInfo.since``) and keeps its parent's way of starting (seed, or opening lines), and the
+replay is held only to what the replayed choices decide (``open_rewards``: a reward still open at the branch point
+is the branch's own).
 """
 
 from __future__ import annotations
