@@ -237,3 +237,16 @@ def test_the_command_line_refuses_human_in_one_line(tmp_path):
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "a person choosing with buttons" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
+
+
+def test_the_prompt_writes_hp_as_the_narration_beside_it_does():
+    """Issue 47 (7): "You: Latios 61%" stood beside "your Latios is down to 62% HP": the prompt rounded poke-env's
+    exact fraction, the narration Showdown's spectator percent (rounded up). Both write ``public_hp`` now."""
+    from types import SimpleNamespace
+
+    from wolfeclick.game.state import public_hp
+    from wolfeclick.policies.human import _mon_text
+
+    for fraction, shown in [(0.6134, "62%"), (0.999, "99%"), (0.004, "1%"), (1.0, "100%"), (0.0, "0%")]:
+        mon = SimpleNamespace(species="latios", current_hp_fraction=fraction, status=None)
+        assert _mon_text(mon) == f"Latios {shown}" and shown == f"{public_hp(100 * fraction)}%"

@@ -105,7 +105,7 @@ class ReplayingPolicy:
         self.position += 1
         recorded = choice.decision
         if choice.first_attempt and observation.state != recorded.state:
-            self.failure = (f"decision {choice.index} ({observation.side}) no longer sees the recorded state: the "
+            self.failure = (f"decision {choice.index + 1} ({observation.side}) no longer sees the recorded state: the "
                             "recording's choices do not replay it (imported or edited?)")
             raise BranchError(self.failure)
         if self.advance is not None and choice.index >= self.advance:
@@ -238,7 +238,7 @@ async def stream_branch(parent: Recording, step: int, policies: dict[str, Policy
     unsettled = open_rewards(parent.turns, step)
 
     def diverged(index: int) -> BranchError:
-        return BranchError(f"{parent.id}: replaying its choices diverged at decision {index}; it cannot be branched")
+        return BranchError(f"{parent.id}: replaying its choices diverged at decision {index + 1}; it cannot be branched")
 
     async def marked(partial: Recording) -> None:
         if checkpoint is None or len(partial.turns) <= step:

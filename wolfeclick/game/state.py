@@ -58,6 +58,19 @@ def hp_percent(mon: Any) -> float:
     return round(max(0.0, min(1.0, float(mon.current_hp_fraction))) * 100.0, 1)
 
 
+def public_hp(percent: float | None) -> int:
+    """HP as Showdown shows it to spectators: whole percent, rounded up, never 100 while damaged and never 0 while
+    alive. The app's one way of writing an HP level (narration, field, team rows, chart), so a 90.04% Pokémon is
+    91% everywhere (its snapshot, one decimal, would have read 90.0 → 90%)."""
+    if percent is None:
+        return 0
+    value = round(float(percent), 6)
+    if value <= 0:
+        return 0
+    shown = math.ceil(value)
+    return 99 if shown >= 100 and value < 100 else min(100, shown)
+
+
 def mean_team_hp(levels: Sequence[float], *, full: float = 100.0, slots: int = TEAM_SLOTS) -> float:
     """A team's HP as one percent comparable across turns: the mean over all ``slots`` slots of each Pokémon's HP
     (``levels``, out of ``full``: 1.0 for fractions, 100 for percents; a fainted one is 0 there), an unseen slot

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.game.state import public_hp
 from wolfeclick.policies.base import Decision, Observation, fallback_decision
 from wolfeclick.policies.choices import ChoiceButton, choice_buttons
 
@@ -91,7 +92,7 @@ def _mon_text(mon: Any) -> str:
     status = getattr(mon, "status", None)
     text = _species_name(mon)
     if hp is not None:
-        text += f" {max(1, round(100 * hp)) if hp > 0 else 0}%"
+        text += f" {public_hp(100 * hp)}%"  # as the narration beside it writes HP (Showdown's spectator percent)
     if status is not None:
         text += f" ({status.name})"
     return text

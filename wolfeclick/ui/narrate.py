@@ -8,12 +8,12 @@ messages) are skipped rather than shown raw.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from wolfeclick.digits import ascii_int
+from wolfeclick.game.state import public_hp
 
 __all__ = ["Sentence", "Narrator", "Message", "MESSAGES", "narrate", "pokemon_name", "effect_name"]
 
@@ -99,19 +99,6 @@ def _hp_percent(raw: str) -> tuple[float | None, str | None]:
 def possessive(owner: str) -> str:
     """"random's", and "your" for the person at this page ("You")."""
     return "your" if owner == "You" else f"{owner}'s"
-
-
-def public_hp(percent: float | None) -> int:
-    """HP as Showdown shows it to spectators: whole percent, rounded up, never 100 while damaged and never 0 while
-    alive. The app's one way of writing an HP level (narration, field, team rows, chart), so a 90.04% Pokémon is
-    91% everywhere (its snapshot, one decimal, would have read 90.0 → 90%)."""
-    if percent is None:
-        return 0
-    value = round(float(percent), 6)
-    if value <= 0:
-        return 0
-    shown = math.ceil(value)
-    return 99 if shown >= 100 and value < 100 else min(100, shown)
 
 
 def _fmt(pct: float) -> str:
