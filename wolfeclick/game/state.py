@@ -46,9 +46,10 @@ _DISPLAY_NAMES: dict[tuple[int, str], str] = {}
 def status_name(mon: Any) -> str | None:
     """``'BRN'``, ``'PAR'``, … or None; fainting is reported by the fainted flag, not as a status."""
     status = getattr(mon, "status", None)
-    if status is None or status.name == "FNT":
+    if status is None:
         return None
-    return str(status.name)
+    name = str(status._name_)  # the member's name; ``.name`` goes through enum's slower descriptor (hot path)
+    return None if name == "FNT" else name
 
 
 def hp_percent(mon: Any) -> float:

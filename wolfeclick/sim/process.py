@@ -61,6 +61,16 @@ def _widen_pipe(stream: asyncio.StreamReader | None, size: int = 1 << 20) -> Non
         pass
 
 
+def _request_line(request: dict[str, Any]) -> bytes:
+    """One JSON line for bridge.js. orjson writes it several times faster than ``json`` (a request per decision);
+    text orjson refuses (a lone surrogate) goes through ``json``, which escapes it, so nothing that ``json`` sent is
+    refused here."""
+    try:
+        return orjson.dumps(request, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        return (json.dumps(request) + "\n").encode()
+
+
 class SimProcess:
     """One ``bridge.js`` process: requests go out as JSON lines, responses are matched back by id."""
 
@@ -142,7 +152,7 @@ class SimProcess:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         try:
-            self._proc.stdin.write((json.dumps({"id": request_id, "op": op, **fields}) + "\n").encode())
+            self._proc.stdin.write(_request_line({"id": request_id, "op": op, **fields}))
             await self._proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
             self._pending.pop(request_id, None)
