@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
+import time
 from dataclasses import dataclass
 from typing import AsyncGenerator, Callable, Sequence
 
@@ -17,7 +19,7 @@ from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, BattleNotStarted, play_b
 from wolfeclick.battle.schema import Recording, TeamInfo
 from wolfeclick.battle.stream import Stream
 from wolfeclick.policies.base import Policy
-from wolfeclick.sim.process import SimPool, default_processes
+from wolfeclick.sim.process import SimPool, default_processes, processes_for
 
 _GC_BATCH_THRESHOLD = (50_000, 50, 100)
 _gc_depth = 0
@@ -54,6 +56,39 @@ def relaxed_gc():  # type: ignore[no-untyped-def]
                 gc.unfreeze()
 
 
+class PoolSizer:
+    """Grows a batch's pool once, from the CPU used while the first battles played (``processes_for``).
+
+    The window opens when the first battle finishes (so start-up work, poke-env's first look-ups, stays out) and
+    closes ``in_flight + 1`` battles later (at least 4). Only the ratio of this process's CPU to the simulators'
+    matters to the rule, so no turns are counted.
+    """
+
+    def __init__(self, pool: SimPool, in_flight: int) -> None:
+        self.pool, self.in_flight = pool, in_flight
+        self.window = max(4, in_flight + 1)
+        self.seen = 0
+        self.start: tuple[float, float] | None = None
+
+    def _now(self) -> tuple[float, float]:
+        return time.process_time(), self.pool.cpu()
+
+    async def finished(self) -> bool:
+        """Note one finished battle; True once the pool has been sized (nothing more to do)."""
+        self.seen += 1
+        if self.start is None:
+            self.start = self._now()
+            return False
+        if self.seen <= self.window:
+            return False
+        python, simulators = (now - then for now, then in zip(self._now(), self.start))
+        size = processes_for(os.cpu_count() or 1, python, simulators / max(1, len(self.pool.processes)),
+                             self.in_flight)
+        if size > len(self.pool.processes):
+            await self.pool.grow(size)
+        return True
+
+
 @dataclass(frozen=True)
 class BattleJob:
     """One battle to play: who sits where, the format and the seed (and optionally a fixed id)."""
@@ -80,6 +115,7 @@ async def run_jobs(
     on_done: Callable[[int, Recording], None] | None = None,
     stop: asyncio.Event | None = None,
     replays: int = 0,
+    size_pool: bool | None = None,
 ) -> AsyncGenerator[tuple[int, Recording], None]:
     """Play ``jobs`` with at most ``concurrency`` in flight; yield ``(job index, recording)`` as each finishes.
 
@@ -91,12 +127,20 @@ async def run_jobs(
 
     Close the generator (``contextlib.aclosing``) when leaving it early: its cleanup then runs while the simulator
     readers still answer, rather than at interpreter shutdown.
+
+    With ``size_pool`` (the default when neither ``pool`` nor ``processes`` is given) the pool starts with one
+    simulator and, once a few battles have finished, grows to what ``processes_for`` makes of the CPU this process
+    and the simulators have used meanwhile (``PoolSizer``): a second simulator on a second core when Python leaves
+    room for it.
     """
     concurrency = max(1, concurrency)
     own_pool = pool is None
+    if size_pool is None:
+        size_pool = pool is None and processes is None
     if pool is None:
-        pool = SimPool(processes or min(concurrency, default_processes()))
+        pool = SimPool(1 if size_pool else processes or min(concurrency, default_processes()))
         await pool.start()
+    sizer = PoolSizer(pool, concurrency) if size_pool else None
     finished: Stream[tuple[int, Recording | None]] = Stream()
     slots = asyncio.Semaphore(concurrency)
 
@@ -134,6 +178,8 @@ async def run_jobs(
             async for index, recording in finished:
                 if recording is None:  # skipped: stopped before it started
                     continue
+                if sizer is not None and await sizer.finished():
+                    sizer = None
                 if on_done is not None:
                     on_done(index, recording)
                 yield index, recording

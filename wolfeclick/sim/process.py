@@ -189,6 +189,58 @@ class SimProcess:
                 await asyncio.gather(task, return_exceptions=True)
 
 
+CONTENTION = 1.25
+"""How much more CPU a simulator step costs when the simulators and the Python process outnumber the cores: Node's
+CPU per turn rose from 4.0-4.9 to 5.2-5.7 ms with a second simulator on 2 cores (issue 17), 2.1-3.2 to 2.9-3.5 ms
+(issue 49)."""
+GAIN_NEEDED = 1.15
+"""Another simulator only when the model promises this much more: on a shared machine a smaller gain was within the
+measurements' noise, and a useless process costs memory (about 100 MB) and a core's caches."""
+
+
+def processes_for(cores: int, python_ms: float, simulator_ms: float, in_flight: int, *,
+                  contention: float = CONTENTION, gain_needed: float = GAIN_NEEDED) -> int:
+    """How many simulator processes a batch should use, from measured CPU per turn of this (Python) process and of
+    one simulator process.
+
+    The rate with ``n`` simulators is capped three ways: by the simulators (each runs one battle step at a time), by
+    this process (its share of every turn runs on one core, under the GIL) and by the cores (all the CPU of a turn).
+    With one battle in flight Python and the simulator take turns, so a second simulator has nothing to do. A
+    simulator is added only while it raises the capped rate by ``gain_needed``; past what Python can feed, it never
+    does. Pure, so the rule is tested apart from any measurement.
+    """
+    cores, in_flight = max(1, cores), max(1, in_flight)
+    if in_flight == 1 or python_ms <= 0 or simulator_ms <= 0:
+        return 1
+
+    def rate(n: int) -> float:
+        step = simulator_ms * (contention if n + 1 > cores else 1.0)
+        return min(n * 1000.0 / step, 1000.0 / python_ms, cores * 1000.0 / (python_ms + step))
+
+    best = 1
+    for n in range(2, min(cores, in_flight) + 1):
+        if rate(n) < rate(best) * gain_needed:
+            break
+        best = n
+    return best
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of live processes (all their threads), from /proc; 0 for any that cannot be read
+    (gone, or not Linux)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / _CLOCK_TICKS
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
 def default_processes() -> int:
     """One simulator per core but one: the Python side (state, policies, recording) needs a core of its own.
 
@@ -251,6 +303,22 @@ class SimPool:
                 self.replaced += 1
                 await dead.close()
         return self.processes[slot]
+
+    async def grow(self, size: int) -> None:
+        """Start processes until there are ``size``; later battles are spread over all of them (placement never
+        changes a battle), the ones already playing stay where they are."""
+        fresh = [SimProcess() for _ in range(size - len(self.processes))]
+        try:
+            await asyncio.gather(*(p.start() for p in fresh))
+        except BaseException:
+            await asyncio.gather(*(p.close() for p in fresh))
+            raise
+        self.processes.extend(fresh)
+        self.size = len(self.processes)
+
+    def cpu(self) -> float:
+        """CPU seconds the pool's live processes have used (``cpu_seconds``)."""
+        return cpu_seconds([p.pid for p in self.processes if p.pid is not None])
 
     async def close(self) -> None:
         await asyncio.gather(*(p.close() for p in self.processes))
