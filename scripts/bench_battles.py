@@ -51,6 +51,7 @@ from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.battle.store import save_recording  # noqa: E402
 from wolfeclick.game.actions import legal_actions  # noqa: E402
 from wolfeclick.sim.process import SHOWDOWN_DIR, SimPool, SimProcess  # noqa: E402
+from wolfeclick.sim.process import cpu_seconds as proc_cpu  # noqa: E402
 from wolfeclick.sim.protocol import start_lines  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,7 +62,7 @@ SHOWDOWN = SHOWDOWN_DIR
 HEADING = "## Battle core: embedded runner vs poke-env on a stock server"
 PROFILE_HEADING = "## Battle core: where the CPU goes per decision point"
 SEED0 = 50_000
-_TICK = os.sysconf("SC_CLK_TCK")
+ALTERNATE_HEADING = "## Battle core: WolfeClick and stock alternating"
 
 
 @dataclass
@@ -74,18 +75,14 @@ class Sample:
     """Decision points: one per request answered (both sides at once count once)."""
     cpu: float
     """CPU seconds: this Python process plus the simulator (or server) processes."""
+    python: float = 0.0
+    """Of ``cpu``, this Python process's seconds (the rest is the simulator or server processes')."""
+    load: float = 0.0
+    """The 1-minute load average when the run ended."""
 
-
-def proc_cpu(pids: list[int]) -> float:
-    """User + system CPU seconds of live processes (all their threads), from /proc."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / _TICK
+    @property
+    def others(self) -> float:
+        return self.cpu - self.python
 
 
 def session_pids(session: int) -> list[int]:
@@ -107,22 +104,24 @@ def pool_pids(pool: SimPool) -> list[int]:
 
 # --- WolfeClick ------------------------------------------------------------------------------------------------
 async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: str, seed0: int = SEED0,
-                           choices: dict[int, list[str]] | None = None) -> Sample:
-    """``choices``, when given, is filled with each battle's choices by seed (for ``bench_replayed``)."""
+                           choices: dict[int, list[str]] | None = None, size_pool: bool = False) -> Sample:
+    """``choices``, when given, is filled with each battle's choices by seed (for ``bench_replayed``); with
+    ``size_pool`` the batch sizes the pool as the CLI's own pool is sized (``run_jobs``)."""
     heuristic, random_ = make_policy("heuristic"), make_policy("random")
     jobs = [BattleJob(heuristic, random_, format_id, seed0 + i) for i in range(n)]
     turns = points = 0
     with tempfile.TemporaryDirectory() as out:
         cpu0, sim0, started = time.process_time(), proc_cpu(pool_pids(pool)), time.perf_counter()
-        async for _, recording in run_jobs(jobs, concurrency=concurrency, pool=pool):
+        async for _, recording in run_jobs(jobs, concurrency=concurrency, pool=pool, size_pool=size_pool):
             await asyncio.to_thread(save_recording, recording, Path(out))  # as the CLI does
             turns += recording.result.turns
             points += len(recording.turns)
             if choices is not None:
                 choices[recording.seed] = [line for line in recording.inputlog if line.startswith((">p1 ", ">p2 "))]
         wall = time.perf_counter() - started
-        cpu = time.process_time() - cpu0 + proc_cpu(pool_pids(pool)) - sim0
-    return Sample(wall, turns, points, cpu)
+        python = time.process_time() - cpu0
+        cpu = python + proc_cpu(pool_pids(pool)) - sim0
+    return Sample(wall, turns, points, cpu, python, os.getloadavg()[0])
 
 
 # --- the bare simulator and the replayed battles ----------------------------------------------------------------
@@ -208,8 +207,9 @@ async def timed_battles(pool: SimPool, battles: list, concurrency: int) -> Sampl
     cpu0, sim0, started = time.process_time(), proc_cpu(pool_pids(pool)), time.perf_counter()
     results = await asyncio.gather(*(one(battle) for battle in battles))
     wall = time.perf_counter() - started
-    cpu = time.process_time() - cpu0 + proc_cpu(pool_pids(pool)) - sim0
-    return Sample(wall, sum(t for t, _ in results), sum(p for _, p in results), cpu)
+    python = time.process_time() - cpu0
+    cpu = python + proc_cpu(pool_pids(pool)) - sim0
+    return Sample(wall, sum(t for t, _ in results), sum(p for _, p in results), cpu, python, os.getloadavg()[0])
 
 
 async def bench_bare(pool: SimPool, n: int, concurrency: int, format_id: str, seed0: int = SEED0) -> Sample:
@@ -262,9 +262,10 @@ def bench_stock(server, n: int, concurrency: int, format_id: str) -> Sample:
     cpu0, server0, started = time.process_time(), server.cpu(), time.perf_counter()
     asyncio.run_coroutine_threadsafe(heuristic.battle_against(random_, n_battles=n), POKE_LOOP).result()
     wall = time.perf_counter() - started
-    cpu = time.process_time() - cpu0 + server.cpu() - server0
+    python = time.process_time() - cpu0
+    cpu = python + server.cpu() - server0
     turns = sum(b.turn for b in heuristic.battles.values())
-    return Sample(wall, turns, turns, cpu)  # decision points are not observable here; turns stand in
+    return Sample(wall, turns, turns, cpu, python, os.getloadavg()[0])  # decision points are not observable here
 
 
 # --- the profile -------------------------------------------------------------------------------------------------
@@ -461,6 +462,105 @@ def race(args: argparse.Namespace) -> str:
     return markdown(rows, args, command, (load0, load1), other)
 
 
+# --- ours and stock alternating ---------------------------------------------------------------------------------
+def alternate(args: argparse.Namespace) -> str:
+    """``args.alternate`` rounds; in each, at every concurrency, WolfeClick, its battles replayed, then stock, one
+    after the other, so the load of the moment hits the three alike. Each ratio is the median of the rounds' own
+    ratios (paired within a round), each rate the median run. Without ``--processes`` the pool is sized as the CLI's
+    is: one simulator, grown by ``run_jobs`` from the warm-up's CPU (``processes_for``)."""
+    rounds: dict[int, list[dict[str, Sample]]] = {k: [] for k in args.concurrency}
+    load0 = open("/proc/loadavg").read().split()[0]
+    busy0, own0, started = machine_busy(), time.process_time(), time.perf_counter()
+    own_children = 0.0
+    loop = asyncio.new_event_loop()
+    pool = SimPool(args.processes or 1)
+    loop.run_until_complete(pool.start())
+    try:
+        with stock_server() as server:
+            loop.run_until_complete(bench_wolfeclick(pool, max(args.warmup, 8), max(args.concurrency), args.format,
+                                                     seed0=SEED0 - 1000, size_pool=not args.processes))
+            bench_stock(server, max(args.warmup, 1), max(args.concurrency), args.format)
+            for _ in range(args.alternate):
+                for k in args.concurrency:
+                    choices: dict[int, list[str]] = {}
+                    ours = loop.run_until_complete(bench_wolfeclick(pool, args.battles, k, args.format,
+                                                                    choices=choices))
+                    replayed = loop.run_until_complete(bench_replayed(pool, choices, k, args.format))
+                    stock = bench_stock(server, args.battles, k, args.format)
+                    rounds[k].append({"ours": ours, "replayed": replayed, "stock": stock})
+                    print(f"in flight {k}: wolfeclick {args.battles / ours.wall:.1f}, stock "
+                          f"{args.battles / stock.wall:.1f} battles/s ({stock.wall / ours.wall:.2f}x), CPU ms/turn "
+                          f"{per_turn_ms(ours.python, ours)} + {per_turn_ms(ours.others, ours)} vs "
+                          f"{per_turn_ms(stock.python, stock)} + {per_turn_ms(stock.others, stock)}, "
+                          f"load {stock.load:.2f}", flush=True)
+            own_children += server.cpu()
+    finally:
+        simulators = len(pool.processes)
+        own_children += proc_cpu(pool_pids(pool))
+        loop.run_until_complete(pool.close())
+        loop.close()
+    load1 = open("/proc/loadavg").read().split()[0]
+    own = time.process_time() - own0 + own_children
+    other = max(0.0, (machine_busy() - busy0 - own) / (time.perf_counter() - started))
+    command = (".venv/bin/python scripts/bench_battles.py --alternate {} --battles {} --concurrency {} --warmup {} "
+               "--out docs/benchmarks.md").format(args.alternate, args.battles, " ".join(map(str, args.concurrency)),
+                                                  args.warmup)
+    if args.processes:
+        command = command.replace(" --out", f" --processes {args.processes} --out")
+    return alternate_markdown(rounds, args, command, (load0, load1), other, simulators)
+
+
+def per_turn_ms(seconds: float, sample: Sample) -> str:
+    return f"{seconds * 1000 / max(1, sample.turns):.2f}"
+
+
+def alternate_markdown(rounds: dict[int, list[dict[str, Sample]]], args: argparse.Namespace, command: str,
+                       load: tuple[str, str], other: float, simulators: int) -> str:
+    lines = [
+        ALTERNATE_HEADING,
+        "",
+        f"Heuristic vs random, {args.format}, {args.battles} battles per run; {args.alternate} rounds, each playing "
+        "WolfeClick (recorded and saved), exactly its battles replayed on the same simulators, then poke-env on a "
+        f"stock server, at each concurrency in turn; {os.cpu_count()} cores, "
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; {simulators} simulator "
+        f"process(es){' (sized by the pool rule from the warm-up)' if not args.processes else ''}. Rates are the "
+        "median run, ratios the median of each round's own ratio. CPU is per turn, split into this Python process "
+        "and the simulator (or stock server) processes. Load is the 1-minute load average after each round's stock "
+        f"run (min-max). {other_work_note(load, other)}. The ratio moves with the machine: the stock path spreads its "
+        "work over more processes, so it gains more from idle cores and loses more to other work than ours.",
+        "",
+        "| in flight | WolfeClick battles/s | turns/s | Python CPU ms/turn | simulator CPU ms/turn | replayed turns/s | "
+        "stock battles/s | stock turns/s | stock Python CPU ms/turn | stock server CPU ms/turn | "
+        "vs stock (battles/s) | vs stock (turns/s) | CPU per turn vs stock | vs replayed (turns/s) | load |",
+        "| --- |" + " --- |" * 14,
+    ]
+
+    def median(values: list[float]) -> float:
+        return statistics.median(values)
+
+    def rate(sample: Sample) -> float:
+        return sample.turns / sample.wall
+
+    for k, runs in rounds.items():
+        mid = {path: sorted((r[path] for r in runs), key=lambda s: s.wall)[(len(runs) - 1) // 2]
+               for path in ("ours", "replayed", "stock")}
+        ours, replayed, stock = mid["ours"], mid["replayed"], mid["stock"]
+        loads = [r["stock"].load for r in runs]
+        cells = [
+            str(k), f"{args.battles / ours.wall:.1f}", f"{rate(ours):.0f}", per_turn_ms(ours.python, ours),
+            per_turn_ms(ours.others, ours), f"{rate(replayed):.0f}", f"{args.battles / stock.wall:.1f}",
+            f"{rate(stock):.0f}", per_turn_ms(stock.python, stock), per_turn_ms(stock.others, stock),
+            f"{median([r['stock'].wall / r['ours'].wall for r in runs]):.2f}×",
+            f"{median([rate(r['ours']) / rate(r['stock']) for r in runs]):.2f}×",
+            f"{median([(r['ours'].cpu / r['ours'].turns) / (r['stock'].cpu / r['stock'].turns) for r in runs]):.2f}×",
+            f"{median([rate(r['ours']) / rate(r['replayed']) for r in runs]):.0%}",
+            f"{min(loads):.2f}–{max(loads):.2f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"Reproduce: `{command}`", ""]
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--battles", type=int, default=100)
@@ -468,7 +568,10 @@ def main() -> int:
     parser.add_argument("--format", default="gen9randombattle")
     parser.add_argument("--repeats", type=int, default=3, help="runs per cell; the median run is reported")
     parser.add_argument("--warmup", type=int, default=20, help="battles played on each path before timing")
-    parser.add_argument("--processes", type=int, default=None, help="simulator processes (SimPool default)")
+    parser.add_argument("--processes", type=int, default=None, help="simulator processes (SimPool default; with "
+                        "--alternate, sized by the pool rule)")
+    parser.add_argument("--alternate", type=int, default=0, help="N rounds of WolfeClick, replayed and stock "
+                        "alternating (no bare path), medians of N: the comparison docs/benchmarks.md quotes")
     parser.add_argument("--profile", type=int, default=0, help="profile this many battles instead of racing")
     parser.add_argument("--profile-concurrency", type=int, default=4)
     parser.add_argument("--profile-rounds", type=int, default=2, help="alternating profile runs per checkout")
@@ -497,6 +600,9 @@ def main() -> int:
             f" --baseline {args.baseline}" if args.baseline else "") + f" --warmup {args.warmup} --out docs/benchmarks.md"
         body = profile_markdown(results, args, command)
         heading = PROFILE_HEADING
+    elif args.alternate:
+        body = alternate(args)
+        heading = ALTERNATE_HEADING
     else:
         body = race(args)
         heading = HEADING
