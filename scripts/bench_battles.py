@@ -477,7 +477,8 @@ def alternate(args: argparse.Namespace) -> str:
     loop.run_until_complete(pool.start())
     try:
         with stock_server() as server:
-            loop.run_until_complete(bench_wolfeclick(pool, max(args.warmup, 8), max(args.concurrency), args.format,
+            warmup = max(args.warmup, 2 * max(args.concurrency) + 8)  # long enough for the pool rule's window
+            loop.run_until_complete(bench_wolfeclick(pool, warmup, max(args.concurrency), args.format,
                                                      seed0=SEED0 - 1000, size_pool=not args.processes))
             bench_stock(server, max(args.warmup, 1), max(args.concurrency), args.format)
             for _ in range(args.alternate):

@@ -59,14 +59,19 @@ def relaxed_gc():  # type: ignore[no-untyped-def]
 class PoolSizer:
     """Grows a batch's pool once, from the CPU used while the first battles played (``processes_for``).
 
-    The window opens when the first battle finishes (so start-up work, poke-env's first look-ups, stays out) and
-    closes ``in_flight + 1`` battles later (at least 4). Only the ratio of this process's CPU to the simulators'
-    matters to the rule, so no turns are counted.
+    The window opens once ``max(8, 2 × in_flight)`` battles have finished and closes ``WINDOW`` battles later. Not
+    sooner: a fresh simulator's first battles cost it about twice the CPU per turn of later ones (V8 still compiling
+    Showdown's code; 3.1 ms against 1.7-1.9 measured in issue 49), which would make the simulator look like the
+    bottleneck. CPU accrues to every battle in flight meanwhile, and only the ratio of this process's CPU to the
+    simulators' matters to the rule, so no turns are counted. A batch too short to reach the window keeps one
+    simulator.
     """
+
+    WINDOW = 4
 
     def __init__(self, pool: SimPool, in_flight: int) -> None:
         self.pool, self.in_flight = pool, in_flight
-        self.window = max(4, in_flight + 1)
+        self.opens = max(8, 2 * in_flight)
         self.seen = 0
         self.start: tuple[float, float] | None = None
 
@@ -76,10 +81,12 @@ class PoolSizer:
     async def finished(self) -> bool:
         """Note one finished battle; True once the pool has been sized (nothing more to do)."""
         self.seen += 1
+        if self.seen < self.opens:
+            return False
         if self.start is None:
             self.start = self._now()
             return False
-        if self.seen <= self.window:
+        if self.seen < self.opens + self.WINDOW:
             return False
         python, simulators = (now - then for now, then in zip(self._now(), self.start))
         size = processes_for(os.cpu_count() or 1, python, simulators / max(1, len(self.pool.processes)),
