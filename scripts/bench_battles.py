@@ -451,15 +451,22 @@ def race(args: argparse.Namespace) -> str:
     for k in args.concurrency:
         median = {path: sorted(runs, key=lambda s: s.wall)[(len(runs) - 1) // 2] for path, runs in samples[k].items()}
         rows.append({"k": k, **median})
-    load1 = open("/proc/loadavg").read().split()[0]
+    load1, other = other_work(busy0, own0, own_children, started)
+    return markdown(rows, args, reproduce(args, f"--repeats {args.repeats}"), (load0, load1), other)
+
+
+def other_work(busy0: float, own0: float, own_children: float, started: float) -> tuple[str, float]:
+    """The load average now, and the other work during the run: the machine's busy CPU less this benchmark's own
+    (this process since ``own0``, its children's ``own_children``), in cores."""
     own = time.process_time() - own0 + own_children
     other = max(0.0, (machine_busy() - busy0 - own) / (time.perf_counter() - started))
-    command = (".venv/bin/python scripts/bench_battles.py --battles {} --repeats {} --concurrency {} --warmup {} "
-               "--out docs/benchmarks.md").format(args.battles, args.repeats, " ".join(map(str, args.concurrency)),
-                                                  args.warmup)
-    if args.processes:
-        command = command.replace(" --out", f" --processes {args.processes} --out")
-    return markdown(rows, args, command, (load0, load1), other)
+    return open("/proc/loadavg").read().split()[0], other
+
+
+def reproduce(args: argparse.Namespace, mode: str) -> str:
+    command = (f".venv/bin/python scripts/bench_battles.py {mode} --battles {args.battles} --concurrency "
+               f"{' '.join(map(str, args.concurrency))} --warmup {args.warmup}")
+    return command + (f" --processes {args.processes}" if args.processes else "") + " --out docs/benchmarks.md"
 
 
 # --- ours and stock alternating ---------------------------------------------------------------------------------
@@ -500,15 +507,9 @@ def alternate(args: argparse.Namespace) -> str:
         own_children += proc_cpu(pool_pids(pool))
         loop.run_until_complete(pool.close())
         loop.close()
-    load1 = open("/proc/loadavg").read().split()[0]
-    own = time.process_time() - own0 + own_children
-    other = max(0.0, (machine_busy() - busy0 - own) / (time.perf_counter() - started))
-    command = (".venv/bin/python scripts/bench_battles.py --alternate {} --battles {} --concurrency {} --warmup {} "
-               "--out docs/benchmarks.md").format(args.alternate, args.battles, " ".join(map(str, args.concurrency)),
-                                                  args.warmup)
-    if args.processes:
-        command = command.replace(" --out", f" --processes {args.processes} --out")
-    return alternate_markdown(rounds, args, command, (load0, load1), other, simulators)
+    load1, other = other_work(busy0, own0, own_children, started)
+    return alternate_markdown(rounds, args, reproduce(args, f"--alternate {args.alternate}"), (load0, load1), other,
+                              simulators)
 
 
 def per_turn_ms(seconds: float, sample: Sample) -> str:
