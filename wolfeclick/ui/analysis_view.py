@@ -153,7 +153,7 @@ def analysis_card(analysis: Analysis, recording: Recording) -> str:
                        f"{_action(m.played)} (−{m.loss:.2f}; best {_action(m.best)})</li>" for m in analysis.mistakes)
     legend = (f'<span class="{SIDE_CLASS["p1"]}" style="color:{COLOUR["p1"]}">{escape(names["p1"])} (p1)</span>\'s '
               f"chance to win, with its 95 % band; {escape(names['p2'])} (p2) has the rest. The cursor is the shown "
-              "decision; click a mark (◆ turning point, ◇ mistake) or a line below to open it.")
+              "decision; click a mark (● turning point, ◆ mistake) or a line below to open it.")
     return (f'<div class="wc-card wc-analysis"><div class="wc-subhead">Win probability ({escape(analysis.policy)} '
             f"rollouts, K = {analysis.k}, seed {analysis.seed}; the analysis sees both teams)</div>"
             f'<div class="wc-an-legend">{legend}</div>{chart_svg(analysis, names)}'
