@@ -83,6 +83,11 @@ class Forks:
                 self._processes[id(process)] = process
         return self._kept[slot]
 
+    async def snapshot(self, process: SimProcess, recording: Recording, step: int, prefix: list[str]) -> str:
+        """The name of decision ``step``'s snapshot on ``process`` (made on first use), for the bridge's ``fork``
+        and ``playout``."""
+        return (await self._template(process, recording, step, prefix, "full", lambda out: out))[0]
+
     async def start(self, process: SimProcess, recording: Recording, step: int, prefix: list[str], key: str,
                     lines: list[str]) -> dict[str, Any]:
         """A copy of decision ``step`` named ``key``, fed ``lines``: its reply, the prefix's output first."""

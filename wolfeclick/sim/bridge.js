@@ -10,6 +10,8 @@ const showdownRoot = process.env.WOLFECLICK_SHOWDOWN || path.join(__dirname, '..
 const {BattleStream, Dex, Teams, TeamValidator} = require(showdownRoot);
 const showdownVersion = require(path.join(showdownRoot, 'package.json')).version;
 const {State} = require(path.join(showdownRoot, 'dist', 'sim', 'state'));
+const {PRNG} = require(path.join(showdownRoot, 'dist', 'sim', 'prng'));
+const {POLICIES, resolveChoice} = require('./policies');
 
 const battles = new Map();
 const snapshots = new Map();
@@ -249,6 +251,8 @@ function handle(req) {
       battles.set(req.battle, host);
       return answer(req.battle, host, host.feed(req.lines));
     }
+    case 'playout':
+      return playout(req);
     case 'forget':
       snapshots.delete(req.snapshot);
       return {out: [], ended: false};
@@ -263,6 +267,56 @@ function handle(req) {
     default:
       throw new Error(`unknown op ${req.op}`);
   }
+}
+
+// A whole rollout in this process (issue 48): a copy of a snapshot fed `lines` (its reseed) through the door, then
+// both sides decided by one of policies.js until the battle ends or passes `maxTurns` (a tie, as the runner has it).
+// `first` forces a side's first choice, named as the analysis records it. The policy draws from a PRNG seeded with
+// `seed`, so the same request gives the same winner. Only the winner comes back; nothing is kept.
+function playout(req) {
+  const state = snapshots.get(req.snapshot);
+  if (state === undefined) throw new Error(`no snapshot ${req.snapshot}`);
+  const policy = Object.prototype.hasOwnProperty.call(POLICIES, req.policy) ? POLICIES[req.policy] : null;
+  if (!policy) throw new Error(`unknown simulator policy ${cut(String(req.policy))} (${Object.keys(POLICIES).join(', ')})`);
+  if (!Array.isArray(req.seed) || seedRule(req.seed) !== null) throw new Error('seed must be four integers 0-65535');
+  if (!whole(req.maxTurns, 1, 100000)) throw new Error('maxTurns must be a whole number 1-100000');
+  const first = req.first || {};
+  for (const [side, action] of Object.entries(first)) {
+    if (!['p1', 'p2'].includes(side) || !action || typeof action.action !== 'string' || typeof action.choice !== 'string') {
+      throw new Error('first maps p1/p2 to {action, choice}');
+    }
+  }
+  checkLines(req.lines);
+  const host = openStream();
+  const battle = State.deserializeBattle(state);
+  battle.restart((type, data) => host.stream.pushMessage(type, Array.isArray(data) ? data.join('\n') : data));
+  host.stream.battle = battle;
+  host.feed(req.lines);
+  const prng = new PRNG(req.seed);
+  const pending = {...first};
+  const refused = {p1: 0, p2: 0};
+  while (!battle.ended && battle.turn <= req.maxTurns) {
+    const side = battle.sides.find((s) => s.activeRequest && !s.activeRequest.wait && !s.isChoiceDone());
+    if (!side) throw new Error(`rollout stalled at turn ${battle.turn}: no side to decide`);
+    const request = side.activeRequest;
+    let choice;
+    if (pending[side.id]) {
+      choice = resolveChoice(battle, side, request, pending[side.id]);
+      if (choice === null) {
+        throw new Error(`${pending[side.id].action} ${pending[side.id].choice} is not legal for ${side.id} here`);
+      }
+      delete pending[side.id];
+    } else {
+      choice = refused[side.id] >= 3 ? 'default' : policy(battle, side, request, prng);
+    }
+    host.feed([`>${side.id} ${choice}`]); // its output is dropped unread
+    // a refused choice leaves the side undecided on the same request: after a few, let the simulator choose
+    refused[side.id] = side.activeRequest === request && !side.isChoiceDone() ? refused[side.id] + 1 : 0;
+  }
+  const winner = battle.ended ? (battle.winner === battle.p1.name ? 'p1' : battle.winner === battle.p2.name ? 'p2' : null) : null;
+  const reply = {winner, reason: battle.ended ? (winner ? 'win' : 'tie') : 'turn limit', turns: battle.turn};
+  if (req.inputlog === true) reply.inputlog = battle.inputLog.slice();
+  return reply;
 }
 
 function answer(key, host, out) {
