@@ -151,6 +151,28 @@ def test_a_seeded_analysis_repeats_exactly_at_any_concurrency_forked_or_replayed
     assert Analysis.model_validate_json(first.to_json()) == first and first.schema_ == ANALYSIS_SCHEMA
 
 
+def test_a_seeded_racing_analysis_repeats_byte_for_byte_and_its_survivors_read_as_uniform(sample: Recording) -> None:
+    """Issue 48: racing on the real simulator, at two concurrencies, forked and replayed: the same bytes. An option
+    raced to K has the very estimate uniform sampling gives it (shared luck); one stopped early says so."""
+    raced = {"k": 16, "seed": 3, "steps": [10, 11], "options": ("p1",), "at": [10], "sampling": "racing", "batch": 4}
+    first = run(_analyse(sample, concurrency=16, **raced))
+    again = run(_analyse(sample, concurrency=1, fork=False, **raced))
+    assert first.to_json() == again.to_json()
+    assert first.sampling == "racing" and first.batch == 4 and Analysis.model_validate_json(first.to_json()) == first
+    uniform = run(_analyse(sample, k=16, seed=3, steps=[10, 11], options=("p1",), at=[10]))
+    assert uniform.sampling == "uniform" and '"sampling": "uniform"' in uniform.to_json()
+    table, full = first.decisions[0].options["p1"], uniform.decisions[0].options["p1"]
+    exact = {(o.action.action, o.action.choice): o.estimate for o in full.options}
+    for option in table.options:
+        if option.estimate.rollouts == 16:
+            assert option.estimate == exact[(option.action.action, option.action.choice)]
+        if option.stopped_early:
+            assert option.estimate.rollouts < 16 and option.estimate.high < table.options[0].estimate.high
+    assert all(4 <= d.win.rollouts <= 16 and d.win.rollouts % 4 == 0 for d in first.decisions)
+    used = sum(o.estimate.rollouts for d in first.decisions for t in d.options.values() for o in t.options)
+    assert used <= sum(len(o.options) * 16 for d in uniform.decisions for o in d.options.values())
+
+
 def test_one_move_from_a_certain_win_reads_high_and_a_lost_one_low(sample: Recording,
                                                                    lost_by_p1: Recording) -> None:
     assert sample.result.winner == "p1" and ends_with_a_knockout(sample) and ends_with_a_knockout(lost_by_p1)
@@ -368,6 +390,28 @@ def test_the_analysis_card_escapes_every_text_and_marks_what_the_analysis_found(
     # issue 47 (1): the card lists no option table (they pushed the viewer ~10,000 px down); the viewer's panel shows
     # the shown decision's (viewer_analysis, above)
     assert "wc-an-options" not in card and "1 valued" in card
+
+
+def test_the_option_table_says_which_options_racing_stopped_early(sample: Recording) -> None:
+    """Issue 48: a raced option table names the options stopped early and after how many rollouts; old files (no
+    ``stopped_early``, no ``sampling``) still load, as uniform analyses."""
+    from wolfeclick.ui.analysis_view import option_table_html
+
+    played, best = ActionRecord(action="switch", choice="Gurdurr"), ActionRecord(action="move", choice="Surf")
+    decisions = [AnalysedDecision(index=0, turn=1, deciding=["p1"], win=_estimate(8, 16))]
+    decisions[0].options["p1"] = option_table("p1", [(played, _estimate(0, 8)), (best, _estimate(60, 64))], played,
+                                              0.15, stopped=[played])
+    analysis = Analysis(recording=sample.id, policy="heuristic", k=64, seed=0, margin=0.15, winner="p1",
+                        decisions=decisions, turning_points=[], mistakes=mistakes(decisions), sampling="racing")
+    html = option_table_html(analysis, 0)
+    assert html.count("stopped early after 8 rollouts") == 1 and "a mistake" in html
+    old = json.loads(analysis.to_json())
+    for key in ("sampling", "batch", "width"):
+        del old[key]
+    for option in old["decisions"][0]["options"]["p1"]["options"]:
+        del option["stopped_early"]
+    again = Analysis.model_validate(old)
+    assert again.sampling == "uniform" and "stopped early" not in option_table_html(again, 0)
 
 
 # ------------------------------------------------------------------------------------------ which policies Ray plays

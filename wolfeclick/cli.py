@@ -584,6 +584,10 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     return 0 if len(done) == len(recordings) else 1
 
 
+DEFAULT_SAMPLING = "uniform"
+"""How ``analyse`` spends its rollouts unless told (issue 48: racing becomes the default once measured to agree)."""
+
+
 def _add_analyse_parser(commands: argparse._SubParsersAction) -> None:
     analyse = commands.add_parser(
         "analyse", help="win probability at every decision of recorded battles, option values, turning points",
@@ -613,6 +617,12 @@ def _add_analyse_parser(commands: argparse._SubParsersAction) -> None:
                          help="where rollouts run: this machine's simulators, or Ray workers (same numbers)")
     analyse.add_argument("--address", default=None,
                          help="with --engine ray: the cluster to join (default: start a local Ray instance)")
+    analyse.add_argument("--sampling", choices=["racing", "uniform"], default=None,
+                         help="racing: rounds of --batch rollouts, options clearly below the best stop early and win "
+                              "probabilities stop at the precision of uniform K; uniform: K rollouts for every "
+                              f"estimate (default {DEFAULT_SAMPLING}; uniform with --engine ray; docs/analysis.md)")
+    analyse.add_argument("--batch", type=bounded_int(1, 1000), default=8,
+                         help="with --sampling racing: rollouts per live estimate per round (default 8)")
     _add_llm_options(analyse)
 
 
@@ -642,6 +652,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
 
     if args.address and args.engine != "ray":
         raise InputError("--address is for --engine ray")
+    sampling = args.sampling or ("uniform" if args.engine == "ray" else DEFAULT_SAMPLING)
 
     async def run() -> int:
         failed = 0
@@ -658,7 +669,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
                     analysis = await analyse(recording, policy, pool=pool, k=args.k, seed=args.seed, options=sides,
                                              at=args.at, margin=args.margin, concurrency=args.concurrency,
                                              fork=not args.replay_prefix, progress=progress,
-                                             engine=args.engine, address=args.address)
+                                             engine=args.engine, address=args.address, sampling=sampling,
+                                             batch=args.batch)
                 except WolfeClickError as exc:
                     bar.close()
                     print(f"error: {path}: {exc}", file=sys.stderr)

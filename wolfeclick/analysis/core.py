@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from functools import partial
+from typing import Any, Awaitable, Callable, Iterable
 
+from wolfeclick.analysis.racing import DEFAULT_BATCH, Tally, next_round, settled, still_racing, uniform_width
 from wolfeclick.analysis.rollout import Forks, Outcome, lean_rollout, prefix_lines, rollout
 from wolfeclick.analysis.schema import (
     AnalysedDecision,
@@ -22,6 +24,7 @@ from wolfeclick.analysis.schema import (
     OptionValue,
     TurningPoint,
 )
+from wolfeclick.analysis.sim_rollout import SimPolicy, sim_rollout
 from wolfeclick.arena.stats import wilson_interval
 from wolfeclick.battle.batch import relaxed_gc
 from wolfeclick.battle.branch import BranchError, replayable
@@ -37,6 +40,7 @@ DEFAULT_MARGIN = 0.15
 """A played option counts as a mistake only if it loses at least this much win probability against the best one
 (and the two intervals do not overlap)."""
 TURNING_POINTS = 3
+SAMPLINGS = ("uniform", "racing")
 
 
 class AnalysisStopped(WolfeClickError):
@@ -56,10 +60,13 @@ def estimate(outcomes: Iterable[Outcome | str | None], side: str) -> Estimate:
 
 
 def option_table(side: str, values: list[tuple[ActionRecord, Estimate]], played: ActionRecord | None,
-                 margin: float) -> DecisionOptions:
-    """Pure: the options best first with ranks, the played option's rank and loss, and whether it was a mistake."""
+                 margin: float, stopped: Iterable[ActionRecord] = ()) -> DecisionOptions:
+    """Pure: the options best first with ranks, the played option's rank and loss, and whether it was a mistake;
+    ``stopped`` names the options racing stopped early."""
+    early = list(stopped)
     ordered = sorted(values, key=lambda item: -item[1].value)  # stable: equal values keep the legal order
-    options = [OptionValue(action=action, estimate=est, rank=1 + sum(o.value > est.value for _, o in values))
+    options = [OptionValue(action=action, estimate=est, rank=1 + sum(o.value > est.value for _, o in values),
+                           stopped_early=action in early)
                for action, est in ordered]
     if not options:
         return DecisionOptions(side=side, options=[], played=played, played_rank=None)
@@ -143,38 +150,120 @@ def option_steps(recording: Recording, sides: Iterable[str], at: Iterable[int] |
             if side in sides and side in turn.decisions and (wanted is None or turn.index in wanted)]
 
 
-async def _local_outcomes(recording: Recording, policy: Policy, tasks: list[_Task], turns: list[Any], k: int,
-                          seed: int, pool: SimPool, concurrency: int, counted: Callable[[int], None],
-                          stop: asyncio.Event | None, fork: bool, lean: bool) -> list[Outcome]:
-    """The K rollouts of every task on this machine's pool, ``concurrency`` at once, in task order."""
-    policies = {side: policy for side in SIDES}
-    prefixes = {turn.index: prefix_lines(recording, turn.index) for turn in turns}
-    slots = asyncio.Semaphore(max(1, concurrency))
-    forks = Forks() if fork else None
-    play = lean_rollout if lean else rollout
+class _Player:
+    """Plays rollouts of tasks on this machine's pool, ``concurrency`` at once; rollout *n* of a task is the same
+    battle whenever and wherever it is played, so any schedule of them gives the same outcomes."""
 
-    async def one(task: _Task, number: int) -> Outcome:
-        async with slots:
-            if stop is not None and stop.is_set():
-                raise AnalysisStopped(f"{recording.id}: the analysis was stopped")
+    def __init__(self, recording: Recording, policy: Policy, turns: list[Any], seed: int, pool: SimPool,
+                 concurrency: int, counted: Callable[[int], None], stop: asyncio.Event | None, fork: bool,
+                 lean: bool) -> None:
+        self.recording = recording
+        self.policies = {side: policy for side in SIDES}
+        self.prefixes = {turn.index: prefix_lines(recording, turn.index) for turn in turns}
+        self.slots = asyncio.Semaphore(max(1, concurrency))
+        self.sim = policy if isinstance(policy, SimPolicy) else None
+        self.forks = Forks() if fork or self.sim is not None else None
+        self.play = lean_rollout if lean else rollout
+        self.seed = seed
+        self.pool = pool
+        self.counted = counted
+        self.stop = stop
+
+    async def one(self, task: _Task, number: int) -> Outcome:
+        async with self.slots:
+            if self.stop is not None and self.stop.is_set():
+                raise AnalysisStopped(f"{self.recording.id}: the analysis was stopped")
             first = {task.side: task.action} if task.side is not None and task.action is not None else None
-            outcome = await play(recording, task.step, policies, process=pool.pick(), seed=seed, number=number,
-                                 first=first, prefix=prefixes[task.step], forks=forks)
-        counted(1)
+            if self.sim is not None and self.forks is not None:
+                outcome = await sim_rollout(self.recording, task.step, self.sim, process=self.pool.pick(),
+                                            seed=self.seed, number=number, forks=self.forks,
+                                            prefix=self.prefixes[task.step], first=first)
+                self.counted(1)
+                return outcome
+            outcome = await self.play(self.recording, task.step, self.policies, process=self.pool.pick(),
+                                      seed=self.seed, number=number, first=first, prefix=self.prefixes[task.step],
+                                      forks=self.forks)
+        self.counted(1)
         return outcome
 
-    running = [asyncio.ensure_future(one(task, n)) for task in tasks for n in range(k)]
+    async def many(self, task: _Task, numbers: range) -> list[Outcome]:
+        return await _together([self.one(task, n) for n in numbers])
+
+    async def close(self) -> None:
+        if self.forks is not None:
+            await self.forks.close()
+
+
+async def _together(coroutines: list[Any]) -> list[Any]:
+    """Await all, in order; if one fails (or we are cancelled), the others stop before the error goes on."""
+    running = [asyncio.ensure_future(c) for c in coroutines]
     try:
-        with relaxed_gc():  # bulk play, as a batch of battles is
-            return list(await asyncio.gather(*running))
-    except BaseException:  # one rollout failed (or we were cancelled): the others stop before the pool goes
+        return list(await asyncio.gather(*running))
+    except BaseException:
         for future in running:
             future.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         raise
+
+
+def _tally(outcomes: list[Outcome], side: str) -> Tally:
+    winners = [o.winner for o in outcomes]
+    return Tally(sum(w == side for w in winners) + 0.5 * sum(w is None for w in winners), len(winners))
+
+
+async def race(fetch: Callable[[int, range], Awaitable[list[Outcome]]], count: int, side: str, k: int,
+               batch: int) -> tuple[list[list[Outcome]], list[bool]]:
+    """Race ``count`` options of one decision for ``side``: ``fetch(i, numbers)`` plays option ``i``'s rollouts
+    ``numbers``. Returns each option's outcomes and which options were still racing at the end."""
+    outcomes: list[list[Outcome]] = [[] for _ in range(count)]
+    live = [True] * count
+    while True:
+        plan = next_round([_tally(o, side) for o in outcomes], live, k, batch)
+        if not any(plan):
+            return outcomes, live
+        more = await _together([fetch(i, range(len(outcomes[i]), len(outcomes[i]) + plan[i]))
+                                for i in range(count) if plan[i]])
+        for i, new in zip([i for i in range(count) if plan[i]], more):
+            outcomes[i] += new
+        live = still_racing([_tally(o, side) for o in outcomes], live)
+
+
+async def settle(fetch: Callable[[range], Awaitable[list[Outcome]]], k: int, batch: int,
+                 width: float) -> list[Outcome]:
+    """A decision's win probability in rounds of ``batch`` until its interval is ``width`` wide or it has ``k``."""
+    outcomes: list[Outcome] = []
+    while not settled(_tally(outcomes, "p1"), width, k):
+        outcomes += await fetch(range(len(outcomes), min(k, len(outcomes) + batch)))
+    return outcomes
+
+
+async def _local_outcomes(player: _Player, tasks: list[_Task], k: int, sampling: str, batch: int,
+                          width: float) -> tuple[dict[Any, list[Outcome]], set[Any]]:
+    """Every task's rollouts on this machine's pool (K each, or raced) and the keys of options stopped early."""
+    stopped: set[Any] = set()
+    try:
+        with relaxed_gc():  # bulk play, as a batch of battles is
+            if sampling == "uniform":
+                results = await _together([player.many(task, range(k)) for task in tasks])
+                return {task.key(): results[i] for i, task in enumerate(tasks)}, stopped
+            groups: dict[tuple[int, str], list[_Task]] = {}
+            for task in tasks:
+                if task.side is not None:
+                    groups.setdefault((task.step, task.side), []).append(task)
+            wins = [task for task in tasks if task.side is None]
+            done = await _together(
+                [settle(partial(player.many, task), k, batch, width) for task in wins]
+                + [race(lambda i, numbers, group=group: player.many(group[i], numbers), len(group), side, k, batch)
+                   for (_, side), group in groups.items()])
+            by_task = {task.key(): done[i] for i, task in enumerate(wins)}
+            for group, (outcomes, live) in zip(groups.values(), done[len(wins):]):
+                for task, found, alive in zip(group, outcomes, live):
+                    by_task[task.key()] = found
+                    if not alive and len(found) < k:
+                        stopped.add(task.key())
+            return by_task, stopped
     finally:
-        if forks is not None:
-            await forks.close()
+        await player.close()
 
 
 async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None = None, k: int = DEFAULT_K,
@@ -182,7 +271,8 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
                   concurrency: int = 16, progress: Callable[[int, int], None] | None = None,
                   stop: asyncio.Event | None = None, steps: Iterable[int] | None = None,
                   fork: bool = True, lean: bool = True, engine: str = "local",
-                  address: str | None = None) -> Analysis:
+                  address: str | None = None, sampling: str = "uniform", batch: int = DEFAULT_BATCH,
+                  width: float | None = None) -> Analysis:
     """Analyse ``recording`` with ``policy`` playing both sides of every rollout.
 
     ``options`` names the sides whose options are valued at each of their decisions (``at`` narrows that to some
@@ -192,7 +282,19 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
     rollouts for their winner only (``rollout.lean_rollout``); without it each is a full recorded battle, the
     same winner at several times the cost. ``engine="ray"`` plays the rollouts on Ray workers
     (``ray_rollouts``; ``address`` joins a cluster, else a local instance) instead of on ``pool``: the same numbers.
+    ``sampling="racing"`` (``racing``) plays rounds of ``batch`` rollouts: a decision's options race, each up to
+    ``k``, and one whose interval falls wholly below the leader's stops; a win probability stops once its interval
+    is at most ``width`` wide (default: the widest uniform K gives). ``"uniform"`` gives everything ``k``.
     """
+    if isinstance(policy, SimPolicy) and engine != "local":
+        raise InputError(f"{policy.spec} plays inside this machine's simulators only: use --engine local")
+    if sampling not in SAMPLINGS:
+        raise InputError(f"sampling must be uniform or racing, not {sampling[:20]!r}")
+    if sampling == "racing" and engine != "local":
+        raise InputError("racing plays on the local engine only; use uniform sampling with --engine ray")
+    if batch < 1:
+        raise InputError(f"the racing batch must be at least 1, got {batch}")
+    target = uniform_width(k) if width is None else width
     refuse_server_seats(policy)  # a bot on a Showdown server cannot be asked to play rollouts here
     replayable(recording)
     for name, wanted in (("--at", at), ("steps", steps)):
@@ -222,12 +324,12 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
                                     fork=fork, lean=lean, address=address, done=counted,
                                     stopped=lambda: stop is not None and stop.is_set())
         by_task: dict[Any, list[Any]] = {task.key(): winners[i] for i, task in enumerate(tasks)}
+        stopped: set[Any] = set()
     elif engine == "local":
         if pool is None:
             raise InputError("a local analysis needs a simulator pool")
-        results = await _local_outcomes(recording, policy, tasks, turns, k, seed, pool, concurrency, counted, stop,
-                                        fork, lean)
-        by_task = {task.key(): results[i * k:(i + 1) * k] for i, task in enumerate(tasks)}
+        player = _Player(recording, policy, turns, seed, pool, concurrency, counted, stop, fork, lean)
+        by_task, stopped = await _local_outcomes(player, tasks, k, sampling, batch, target)
     else:
         raise InputError(f"engine must be local or ray, not {engine[:20]!r}")
     decisions = []
@@ -237,9 +339,13 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
             values = [(t.action, estimate(by_task[t.key()], side)) for t in tasks
                       if t.step == turn.index and t.side == side and t.action is not None]
             if values:
-                tables[side] = option_table(side, values, turn.decisions[side].action, margin)
+                early = [t.action for t in tasks if t.step == turn.index and t.side == side and t.key() in stopped]
+                tables[side] = option_table(side, values, turn.decisions[side].action, margin, early)
         decisions.append(AnalysedDecision(index=turn.index, turn=turn.turn, deciding=list(turn.deciding),
                                           win=estimate(by_task[_Task(turn.index).key()], "p1"), options=tables))
-    return Analysis(recording=recording.id, policy=policy.spec, k=k, seed=seed, margin=margin,
+    if progress is not None and sampling == "racing":
+        progress(done, done)  # racing finished under its budget
+    raced = {"sampling": "racing", "batch": batch, "width": round(target, 6)} if sampling == "racing" else {}
+    return Analysis(recording=recording.id, policy=policy.spec, k=k, seed=seed, margin=margin, **raced,
                     winner=recording.result.winner, decisions=decisions,
                     turning_points=turning_points(decisions, recording.result.winner), mistakes=mistakes(decisions))

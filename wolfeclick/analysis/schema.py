@@ -44,6 +44,8 @@ class OptionValue(_Model):
     action: ActionRecord
     estimate: Estimate
     rank: int = Field(ge=1, description="1 = the best option (ties share a rank).")
+    stopped_early: bool = Field(False, description="Racing stopped this option after ``estimate.rollouts`` "
+                                                   "rollouts: its interval lay wholly below the leader's.")
 
 
 class DecisionOptions(_Model):
@@ -89,7 +91,13 @@ class Analysis(_Model):
     schema_: Literal["wolfeclick.analysis/1"] = Field(ANALYSIS_SCHEMA, alias="schema")
     recording: str
     policy: str = Field(description="The rollout policy spec, for both sides.")
-    k: int = Field(ge=1, description="Rollouts per estimate.")
+    k: int = Field(ge=1, description="Rollouts per estimate (racing: the most any estimate gets).")
+    sampling: Literal["uniform", "racing"] = Field("uniform", description="uniform: every estimate has K rollouts; "
+                                                   "racing: rounds of ``batch``, options stopped early, win "
+                                                   "probabilities stopped at ``width`` (docs/analysis.md).")
+    batch: int | None = Field(None, ge=1, description="Racing: rollouts per live estimate per round.")
+    width: float | None = Field(None, ge=0, description="Racing: a win probability stops once its interval is at "
+                                                        "most this wide.")
     seed: int = Field(ge=0)
     margin: float = Field(description="The least loss in win probability that makes a mistake.")
     sees: Literal["both teams"] = Field("both teams", description="Rollouts start from the simulator's true state: "
@@ -103,13 +111,16 @@ class Analysis(_Model):
         return self.model_dump_json(by_alias=True, indent=1) + "\n"
 
 
-def analysis_path(recordings_dir: Path, recording_id: str, policy: str, k: int, seed: int) -> Path:
-    return Path(recordings_dir) / ANALYSIS_DIR / recording_id / f"{slug(policy)}-k{k}-s{seed}.json"
+def analysis_path(recordings_dir: Path, recording_id: str, policy: str, k: int, seed: int,
+                  sampling: str = "uniform") -> Path:
+    """Where an analysis is stored; a raced one gets ``-racing`` so that it never overwrites a uniform one."""
+    tail = "-racing" if sampling == "racing" else ""
+    return Path(recordings_dir) / ANALYSIS_DIR / recording_id / f"{slug(policy)}-k{k}-s{seed}{tail}.json"
 
 
 def save_analysis(analysis: Analysis, recordings_dir: Path) -> Path:
-    return write_atomic(analysis_path(recordings_dir, analysis.recording, analysis.policy, analysis.k, analysis.seed),
-                        analysis.to_json())
+    return write_atomic(analysis_path(recordings_dir, analysis.recording, analysis.policy, analysis.k, analysis.seed,
+                                      analysis.sampling), analysis.to_json())
 
 
 def load_analyses(recordings_dir: Path, recording_id: str) -> tuple[list[Analysis], int]:
@@ -135,5 +146,6 @@ def load_analyses(recordings_dir: Path, recording_id: str) -> tuple[list[Analysi
 
 
 def pick_analysis(analyses: list[Analysis]) -> Analysis | None:
-    """Of several analyses of one recording, the one with most rollouts (then by policy and seed): the most exact."""
-    return min(analyses, key=lambda a: (-a.k, a.policy, a.seed), default=None)
+    """Of several analyses of one recording, the one with most rollouts (then uniform before racing, by policy and
+    seed): the most exact."""
+    return min(analyses, key=lambda a: (-a.k, a.sampling != "uniform", a.policy, a.seed), default=None)

@@ -10,7 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from wolfeclick.analysis.schema import Analysis, load_analyses, pick_analysis
+from wolfeclick.analysis.schema import Analysis, OptionValue, load_analyses, pick_analysis
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.ui.presentation import played_by
 
@@ -100,6 +100,13 @@ def chart_svg(analysis: Analysis, names: dict[str, str]) -> str:
     return "".join(parts)
 
 
+def _early(option: OptionValue) -> str:
+    """Racing's note on an option it stopped: the interval beside it is from fewer rollouts than the others'."""
+    if not option.stopped_early:
+        return ""
+    return f' <span class="wc-an-early">stopped early after {option.estimate.rollouts} rollouts</span>'
+
+
 def option_table_html(analysis: Analysis, index: int) -> str:
     """Pure: the option tables of decision ``index`` (one per valued side; '' when none was valued)."""
     out = []
@@ -110,7 +117,7 @@ def option_table_html(analysis: Analysis, index: int) -> str:
             rows = "".join(
                 (PLAYED_ROW if option.action == table.played else "<tr>")
                 + f"<td>{option.rank}</td><td>{_action(option.action)}</td><td>{option.estimate.value:.2f}</td>"
-                f"<td>[{option.estimate.low:.2f}, {option.estimate.high:.2f}]</td></tr>"
+                f"<td>[{option.estimate.low:.2f}, {option.estimate.high:.2f}]{_early(option)}</td></tr>"
                 for option in table.options)
             verdict = (f"played {_action(table.played)}: rank {table.played_rank}, loss {table.loss:.2f}"
                        if table.played_rank is not None else f"played {_action(table.played)}")

@@ -1,0 +1,147 @@
+"""Racing against uniform K (issue 48, item 1): the same verdicts at a fraction of the rollouts?
+
+    .venv/bin/python scripts/bench_racing.py collect --battles 0 4 --cache /tmp/racing   # repeat for 4 8, 8 10
+    .venv/bin/python scripts/bench_racing.py report --cache /tmp/racing [--batch 8] [--doc]
+    .venv/bin/python scripts/bench_racing.py live [--policy heuristic] [--doc]
+
+``collect`` plays seeded gen9randombattle battles (p1 random or maxdamage, so that there are mistakes to find,
+against heuristic p2), picks three p1 decisions of each, and plays K = 64 rollouts (heuristic both sides) of the
+decision's win probability and of every legal option, keeping each rollout's winner in order. Rollout *n* of a
+task is the same battle however the analysis schedules it (shared luck, seeded policies; tested byte for byte), so
+``report`` can run racing's rule (``wolfeclick.analysis.core.race`` and ``settle``, the very functions the analysis
+awaits) over those kept winners and get exactly what a live racing analysis gets, and compares its best option,
+mistake verdict and win probability with uniform K = 64. ``live`` times one decision's options and one battle's
+win-probability pass with racing on the real simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scripts.benchdoc import write_section  # noqa: E402
+from wolfeclick.analysis.core import _Player, _Task, estimate, option_table, race, settle  # noqa: E402
+from wolfeclick.analysis.racing import uniform_width  # noqa: E402
+from wolfeclick.analysis.rollout import Outcome  # noqa: E402
+from wolfeclick.battle.runner import play_battle  # noqa: E402
+from wolfeclick.battle.specs import make_policy  # noqa: E402
+from wolfeclick.sim.process import SimPool  # noqa: E402
+
+K = 64
+HEADING = "## Analysis by racing: the same verdicts as uniform K = 64 at a fraction of the rollouts"
+
+
+async def battle(number: int):  # noqa: ANN201
+    p1 = "random" if number % 2 == 0 else "maxdamage"
+    return await play_battle(make_policy(p1), make_policy("heuristic"), format_id="gen9randombattle",
+                             seed=100 + number)
+
+
+def picks(recording) -> list[int]:  # noqa: ANN001
+    """Three p1 decisions with a choice to make, spread over the battle."""
+    steps = [t.index for t in recording.turns if "p1" in t.decisions and len(t.decisions["p1"].legal_actions) > 1]
+    return sorted({steps[int(len(steps) * f)] for f in (0.2, 0.5, 0.8)}) if steps else []
+
+
+async def collect(first: int, last: int, cache: Path, processes: int) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    policy = make_policy("heuristic")
+    async with SimPool(processes) as pool:
+        for number in range(first, last):
+            recording = await battle(number)
+            steps = picks(recording)
+            player = _Player(recording, policy, [recording.turns[s] for s in steps], 1, pool, 16, lambda n: None,
+                             None, True, True)
+            started = time.perf_counter()
+            rows = []
+            for step in steps:
+                actions = recording.turns[step].decisions["p1"].legal_actions
+                tasks = [_Task(step)] + [_Task(step, "p1", a) for a in actions]
+                done = await asyncio.gather(*[player.many(t, range(K)) for t in tasks])
+                rows.append({"step": step, "played": recording.turns[step].decisions["p1"].action.model_dump(),
+                             "actions": [a.model_dump() for a in actions],
+                             "win": [o.winner for o in done[0]], "options": [[o.winner for o in d] for d in done[1:]]})
+            await player.close()
+            (cache / f"battle-{number}.json").write_text(json.dumps({"id": recording.id, "decisions": rows}))
+            print(f"battle {number}: {len(steps)} decisions, {time.perf_counter() - started:.0f} s, "
+                  f"load {os.getloadavg()[0]:.2f}", flush=True)
+
+
+def _outcomes(winners: list[str | None]) -> list[Outcome]:
+    return [Outcome(w, "", []) for w in winners]
+
+
+async def replay(row: dict, batch: int, margin: float = 0.15) -> dict:  # type: ignore[type-arg]
+    """Racing over the kept winners, against uniform K over all of them."""
+    from wolfeclick.battle.schema import ActionRecord
+
+    actions = [ActionRecord(**a) for a in row["actions"]]
+    played = ActionRecord(**row["played"])
+    kept = [_outcomes(o) for o in row["options"]]
+
+    async def fetch(i: int, numbers: range) -> list[Outcome]:
+        return [kept[i][n] for n in numbers]
+
+    raced, live = await race(fetch, len(actions), "p1", K, batch)
+    uniform = option_table("p1", [(a, estimate(o, "p1")) for a, o in zip(actions, kept)], played, margin)
+    early = [a for a, o, alive in zip(actions, raced, live) if not alive and len(o) < K]
+    racing = option_table("p1", [(a, estimate(o, "p1")) for a, o in zip(actions, raced)], played, margin, early)
+    win_all = _outcomes(row["win"])
+
+    async def fetch_win(numbers: range) -> list[Outcome]:
+        return [win_all[n] for n in numbers]
+
+    win = await settle(fetch_win, K, batch, uniform_width(K))
+    return {"same_best": uniform.options[0].action == racing.options[0].action,
+            "same_mistake": uniform.mistake == racing.mistake, "mistake": uniform.mistake,
+            "options": len(actions), "uniform_rollouts": K * len(actions),
+            "racing_rollouts": sum(len(o) for o in raced), "win_rollouts": len(win),
+            "win_gap": abs(estimate(win, "p1").value - estimate(win_all, "p1").value),
+            "win_width": (lambda e: e.high - e.low)(estimate(win, "p1"))}
+
+
+def report(cache: Path, batch: int) -> str:
+    rows = [row for path in sorted(cache.glob("battle-*.json")) for row in json.loads(path.read_text())["decisions"]]
+    results = [asyncio.run(replay(row, batch)) for row in rows]
+    n = len(results)
+    best = sum(r["same_best"] for r in results)
+    verdict = sum(r["same_mistake"] for r in results)
+    both = sum(r["same_best"] and r["same_mistake"] for r in results)
+    uniform = sum(r["uniform_rollouts"] for r in results)
+    raced = sum(r["racing_rollouts"] for r in results)
+    win = sum(r["win_rollouts"] for r in results)
+    return (f"{n} decisions ({sum(r['options'] for r in results)} options, {sum(r['mistake'] for r in results)} "
+            f"mistakes at uniform K = {K}), batch {batch}: same best option {best}/{n} ({100 * best / n:.0f}%), same "
+            f"mistake verdict {verdict}/{n} ({100 * verdict / n:.0f}%), both {both}/{n} ({100 * both / n:.0f}%); "
+            f"option rollouts {raced} of {uniform} ({raced / uniform:.2f}); win-probability rollouts {win} of "
+            f"{K * n} ({win / (K * n):.2f}), largest gap to uniform {max(r['win_gap'] for r in results):.3f}, "
+            f"widest interval {max(r['win_width'] for r in results):.3f} (target {uniform_width(K):.3f})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["collect", "report"])
+    parser.add_argument("--battles", type=int, nargs=2, default=[0, 10])
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/racing"))
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--doc", action="store_true")
+    args = parser.parse_args()
+    if args.what == "collect":
+        asyncio.run(collect(*args.battles, args.cache, args.processes))
+        return
+    line = report(args.cache, args.batch)
+    print(line, f"(load {os.getloadavg()[0]:.2f})")
+    if args.doc:
+        write_section(HEADING, f"{HEADING}\n\n{line}\n")
+
+
+if __name__ == "__main__":
+    main()
