@@ -598,7 +598,8 @@ def _add_analyse_parser(commands: argparse._SubParsersAction) -> None:
     analyse.add_argument("recordings", nargs="+", type=Path, help="recording files, or folders of them")
     analyse.add_argument("--k", type=bounded_int(1, 100_000), default=64, help="rollouts per estimate (default 64)")
     analyse.add_argument("--policy", default="heuristic",
-                         help="the rollout policy spec, for both sides (default: %(default)s)")
+                         help="the rollout policy spec, for both sides (default: %(default)s); sim:random, "
+                              "sim:maxdamage or sim:heuristic decide inside the simulator (docs/analysis.md)")
     analyse.add_argument("--options", choices=["p1", "p2", "both"], default=None,
                          help="value every legal action at each decision of this side (or both)")
     analyse.add_argument("--at", type=bounded_int(0, MAX_TURNS), action="append", default=None, metavar="STEP",
@@ -643,11 +644,15 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         raise InputError("--at says where to value options; give --options p1|p2|both too")
     paths = expand_paths(args.recordings)
     recordings = [load_recording(path) for path in paths]
+    from wolfeclick.analysis.sim_rollout import SimPolicy, is_sim_spec
+
+    if is_sim_spec(args.policy) and args.engine == "ray":
+        raise InputError(f"{args.policy.strip()[:40]} plays inside this machine's simulators only: use --engine local")
     if args.engine == "ray":  # before building it: a refused checkpoint is not loaded here first
         from wolfeclick.analysis.ray_rollouts import check_ray_rollouts
 
         check_ray_rollouts(args.policy)
-    policy = make_policy(args.policy, **_llm_options(args))
+    policy = SimPolicy(args.policy) if is_sim_spec(args.policy) else make_policy(args.policy, **_llm_options(args))
     sides = {"p1": ("p1",), "p2": ("p2",), "both": SIDES, None: ()}[args.options]
 
     if args.address and args.engine != "ray":
