@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wolfeclick.analysis.racing import Tally, interval, leader, next_round, settled, still_racing, uniform_width
+from wolfeclick.analysis.racing import Tally, band, interval, leader, next_round, settled, still_racing, uniform_width
 
 
 def _overlaps_leader(tallies: list[Tally], live: list[bool], i: int) -> bool:
@@ -36,6 +36,14 @@ def test_rounds_give_live_options_a_batch_up_to_the_budget_and_end_with_one_left
     assert next_round([Tally(1, 16)], [True], budget=16) == [0]
 
 
+def test_a_spread_ends_the_race_once_every_live_interval_fits_in_it_and_drops_nothing() -> None:
+    lost = [Tally(0, 32), Tally(1, 32), Tally(0, 32)]
+    assert band(lost, [True] * 3) < 0.16 and band([Tally(0, 0)], [True]) == 1.0
+    assert next_round(lost, [True] * 3, budget=64, spread=0.16) == [0, 0, 0]
+    assert next_round(lost, [True] * 3, budget=64, spread=0.0) == [8, 8, 8]
+    assert next_round([Tally(0, 8), Tally(8, 8)], [True, True], budget=64, spread=0.15) == [8, 8]
+
+
 def test_a_win_probability_settles_at_the_target_width_or_the_budget() -> None:
     width = uniform_width(64)
     assert 0.23 < width < 0.24
@@ -45,15 +53,15 @@ def test_a_win_probability_settles_at_the_target_width_or_the_budget() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=64, max_size=64), min_size=1, max_size=9),
-       st.integers(1, 16), st.integers(1, 64))
+       st.integers(1, 16), st.integers(1, 64), st.sampled_from([0.0, 0.15, 0.3]))
 def test_racing_over_any_outcomes_never_stops_an_option_that_overlaps_the_leader(
-        outcomes: list[list[float]], batch: int, budget: int) -> None:
+        outcomes: list[list[float]], batch: int, budget: int, spread: float) -> None:
     """Run whole races over random outcome sequences: every stop is justified at the moment it happens."""
     n = len(outcomes)
     tallies = [Tally(0, 0)] * n
     live = [True] * n
     while True:
-        plan = next_round(tallies, live, budget, batch)
+        plan = next_round(tallies, live, budget, batch, spread)
         if not any(plan):
             break
         tallies = [Tally(sum(outcomes[i][:t.n + more]), t.n + more) for i, (t, more) in enumerate(zip(tallies, plan))]

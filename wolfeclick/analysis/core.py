@@ -212,13 +212,14 @@ def _tally(outcomes: list[Outcome], side: str) -> Tally:
 
 
 async def race(fetch: Callable[[int, range], Awaitable[list[Outcome]]], count: int, side: str, k: int,
-               batch: int) -> tuple[list[list[Outcome]], list[bool]]:
+               batch: int, spread: float = 0.0) -> tuple[list[list[Outcome]], list[bool]]:
     """Race ``count`` options of one decision for ``side``: ``fetch(i, numbers)`` plays option ``i``'s rollouts
-    ``numbers``. Returns each option's outcomes and which options were still racing at the end."""
+    ``numbers``; ``spread`` ends the race early (``racing.next_round``). Returns each option's outcomes and which
+    options were still racing at the end."""
     outcomes: list[list[Outcome]] = [[] for _ in range(count)]
     live = [True] * count
     while True:
-        plan = next_round([_tally(o, side) for o in outcomes], live, k, batch)
+        plan = next_round([_tally(o, side) for o in outcomes], live, k, batch, spread)
         if not any(plan):
             return outcomes, live
         more = await _together([fetch(i, range(len(outcomes[i]), len(outcomes[i]) + plan[i]))
@@ -238,7 +239,7 @@ async def settle(fetch: Callable[[range], Awaitable[list[Outcome]]], k: int, bat
 
 
 async def _local_outcomes(player: _Player, tasks: list[_Task], k: int, sampling: str, batch: int,
-                          width: float) -> tuple[dict[Any, list[Outcome]], set[Any]]:
+                          width: float, spread: float) -> tuple[dict[Any, list[Outcome]], set[Any]]:
     """Every task's rollouts on this machine's pool (K each, or raced) and the keys of options stopped early."""
     stopped: set[Any] = set()
     try:
@@ -253,8 +254,8 @@ async def _local_outcomes(player: _Player, tasks: list[_Task], k: int, sampling:
             wins = [task for task in tasks if task.side is None]
             done = await _together(
                 [settle(partial(player.many, task), k, batch, width) for task in wins]
-                + [race(lambda i, numbers, group=group: player.many(group[i], numbers), len(group), side, k, batch)
-                   for (_, side), group in groups.items()])
+                + [race(lambda i, numbers, group=group: player.many(group[i], numbers), len(group), side, k, batch,
+                        spread) for (_, side), group in groups.items()])
             by_task = {task.key(): done[i] for i, task in enumerate(wins)}
             for group, (outcomes, live) in zip(groups.values(), done[len(wins):]):
                 for task, found, alive in zip(group, outcomes, live):
@@ -283,8 +284,9 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
     same winner at several times the cost. ``engine="ray"`` plays the rollouts on Ray workers
     (``ray_rollouts``; ``address`` joins a cluster, else a local instance) instead of on ``pool``: the same numbers.
     ``sampling="racing"`` (``racing``) plays rounds of ``batch`` rollouts: a decision's options race, each up to
-    ``k``, and one whose interval falls wholly below the leader's stops; a win probability stops once its interval
-    is at most ``width`` wide (default: the widest uniform K gives). ``"uniform"`` gives everything ``k``.
+    ``k``, and one whose interval falls wholly below the leader's stops; the race ends when one option is left or
+    every live interval fits in a band ``margin`` wide; a win probability stops once its interval is at most
+    ``width`` wide (default: the widest uniform K gives). ``"uniform"`` gives everything ``k``.
     """
     if isinstance(policy, SimPolicy) and engine != "local":
         raise InputError(f"{policy.spec} plays inside this machine's simulators only: use --engine local")
@@ -329,7 +331,7 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
         if pool is None:
             raise InputError("a local analysis needs a simulator pool")
         player = _Player(recording, policy, turns, seed, pool, concurrency, counted, stop, fork, lean)
-        by_task, stopped = await _local_outcomes(player, tasks, k, sampling, batch, target)
+        by_task, stopped = await _local_outcomes(player, tasks, k, sampling, batch, target, margin)
     else:
         raise InputError(f"engine must be local or ray, not {engine[:20]!r}")
     decisions = []

@@ -57,14 +57,25 @@ def still_racing(tallies: list[Tally], live: list[bool], z: float = Z95) -> list
             for i, (tally, alive) in enumerate(zip(tallies, live))]
 
 
-def next_round(tallies: list[Tally], live: list[bool], budget: int, batch: int = DEFAULT_BATCH) -> list[int]:
+def band(tallies: list[Tally], live: list[bool], z: float = Z95) -> float:
+    """The width of the band that holds every live option's interval (1.0 while one has no rollouts yet)."""
+    intervals = [interval(t, z) for t, alive in zip(tallies, live) if alive]
+    if not intervals or any(t.n == 0 for t, alive in zip(tallies, live) if alive):
+        return 1.0
+    return max(high for _, high in intervals) - min(low for low, _ in intervals)
+
+
+def next_round(tallies: list[Tally], live: list[bool], budget: int, batch: int = DEFAULT_BATCH,
+               spread: float = 0.0) -> list[int]:
     """How many more rollouts each option gets in the next round (0 for all: the race is over).
 
-    Live options get ``batch`` more, never beyond ``budget`` each. Once a single option is left racing, the race is
-    over: with nothing to compare it to, more rollouts would not change which option is best.
+    Live options get ``batch`` more, never beyond ``budget`` each. The race is over once a single option is left
+    racing (with nothing to compare it to, more rollouts would not change which option is best), or, with a
+    ``spread``, once every live option's interval lies within a band at most ``spread`` wide: options that close
+    cannot differ by a mistake's margin, and no option is dropped for it.
     """
     racing = sum(live)
-    if racing == 0 or (racing == 1 and len(tallies) > 1):
+    if racing == 0 or (racing == 1 and len(tallies) > 1) or (spread > 0 and band(tallies, live) <= spread):
         return [0] * len(tallies)
     return [min(batch, budget - t.n) if alive and t.n < budget else 0 for t, alive in zip(tallies, live)]
 

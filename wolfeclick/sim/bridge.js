@@ -276,8 +276,16 @@ function handle(req) {
 function playout(req) {
   const state = snapshots.get(req.snapshot);
   if (state === undefined) throw new Error(`no snapshot ${req.snapshot}`);
-  const policy = Object.prototype.hasOwnProperty.call(POLICIES, req.policy) ? POLICIES[req.policy] : null;
-  if (!policy) throw new Error(`unknown simulator policy ${cut(String(req.policy))} (${Object.keys(POLICIES).join(', ')})`);
+  // `policy` names one policy for both sides, or {p1, p2} one each (to measure them against each other)
+  const named = typeof req.policy === 'object' && req.policy !== null ? req.policy : {p1: req.policy, p2: req.policy};
+  const policies = {};
+  for (const side of ['p1', 'p2']) {
+    const name = named[side];
+    if (typeof name !== 'string' || !Object.prototype.hasOwnProperty.call(POLICIES, name)) {
+      throw new Error(`unknown simulator policy ${cut(String(name))} (${Object.keys(POLICIES).join(', ')})`);
+    }
+    policies[side] = POLICIES[name];
+  }
   if (!Array.isArray(req.seed) || seedRule(req.seed) !== null) throw new Error('seed must be four integers 0-65535');
   if (!whole(req.maxTurns, 1, 100000)) throw new Error('maxTurns must be a whole number 1-100000');
   const first = req.first || {};
@@ -307,7 +315,7 @@ function playout(req) {
       }
       delete pending[side.id];
     } else {
-      choice = refused[side.id] >= 3 ? 'default' : policy(battle, side, request, prng);
+      choice = refused[side.id] >= 3 ? 'default' : policies[side.id](battle, side, request, prng);
     }
     host.feed([`>${side.id} ${choice}`]); // its output is dropped unread
     // a refused choice leaves the side undecided on the same request: after a few, let the simulator choose
