@@ -290,6 +290,37 @@ def test_the_bridge_admits_the_reseed_and_it_changes_only_what_follows() -> None
     assert by_start == by_write == reseeded[:len(by_start)]  # the same reseed, however it arrives, same battle
 
 
+def test_a_playout_passes_the_same_door_and_plays_only_the_policies_it_knows(tmp_path: Path) -> None:
+    """Issue 48: the simulator-side rollouts (`playout`) let in nothing `write` would refuse, take only the named
+    policies (no prototype names), and repeat exactly for the same seed."""
+    marker = tmp_path / "marker"
+    cases = injections(marker)
+    good = {"op": "playout", "snapshot": "s", "lines": [reseed_line(3, "playout")], "policy": "heuristic",
+            "seed": [1, 2, 3, 4], "maxTurns": 500, "first": {}, "inputlog": True}
+    requests: list[dict] = [
+        {"id": 0, "op": "start", "battle": "b", "format": "gen9randombattle", "lines": START},
+        {"id": 1, "op": "snapshot", "battle": "b", "snapshot": "s"},
+        *({**good, "id": 2 + n, "lines": [line]} for n, line in enumerate(cases)),
+        *({**good, "id": 900 + n, "policy": name} for n, name in enumerate(
+            ["__proto__", "constructor", "toString", "minimax", {"p1": "random"}, None])),
+        {**good, "id": 990, "seed": "sodium,00"},
+        {**good, "id": 991, "first": {"p1": {"action": "switch", "choice": "Nobody"}}},
+        {**good, "id": 1000},
+        {**good, "id": 1001},
+        {**good, "id": 1002, "policy": {"p1": "random", "p2": "maxdamage"}},
+    ]
+    replies = _bridge(requests)
+    assert "error" not in replies[0] and "error" not in replies[1]
+    for line, reply in zip(cases, replies[2:2 + len(cases)]):
+        assert reply["error"].startswith("input entry 0 refused: "), (line, reply)
+    assert all(r["error"].startswith("unknown simulator policy") for r in replies[2 + len(cases):-5])
+    assert replies[-5]["error"].startswith("seed must be") and "not legal for p1 here" in replies[-4]["error"]
+    assert "error" not in replies[-3] and replies[-3]["inputlog"][-1].startswith((">p1 ", ">p2 ", ">forcetie"))
+    assert {k: v for k, v in replies[-3].items() if k != "id"} == {k: v for k, v in replies[-2].items() if k != "id"}
+    assert "error" not in replies[-1] and replies[-1]["reason"] in ("win", "tie", "turn limit")
+    assert not marker.exists()
+
+
 def test_a_fork_of_a_snapshot_passes_the_same_door(tmp_path: Path) -> None:
     """The analysis' copies of a decision (`snapshot`, then `fork` with lines) let in nothing `write` would refuse."""
     marker = tmp_path / "marker"
