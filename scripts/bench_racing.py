@@ -30,6 +30,7 @@ from scripts.benchdoc import write_section  # noqa: E402
 from wolfeclick.analysis.core import _Player, _Task, estimate, option_table, race, settle  # noqa: E402
 from wolfeclick.analysis.racing import uniform_width  # noqa: E402
 from wolfeclick.analysis.rollout import Outcome  # noqa: E402
+from wolfeclick.arena.stats import Z95  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
@@ -50,9 +51,11 @@ def picks(recording) -> list[int]:  # noqa: ANN001
     return sorted({steps[int(len(steps) * f)] for f in (0.2, 0.5, 0.8)}) if steps else []
 
 
-async def collect(first: int, last: int, cache: Path, processes: int) -> None:
+async def collect(first: int, last: int, cache: Path, processes: int, spec: str = "heuristic") -> None:
+    from wolfeclick.analysis.sim_rollout import SimPolicy
+
     cache.mkdir(parents=True, exist_ok=True)
-    policy = make_policy("heuristic")
+    policy = SimPolicy(spec) if spec.startswith("sim:") else make_policy(spec)
     async with SimPool(processes) as pool:
         for number in range(first, last):
             recording = await battle(number)
@@ -78,7 +81,8 @@ def _outcomes(winners: list[str | None]) -> list[Outcome]:
     return [Outcome(w, "", []) for w in winners]
 
 
-async def replay(row: dict, batch: int, margin: float = 0.15) -> dict:  # type: ignore[type-arg]
+async def replay(row: dict, batch: int, margin: float = 0.15, spread: float | None = None,  # type: ignore[type-arg]
+                 z: float = Z95) -> dict:
     """Racing over the kept winners, against uniform K over all of them."""
     from wolfeclick.battle.schema import ActionRecord
 
@@ -89,7 +93,7 @@ async def replay(row: dict, batch: int, margin: float = 0.15) -> dict:  # type: 
     async def fetch(i: int, numbers: range) -> list[Outcome]:
         return [kept[i][n] for n in numbers]
 
-    raced, live = await race(fetch, len(actions), "p1", K, batch, margin)
+    raced, live = await race(fetch, len(actions), "p1", K, batch, margin if spread is None else spread, z)
     uniform = option_table("p1", [(a, estimate(o, "p1")) for a, o in zip(actions, kept)], played, margin)
     early = [a for a, o, alive in zip(actions, raced, live) if not alive and len(o) < K]
     racing = option_table("p1", [(a, estimate(o, "p1")) for a, o in zip(actions, raced)], played, margin, early)
@@ -99,7 +103,10 @@ async def replay(row: dict, batch: int, margin: float = 0.15) -> dict:  # type: 
         return [win_all[n] for n in numbers]
 
     win = await settle(fetch_win, K, batch, uniform_width(K))
+    top = uniform.options[0].estimate
+    near = {(o.action.action, o.action.choice) for o in uniform.options if o.estimate.high >= top.low}
     return {"same_best": uniform.options[0].action == racing.options[0].action,
+            "near_best": (racing.options[0].action.action, racing.options[0].action.choice) in near,
             "same_mistake": uniform.mistake == racing.mistake, "mistake": uniform.mistake,
             "options": len(actions), "uniform_rollouts": K * len(actions),
             "racing_rollouts": sum(len(o) for o in raced), "win_rollouts": len(win),
@@ -107,22 +114,38 @@ async def replay(row: dict, batch: int, margin: float = 0.15) -> dict:  # type: 
             "win_width": (lambda e: e.high - e.low)(estimate(win, "p1"))}
 
 
+VARIANTS = ((None, Z95, "the analysis' rule: 95% intervals, the race ends in a band as wide as the margin"),
+            (0.0, Z95, "95% intervals, no band"),
+            (0.25, 1.0, "aggressive: 68% intervals stop options, band 0.25"))
+
+
 def report(cache: Path, batch: int) -> str:
     rows = [row for path in sorted(cache.glob("battle-*.json")) for row in json.loads(path.read_text())["decisions"]]
-    results = [asyncio.run(replay(row, batch)) for row in rows]
-    n = len(results)
-    best = sum(r["same_best"] for r in results)
-    verdict = sum(r["same_mistake"] for r in results)
-    both = sum(r["same_best"] and r["same_mistake"] for r in results)
-    uniform = sum(r["uniform_rollouts"] for r in results)
-    raced = sum(r["racing_rollouts"] for r in results)
-    win = sum(r["win_rollouts"] for r in results)
-    return (f"{n} decisions ({sum(r['options'] for r in results)} options, {sum(r['mistake'] for r in results)} "
-            f"mistakes at uniform K = {K}), batch {batch}: same best option {best}/{n} ({100 * best / n:.0f}%), same "
-            f"mistake verdict {verdict}/{n} ({100 * verdict / n:.0f}%), both {both}/{n} ({100 * both / n:.0f}%); "
-            f"option rollouts {raced} of {uniform} ({raced / uniform:.2f}); win-probability rollouts {win} of "
-            f"{K * n} ({win / (K * n):.2f}), largest gap to uniform {max(r['win_gap'] for r in results):.3f}, "
-            f"widest interval {max(r['win_width'] for r in results):.3f} (target {uniform_width(K):.3f})")
+    lines = ["| racing rule | same best option | best within uniform's best interval | same mistake verdict | both "
+             "(same best and verdict) | option rollouts vs uniform K = 64 | win-probability rollouts vs uniform |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    summary = ""
+    for spread, z, label in VARIANTS:
+        results = [asyncio.run(replay(row, batch, spread=spread, z=z)) for row in rows]
+        n = len(results)
+        best = sum(r["same_best"] for r in results)
+        verdict = sum(r["same_mistake"] for r in results)
+        both = sum(r["same_best"] and r["same_mistake"] for r in results)
+        uniform = sum(r["uniform_rollouts"] for r in results)
+        raced = sum(r["racing_rollouts"] for r in results)
+        win = sum(r["win_rollouts"] for r in results)
+        near = sum(r["near_best"] for r in results)
+        lines.append(f"| {label} | {best}/{n} ({100 * best / n:.0f}%) | {near}/{n} | {verdict}/{n} "
+                     f"({100 * verdict / n:.0f}%) | "
+                     f"{both}/{n} ({100 * both / n:.0f}%) | {raced}/{uniform} = {raced / uniform:.2f} | "
+                     f"{win}/{K * n} = {win / (K * n):.2f} |")
+        if spread is None:
+            summary = (f"{n} decisions of {len({path for path in cache.glob('battle-*.json')})} battles, "
+                       f"{sum(r['options'] for r in results)} options, {sum(r['mistake'] for r in results)} "
+                       f"mistakes at uniform K = {K}; batch {batch}. Win probabilities (racing): largest gap to "
+                       f"uniform K = {K} {max(r['win_gap'] for r in results):.3f}, widest interval "
+                       f"{max(r['win_width'] for r in results):.3f} (target {uniform_width(K):.3f}).")
+    return summary + "\n\n" + "\n".join(lines)
 
 
 LIVE_HEADING = "## Analysis by racing, timed: one battle's win probabilities and one decision's options"
@@ -163,10 +186,37 @@ async def live(processes: int, decisions: int) -> str:
             "rollout counts are exact.\n\n" + "\n".join(rows) + "\n")
 
 
+def compare(cache: Path, other: Path) -> str:
+    """Two rollout policies' uniform-K verdicts at the same decisions: best option, mistake, win probability."""
+    from wolfeclick.battle.schema import ActionRecord
+
+    same_best = same_mistake = n = 0
+    gaps = []
+    for path in sorted(cache.glob("battle-*.json")):
+        there = other / path.name
+        if not there.exists():
+            continue
+        for mine, theirs in zip(json.loads(path.read_text())["decisions"], json.loads(there.read_text())["decisions"]):
+            actions = [ActionRecord(**a) for a in mine["actions"]]
+            played = ActionRecord(**mine["played"])
+            tables = [option_table("p1", [(a, estimate(_outcomes(o), "p1")) for a, o in zip(actions, row["options"])],
+                                   played, 0.15) for row in (mine, theirs)]
+            same_best += tables[0].options[0].action == tables[1].options[0].action
+            same_mistake += tables[0].mistake == tables[1].mistake
+            gaps.append(abs(estimate(_outcomes(mine["win"]), "p1").value - estimate(_outcomes(theirs["win"]), "p1").value))
+            n += 1
+    return (f"{n} decisions, uniform K = {K}: same best option {same_best}/{n}, same mistake verdict "
+            f"{same_mistake}/{n}, win probability differs by {sum(gaps) / max(1, n):.3f} on average "
+            f"(largest {max(gaps, default=0):.3f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["collect", "report", "live"])
     parser.add_argument("--decisions", type=int, default=30)
+    parser.add_argument("--policy", default="heuristic", help="collect: the rollout policy (heuristic or sim:…)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="report: another cache of the same decisions (another policy) to compare with")
     parser.add_argument("--battles", type=int, nargs=2, default=[0, 10])
     parser.add_argument("--cache", type=Path, default=Path("/tmp/racing"))
     parser.add_argument("--processes", type=int, default=2)
@@ -174,7 +224,7 @@ def main() -> None:
     parser.add_argument("--doc", action="store_true")
     args = parser.parse_args()
     if args.what == "collect":
-        asyncio.run(collect(*args.battles, args.cache, args.processes))
+        asyncio.run(collect(*args.battles, args.cache, args.processes, args.policy))
         return
     if args.what == "live":
         text = asyncio.run(live(args.processes, args.decisions))
@@ -182,10 +232,13 @@ def main() -> None:
         if args.doc:
             write_section(LIVE_HEADING, text)
         return
-    line = report(args.cache, args.batch)
+    line = compare(args.cache, args.against) if args.against else report(args.cache, args.batch)
     print(line, f"(load {os.getloadavg()[0]:.2f})")
-    if args.doc:
-        write_section(HEADING, f"{HEADING}\n\n{line}\n")
+    if args.doc and not args.against:
+        write_section(HEADING, f"{HEADING}\n\n`.venv/bin/python scripts/bench_racing.py collect --battles A B` (five "
+                      "runs of two battles), then `report --doc`. The heuristic plays every rollout; racing is run "
+                      "over the kept winners of uniform K = 64 (exact: rollout *n* of a task is the same battle "
+                      f"however it is scheduled). The counts do not depend on the machine's load.\n\n{line}\n")
 
 
 if __name__ == "__main__":

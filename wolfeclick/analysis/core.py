@@ -25,7 +25,7 @@ from wolfeclick.analysis.schema import (
     TurningPoint,
 )
 from wolfeclick.analysis.sim_rollout import SimPolicy, sim_rollout
-from wolfeclick.arena.stats import wilson_interval
+from wolfeclick.arena.stats import Z95, wilson_interval
 from wolfeclick.battle.batch import relaxed_gc
 from wolfeclick.battle.branch import BranchError, replayable
 from wolfeclick.battle.remote import refuse_server_seats
@@ -212,9 +212,10 @@ def _tally(outcomes: list[Outcome], side: str) -> Tally:
 
 
 async def race(fetch: Callable[[int, range], Awaitable[list[Outcome]]], count: int, side: str, k: int,
-               batch: int, spread: float = 0.0) -> tuple[list[list[Outcome]], list[bool]]:
+               batch: int, spread: float = 0.0, z: float = Z95) -> tuple[list[list[Outcome]], list[bool]]:
     """Race ``count`` options of one decision for ``side``: ``fetch(i, numbers)`` plays option ``i``'s rollouts
-    ``numbers``; ``spread`` ends the race early (``racing.next_round``). Returns each option's outcomes and which
+    ``numbers``; ``spread`` ends the race early (``racing.next_round``); ``z`` sets the intervals that stop options
+    (the analysis uses 95%; other values are for measuring). Returns each option's outcomes and which
     options were still racing at the end."""
     outcomes: list[list[Outcome]] = [[] for _ in range(count)]
     live = [True] * count
@@ -226,7 +227,7 @@ async def race(fetch: Callable[[int, range], Awaitable[list[Outcome]]], count: i
                                 for i in range(count) if plan[i]])
         for i, new in zip([i for i in range(count) if plan[i]], more):
             outcomes[i] += new
-        live = still_racing([_tally(o, side) for o in outcomes], live)
+        live = still_racing([_tally(o, side) for o in outcomes], live, z)
 
 
 async def settle(fetch: Callable[[range], Awaitable[list[Outcome]]], k: int, batch: int,
