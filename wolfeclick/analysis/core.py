@@ -162,7 +162,7 @@ class _Player:
         self.prefixes = {turn.index: prefix_lines(recording, turn.index) for turn in turns}
         self.slots = asyncio.Semaphore(max(1, concurrency))
         self.sim = policy if isinstance(policy, SimPolicy) else None
-        self.forks = Forks() if fork or self.sim is not None else None
+        self.forks = Forks() if fork or self.sim is not None else None  # a sim: rollout always starts as a copy
         self.play = lean_rollout if lean else rollout
         self.seed = seed
         self.pool = pool
@@ -174,15 +174,14 @@ class _Player:
             if self.stop is not None and self.stop.is_set():
                 raise AnalysisStopped(f"{self.recording.id}: the analysis was stopped")
             first = {task.side: task.action} if task.side is not None and task.action is not None else None
-            if self.sim is not None and self.forks is not None:
+            if self.sim is not None and self.forks is not None:  # one request: the simulator plays it out
                 outcome = await sim_rollout(self.recording, task.step, self.sim, process=self.pool.pick(),
                                             seed=self.seed, number=number, forks=self.forks,
                                             prefix=self.prefixes[task.step], first=first)
-                self.counted(1)
-                return outcome
-            outcome = await self.play(self.recording, task.step, self.policies, process=self.pool.pick(),
-                                      seed=self.seed, number=number, first=first, prefix=self.prefixes[task.step],
-                                      forks=self.forks)
+            else:
+                outcome = await self.play(self.recording, task.step, self.policies, process=self.pool.pick(),
+                                          seed=self.seed, number=number, first=first,
+                                          prefix=self.prefixes[task.step], forks=self.forks)
         self.counted(1)
         return outcome
 
