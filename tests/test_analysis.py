@@ -222,9 +222,9 @@ def test_a_recording_whose_prefix_does_not_reach_its_states_is_refused(sample: R
     data["turns"][5]["decisions"]["p1"]["state"] += "\nedited"
     edited = Recording.model_validate_json(json.dumps(data))
     for play in (rollout, lean_rollout):
-        with pytest.raises(BranchError, match="decision 5: the replayed prefix does not reach the recorded state"):
+        with pytest.raises(BranchError, match="decision 6: the replayed prefix does not reach the recorded state"):  # step 5
             run(_rollouts(edited, 5, [0], play=play))
-    with pytest.raises(BranchError, match="decision must be between 0 and 25"):
+    with pytest.raises(BranchError, match="step must be between 0 and 25"):
         prefix_lines(sample, 26)
     with pytest.raises(BranchError, match="--at 26 is not a decision of .* \\(it has 26: 0 to 25\\)"):
         run(_analyse(sample, k=1, options=("p1",), at=[3, 26]))

@@ -33,7 +33,7 @@ def prefix_lines(recording: Recording, step: int) -> list[str]:
     """
     replayable(recording)
     if not 0 <= step < len(recording.turns):
-        raise BranchError(f"decision must be between 0 and {len(recording.turns) - 1} ({recording.id} has "
+        raise BranchError(f"step must be between 0 and {len(recording.turns) - 1} ({recording.id} has "
                           f"{len(recording.turns)} decision points)")
     head = next((n for n, line in enumerate(recording.inputlog) if line.startswith((">p1 ", ">p2 "))),
                 len(recording.inputlog))
@@ -204,10 +204,10 @@ def _checked(recording: Recording, step: int, wrappers: dict[str, _Opening], rea
     failure = next((w.failure for w in wrappers.values() if w.failure), None)
     missing = [side for side in recording.turns[step].deciding if not wrappers[side].started]
     if failure or missing:
-        raise BranchError(f"{recording.id} decision {step}: "
+        raise BranchError(f"{recording.id} decision {step + 1}: "
                           f"{failure or 'the replayed prefix does not reach a decision of ' + ', '.join(missing)}")
     if reason == "aborted":
-        raise BranchError(f"{recording.id} decision {step}: a rollout could not be played: {error}")
+        raise BranchError(f"{recording.id} decision {step + 1}: a rollout could not be played: {error}")
 
 
 def _policy_seed(seed: int, step: int, number: int) -> int:
