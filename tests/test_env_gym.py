@@ -30,7 +30,8 @@ def service():
 
 def same(info: dict) -> str:
     """The info of a step, but where its recording was saved (tests save each run to its own folder)."""
-    return json.dumps({k: v for k, v in info.items() if k != "recording_path"}, sort_keys=True)
+    return json.dumps({k: v for k, v in info.items() if k != "recording_path"}, sort_keys=True,
+                      default=lambda array: array.tolist())  # the action mask is an array
 
 
 def play(env: ShowdownEnv, seed: int, pick_seed: int) -> list[tuple]:

@@ -1,6 +1,7 @@
-"""Gymnasium's own vector envs over ``ShowdownEnv``, through several episode ends: ``info`` has the same keys with the
-same types on every reset and step (Gymnasium stacks them), ``SyncVectorEnv`` and ``AsyncVectorEnv`` with spawned
-workers play on, and forked workers refuse in one line instead of hanging. The env is registered with Gymnasium."""
+"""Gymnasium's own vector envs over ``ShowdownEnv``, with their defaults, through many episode ends: ``info`` has the
+same keys with the same types on every reset and step (Gymnasium stacks them), and ``SyncVectorEnv``,
+``AsyncVectorEnv`` with spawned and with forked workers (shared memory on) play 500 steps each, never on a decision
+without a legal action. The env is registered with Gymnasium."""
 
 from __future__ import annotations
 
@@ -45,17 +46,25 @@ def test_info_has_the_same_keys_and_types_on_every_reset_and_step():
         service.close()
 
 
-def factory(max_turns: int) -> gym.Env:
-    return gym.make(ENV_ID, opponent="random", format=FORMAT, max_turns=max_turns, recordings=False)
+def factory(max_turns: int, **kwargs) -> gym.Env:
+    return gym.make(ENV_ID, opponent="random", format=FORMAT, max_turns=max_turns, recordings=False, **kwargs)
 
 
-def run_vector(vector: gym.vector.VectorEnv, steps: int) -> int:
-    """Step every env with its first legal action; the number of episode ends seen."""
-    _, infos = vector.reset(seed=[11, 12])
+def run_vector(vector: gym.vector.VectorEnv, steps: int, seed: int = 11) -> int:
+    """Step every env with a seeded random action that the mask allows; the number of episode ends seen. No env
+    is ever on a decision without a legal action."""
+    rng = np.random.default_rng(seed)
+    _, infos = vector.reset(seed=[seed + i for i in range(vector.num_envs)])
     ends = 0
+    finished = np.zeros(vector.num_envs, dtype=bool)
     for _ in range(steps):
-        _, rewards, terminated, truncated, infos = vector.step((0, 0))
-        assert rewards.dtype == np.float64 and infos["reward"]["shaped"].shape == (2,)
+        masks = infos["action_mask"].astype(bool)
+        for index in np.flatnonzero(~finished):  # a live decision: something legal to do, listed and masked in
+            assert masks[index].any() and len(infos["legal_actions"][index]) > 0, infos["turn"][index]
+        actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
+        _, rewards, terminated, truncated, infos = vector.step(actions)
+        assert rewards.dtype == np.float64 and infos["reward"]["shaped"].shape == (vector.num_envs,)
+        assert not infos["illegal"].any(), infos["illegal_reason"]
         finished = np.logical_or(terminated, truncated)
         for index in np.flatnonzero(finished):
             assert infos["result"]["reason"][index] in ("win", "tie", "turn_limit")
@@ -64,32 +73,60 @@ def run_vector(vector: gym.vector.VectorEnv, steps: int) -> int:
     return ends
 
 
-def test_sync_vector_env_plays_through_several_episode_ends():
-    vector = gym.vector.SyncVectorEnv([functools.partial(factory, 2), functools.partial(factory, 3)])
+VECTOR = {"observation": "vector", "action": "discrete"}
+
+
+def test_sync_vector_env_plays_500_steps_through_episode_ends():
+    vector = gym.vector.SyncVectorEnv([functools.partial(factory, 300, **VECTOR)] * 2)
     try:
-        assert run_vector(vector, 12) >= 5
+        assert run_vector(vector, 500) >= 10
     finally:
         vector.close()
 
 
-def test_async_vector_env_with_spawned_workers_plays_through_several_episode_ends():
-    vector = gym.vector.AsyncVectorEnv([functools.partial(factory, 2), functools.partial(factory, 3)],
-                                       context="spawn", shared_memory=False)
+def test_async_vector_env_with_spawned_workers_and_shared_memory_plays_500_steps():
+    vector = gym.vector.AsyncVectorEnv([functools.partial(factory, 300, **VECTOR)] * 2, context="spawn")
     try:
-        assert run_vector(vector, 12) >= 5
+        assert vector.shared_memory and run_vector(vector, 500, seed=21) >= 10
     finally:
         vector.close()
 
 
-def test_async_vector_env_with_forked_workers_refuses_instead_of_hanging(capfd):
+def test_async_vector_env_with_forked_workers_and_shared_memory_plays_500_steps():
+    """Gymnasium's defaults on Linux: fork and shared memory. The parent has built an env (poke-env's loop thread
+    runs here) and played a battle (the service's loop and the runner's decision threads too) before forking."""
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("no fork on this platform")
-    with pytest.raises((ConnectionError, EOFError, BrokenPipeError)):  # Gymnasium's own report of a dead worker
-        vector = gym.vector.AsyncVectorEnv([functools.partial(factory, 2)] * 2, context="fork",
-                                           shared_memory=False)
+    played = factory(300, **VECTOR)
+    played.reset(seed=1)
+    played.step(int(np.flatnonzero(played.unwrapped.action_masks())[0]))
+    vector = gym.vector.AsyncVectorEnv([functools.partial(factory, 300, **VECTOR)] * 2, context="fork")
+    try:
+        assert run_vector(vector, 500, seed=31) >= 10
+    finally:
         vector.close()
-    refusals = [line for line in capfd.readouterr().err.splitlines() if line.startswith("wolfeclick.env.service.")]
-    assert refusals and all('context="spawn"' in line for line in refusals)  # each worker said why, in one line
+        played.close()
+
+
+@pytest.mark.parametrize("observation", ["text", "dict"])
+def test_text_and_dict_observations_cross_shared_memory(observation):
+    """A text observation has ``#``, ``%``, ``|`` and ``é``: Gymnasium writes it to shared memory one code point at
+    a time (with a charset of letters and digits, the first ``#`` was a ``KeyError``)."""
+    vector = gym.vector.AsyncVectorEnv([functools.partial(factory, 4, observation=observation, action="discrete")] * 2,
+                                       context="spawn")
+    direct = ShowdownEnv("random", format=FORMAT, max_turns=4, recordings=False, observation=observation,
+                         action="discrete")
+    try:
+        observations, _ = vector.reset(seed=[41, 42])
+        alone, _ = direct.reset(seed=41)
+        if observation == "text":
+            assert observations[0] == alone and ("#" in alone or "|" in alone)
+        else:
+            assert all(np.array_equal(observations[key][0], alone[key]) for key in alone)
+        assert run_vector(vector, 40, seed=41) >= 2
+    finally:
+        vector.close()
+        direct.close()
 
 
 def test_the_env_is_registered_with_gymnasium():

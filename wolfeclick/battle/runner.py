@@ -16,6 +16,7 @@ import datetime as _dt
 import functools
 import hashlib
 import itertools
+import os
 import platform
 import random
 import re
@@ -62,6 +63,15 @@ _RUN_NUMBERS = itertools.count(1)
 _POLICY_THREADS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="wolfeclick-policy")
 """Blocking (model) decisions wait here, one thread per battle in flight, so a batcher can gather them all:
 asyncio's default pool has only cores + 4 threads, which would cap a batch at 6 on a 2-core machine."""
+
+
+def _fresh_policy_threads() -> None:
+    """A forked child has none of the parent's pool threads: give it its own pool (a copied one never runs work)."""
+    global _POLICY_THREADS
+    _POLICY_THREADS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="wolfeclick-policy")
+
+
+os.register_at_fork(after_in_child=_fresh_policy_threads)
 INTERRUPTED = "interrupted: saved while the battle was still being played"
 MAX_REJECTIONS = 3
 """After this many refused choices at one decision point the side sends ``default``."""

@@ -32,8 +32,10 @@ from wolfeclick.battle.store import load_recording
 from wolfeclick.battle.teams import TeamSources
 from wolfeclick.battle.tracker import generation
 from wolfeclick.env.episode import AGENT_SPEC, STEP_TIMEOUT_S, EnvError, Episode, EpisodeEnd
-from wolfeclick.env.service import SimService, check_not_forked, default_service
+from wolfeclick.env.service import SimService, default_service
 from wolfeclick.game.actions import parse_action
+from wolfeclick.game.discrete import ACTION_COUNT, ACTION_NAMES, action_mask, resolve
+from wolfeclick.game.features import FEATURE_COUNT, GROUP_NAMES, empty_groups, feature_groups
 from wolfeclick.game.prompts import Candidate, Prompt, make_profile
 from wolfeclick.game.reward import COMPONENTS
 from wolfeclick.paths import recordings_dir as default_recordings_dir
@@ -47,11 +49,74 @@ EMPTY_RESULT: dict[str, Any] = {"winner": "", "reason": "", "turns": 0, "error":
 """``info["result"]`` before the battle ends (after it: the recording's result, ``""`` for a missing winner)."""
 
 
+class CodePoints:
+    """Every Unicode code point, as a ``Text`` space's character set and list: index ``i`` is ``chr(i)``.
+
+    Gymnasium writes a ``Text`` observation to shared memory (``AsyncVectorEnv``'s default) as one index per
+    character into the space's character list; with the default alphanumeric list the first ``#`` of a state was a
+    ``KeyError('#')`` in the worker. With this one every string round-trips."""
+
+    size = 0x110000
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __contains__(self, char: object) -> bool:
+        return isinstance(char, str) and len(char) == 1
+
+    def __getitem__(self, index: int) -> str:
+        return chr(int(index))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CodePoints)
+
+    def __hash__(self) -> int:
+        return hash(CodePoints)
+
+
 class AnyText(gym.spaces.Text):
-    """``gymnasium.spaces.Text`` that holds any string up to ``max_length`` (states have spaces, ``%``, ``|``…)."""
+    """``gymnasium.spaces.Text`` that holds any string up to ``max_length`` (states have spaces, ``%``, ``|``…), and
+    that Gymnasium's shared memory can carry. ``sample()`` still draws from the alphanumeric characters."""
+
+    _code_points = CodePoints()
 
     def contains(self, x: Any) -> bool:
         return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    @property
+    def character_set(self) -> Any:
+        return self._code_points
+
+    @property
+    def character_list(self) -> Any:
+        return self._code_points
+
+    def character_index(self, char: str) -> np.int32:
+        return np.int32(ord(char))
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        if mask is not None or probability is not None:
+            raise ValueError("AnyText.sample takes no mask: any string is in the space")
+        length = int(self.np_random.integers(self.min_length, min(self.max_length, 64) + 1))
+        return "".join(self.np_random.choice(self._char_list, size=length))
+
+
+OBSERVATIONS = ("text", "vector", "dict")
+"""``observation=``: the prompt text, the ``Box`` of ``wolfeclick.game.features``, or its groups as a ``Dict``."""
+ACTIONS = ("text", "discrete")
+"""``action=``: the model's text (or an index into ``legal_actions``), or ``Discrete(13)`` over the fixed layout of
+``wolfeclick.game.discrete`` with a mask."""
+
+
+def observation_space(kind: str) -> gym.Space[Any]:
+    if kind == "text":
+        return AnyText(max_length=MAX_OBSERVATION_CHARS)
+    if kind == "vector":
+        return gym.spaces.Box(-1.0, 1.0, shape=(FEATURE_COUNT,), dtype=np.float32)
+    groups: dict[str, gym.Space[Any]] = {
+        name: gym.spaces.Box(-1.0, 1.0, shape=(len(names),), dtype=np.float32) for name, names in GROUP_NAMES.items()}
+    groups["action_mask"] = gym.spaces.MultiBinary(ACTION_COUNT)
+    return gym.spaces.Dict(groups)
 
 
 def recordings_dir(value: str | os.PathLike[str] | None | bool) -> Path | None:
@@ -73,10 +138,13 @@ class ShowdownEnv(gym.Env):
                  recordings: str | os.PathLike[str] | None | bool = None, service: SimService | None = None,
                  render_mode: str | None = None, step_timeout_s: float = STEP_TIMEOUT_S,
                  agent_spec: str = AGENT_SPEC, teams: TeamSources | None = None, horizon: int | None = None,
-                 **llm_options: Any) -> None:
-        check_not_forked()
+                 observation: str = "text", action: str = "text", **llm_options: Any) -> None:
         if agent_side not in ("p1", "p2"):
             raise EnvError(f"agent_side must be 'p1' or 'p2', not {agent_side!r}")
+        if observation not in OBSERVATIONS:
+            raise EnvError(f"observation must be one of {', '.join(OBSERVATIONS)}, not {observation!r}")
+        if action not in ACTIONS:
+            raise EnvError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
         generation(format)  # an unknown format fails here, in one line
         self.format = format
         self.opponent = make_policy(opponent, **llm_options) if isinstance(opponent, str) else opponent
@@ -93,13 +161,18 @@ class ShowdownEnv(gym.Env):
         self.teams = teams
         """For formats that play given teams: ``TeamSources(team1=…, team2=…, pool=…)`` (files in Showdown's export
         or packed format), validated by the simulator at each reset and dealt from the battle seed."""
-        self.observation_space = AnyText(max_length=MAX_OBSERVATION_CHARS)
-        self.action_space = AnyText(max_length=MAX_ACTION_CHARS)
+        self.observation_kind = observation
+        self.action_kind = action
+        self.observation_space = observation_space(observation)
+        self.action_space = (gym.spaces.Discrete(ACTION_COUNT) if action == "discrete"
+                             else AnyText(max_length=MAX_ACTION_CHARS))
         self._episode: Episode | None = None
         self._observation: Observation | None = None
         self._prompt: Prompt | None = None
         self._played_candidates: list[Candidate] = []
         self._text = ""
+        self._groups = empty_groups()
+        self._mask = np.ones(ACTION_COUNT, dtype=np.int8)
         self.last_cut = False
         """Whether the last episode was cut at the horizon (its last step returned ``truncated`` and ``info["cut"]``)."""
         self._reported: set[int] = set()
@@ -111,7 +184,7 @@ class ShowdownEnv(gym.Env):
         self.steps = 0
 
     # --- Gymnasium ---------------------------------------------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Start a new battle (forfeiting one still in progress). ``seed`` is the battle seed itself.
 
         Without a seed the battle seed is drawn from the env's generator (seeded by the first ``reset(seed=…)``).
@@ -159,12 +232,12 @@ class ShowdownEnv(gym.Env):
         records, observation = episode.wait(self.step_timeout_s)
         if observation is None:  # the battle ended before the agent was asked anything (it never does in practice)
             self._set_observation(None)
-            return self._text, self._info(records, terminal=True)
+            return self._obs(), self._info(records, terminal=True)
         self._set_observation(observation)
-        return self._text, self._info(records)
+        return self._obs(), self._info(records)
 
     def step(self, action: str | int | np.integer, *, shown: str | None = None, raw_output: str | None = None,
-             refused: list[dict[str, str]] | None = None) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+             refused: list[dict[str, str]] | None = None) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """One decision. The recording keeps, in the decision's ``policy_info``, the exact ``observation`` text the
         agent read (``shown`` when a wrapper showed more than the observation, as the tool env does) and any
         ``refused_calls`` made before this one; ``raw_output`` is the agent's own text (or its tool call)."""
@@ -198,12 +271,13 @@ class ShowdownEnv(gym.Env):
                 raise EnvError(f"the battle was aborted: {result.error}")
             truncated = result.reason == "turn_limit"
             terminated = not truncated
-        return self._text, float(reward), terminated, truncated, info
+        return self._obs(), float(reward), terminated, truncated, info
 
-    def _cut(self, records: list[TurnRecord], decision: Decision) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def _cut(self, records: list[TurnRecord], decision: Decision) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """The horizon is reached: forfeit and save the battle; this step's reward is every agent decision not yet
         rewarded (the forfeit settles the last one), without an outcome; the observation is the state at the cut."""
         text, legal, turn = self._text, self.legal_actions, self._observation.turn if self._observation else 0
+        groups, mask = self._groups, self._mask
         self._end_episode()
         self.last_cut = True
         end = self.last_end
@@ -212,9 +286,9 @@ class ShowdownEnv(gym.Env):
         rest = [t for t in end.recording.turns if self.agent_side in t.decisions and t.index not in self._reported
                 and t.index not in seen]
         info = self._info(records + rest, end=end, decision=decision, outcome=False)
-        info.update(legal_actions=legal, turn=turn, cut=True)
-        self._text = text
-        return text, float(info["reward"]["shaped"]), False, True, info
+        info.update(legal_actions=legal, turn=turn, cut=True, action_mask=mask.copy())
+        self._text, self._groups, self._mask = text, groups, mask
+        return self._obs(), float(info["reward"]["shaped"]), False, True, info
 
     def render(self) -> str | None:
         return self._text if self.render_mode == "ansi" else None
@@ -233,6 +307,20 @@ class ShowdownEnv(gym.Env):
         observation, candidates = self._observation, self._prompt.candidates
         if isinstance(action, (bool, np.bool_)):
             raise TypeError("an action is the model's text or an index into info['legal_actions'], not a bool")
+        if isinstance(action, np.ndarray) and action.shape == ():  # what a vector env hands one env of a batch
+            action = action.item()
+        if self.action_kind == "discrete":
+            if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
+                raise TypeError(f"a discrete action is an index into the {ACTION_COUNT} slots, "
+                                f"not {type(action).__name__}")
+            index = int(action)
+            resolved = resolve(index, observation.request, observation.allowed())
+            if resolved is None:
+                name = ACTION_NAMES[index] if 0 <= index < ACTION_COUNT else "out of range"
+                return fallback_decision(observation, f"action {index} ({name}) is masked out: not legal now")
+            legal, command = resolved
+            return Decision(action=legal, command=command if command != legal.command() else None,
+                            info={"env_action": index})
         if isinstance(action, (int, np.integer)):
             index = int(action)
             if 0 <= index < len(candidates):
@@ -250,7 +338,20 @@ class ShowdownEnv(gym.Env):
             return Decision(action=parsed.action, raw_output=action)
         return fallback_decision(observation, parsed.reason or "no legal action named", raw_output=action)
 
+    def action_masks(self) -> np.ndarray:
+        """Which of the ``Discrete(13)`` actions are legal now (sb3-contrib's ``MaskablePPO`` calls this). Once the
+        battle is over every action is allowed: the next call is a reset, which ignores it."""
+        return self._mask.astype(bool)
+
     # --- what the agent sees -----------------------------------------------------------------------------------
+    def _obs(self) -> Any:
+        """The observation in this env's ``observation`` kind."""
+        if self.observation_kind == "text":
+            return self._text
+        if self.observation_kind == "vector":
+            return np.concatenate(list(self._groups.values()))
+        return {**{name: values.copy() for name, values in self._groups.items()}, "action_mask": self._mask.copy()}
+
     @property
     def legal_actions(self) -> list[str]:
         """The exact answer strings for the current decision (empty once the battle is over)."""
@@ -277,9 +378,14 @@ class ShowdownEnv(gym.Env):
             self._prompt = None
             end = self._episode.end if self._episode is not None else None
             self._text = end_text(end.recording, self.agent_side) if end is not None else ""
+            self._groups, self._mask = empty_groups(), np.ones(ACTION_COUNT, dtype=np.int8)
             return
         self._prompt = self.profile.build(observation)
         self._text = self._prompt.messages[-1]["content"]
+        allowed = observation.allowed()
+        self._mask = action_mask(observation.request, allowed)
+        if self.observation_kind != "text":
+            self._groups = feature_groups(observation.battle, observation.request, allowed)
 
     def _info(self, records: list[TurnRecord], *, terminal: bool = False, decision: Decision | None = None,
               end: EpisodeEnd | None = None, outcome: bool = True) -> dict[str, Any]:
@@ -321,6 +427,7 @@ class ShowdownEnv(gym.Env):
             "recording_id": end.recording.id if end is not None else "",
             "result": result,
             "cut": False,
+            "action_mask": self._mask.copy(),
         }
 
     def _answer_text(self, decision: Decision) -> str | None:
@@ -339,6 +446,7 @@ class ShowdownEnv(gym.Env):
             episode.open_decision = {"observation": self._text if shown is None else shown,
                                      **({"refused_calls": list(refused)} if refused else {})}
         self._observation = self._prompt = None
+        self._groups, self._mask = empty_groups(), np.ones(ACTION_COUNT, dtype=np.int8)
         if episode is not None:
             self.last_end = episode.finish(self.step_timeout_s)
 

@@ -60,6 +60,9 @@ class AgentSeat:
             raise EpisodeClosed("the env was closed before the battle ended")
         if observation.request.get("teamPreview"):  # prompts and tools name moves and switches, not team orders
             return Decision(action=None, command="default", info={"note": "team preview: the team file's order"})
+        if not observation.allowed():  # never hand the agent a decision it cannot make (no listed action is legal)
+            return Decision(action=None, command="default",
+                            info={"note": "no listed action is legal here: the simulator's default"})
         self.events.put(("decide", observation))
         try:
             return self.decisions.get()

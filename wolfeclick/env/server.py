@@ -314,7 +314,8 @@ class ShowdownServerEnv(Environment[ShowdownAction, ShowdownObservation, Showdow
                      info: dict[str, Any]) -> ShowdownObservation:
         return ShowdownObservation(text=text, legal_actions=list(info.get("legal_actions", [])),
                                    turn=int(info.get("turn", 0)), episode_id=episode_id, truncated=truncated,
-                                   info={k: v for k, v in info.items() if k != "legal_actions"},
+                                   info={k: v.tolist() if hasattr(v, "tolist") else v  # the mask: JSON, not numpy
+                                         for k, v in info.items() if k != "legal_actions"},
                                    reward=reward, done=terminated or truncated)
 
 

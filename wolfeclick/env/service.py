@@ -7,31 +7,30 @@ hands results back to the calling threads; nothing here knows about observations
 Lifecycle: a script (or TRL) that never closes its envs must still exit. The agent's seat waits in one of the
 runner's worker threads, which the interpreter joins before ``atexit`` handlers run, so a service that ran an
 episode registers a hook that runs before that join: it forfeits every open episode (its recording is saved) and
-stops the simulators. Threads do not survive ``fork`` (Gymnasium's ``AsyncVectorEnv`` default): poke-env runs a
-background loop from the moment it is imported, and a service its loop and the runner its decision threads, so an
-env built in a forked child would wait on a thread that is not there. It refuses in one line instead, naming
-``context="spawn"`` (a child forked before any of those threads existed works).
+stops the simulators.
+
+Processes: threads do not survive ``fork`` (Gymnasium's ``AsyncVectorEnv`` default on Linux), so a forked child
+starts afresh: every service it inherited forgets the parent's loop, simulators and episodes (they are the
+parent's) and starts its own on first use, as the runner's decision threads and the baselines' locks do. A service
+handed to another process by pickling (``AsyncVectorEnv``'s spawned workers, ``gymnasium.make``'s copy of its
+keyword arguments) is that process's service with the same settings, one per original; a deep copy is the
+service itself, since it is a handle shared by envs, not a value.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
-import sys
 import threading
 import weakref
 from concurrent.futures import Future
 from typing import Any, Coroutine, Protocol
 
-from wolfeclick.errors import WolfeClickError
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
 
 EXIT_TIMEOUT_S = 30.0
 """At interpreter exit, how long each open episode may take to forfeit and save (it takes milliseconds)."""
-
-
-class ForkedServiceError(WolfeClickError, RuntimeError):
-    """An env used in a forked child of a process whose env threads were already running."""
 
 
 class OpenEpisode(Protocol):
@@ -40,31 +39,36 @@ class OpenEpisode(Protocol):
     def finish(self, timeout: float) -> Any: ...
 
 
-_PLAYED_IN_PID: int | None = None
-"""The process whose env threads (service loops, the runner's decision threads) were started, if any."""
-_FORKED_WITHOUT_THREADS = False
-"""Set in a forked child when the parent already had threads an env needs (poke-env's loop, a service's)."""
 _SERVICES: "weakref.WeakSet[SimService]" = weakref.WeakSet()
 _EXIT_HOOK_LOCK = threading.Lock()
 _EXIT_HOOK_PID: int | None = None
+_INHERITED: list[Any] = []
+"""A forked child's copies of its parent's loops and pools: kept, never used or closed (closing a copied pool's
+transports would try to stop the parent's simulators), so that garbage collection does not touch them either."""
+_TOKENS = itertools.count(1)
+_BY_TOKEN: "weakref.WeakValueDictionary[tuple[int, int], SimService]" = weakref.WeakValueDictionary()
 
 
 def _after_fork_in_child() -> None:
-    global _FORKED_WITHOUT_THREADS
-    if _PLAYED_IN_PID is not None or "poke_env.concurrency" in sys.modules:
-        _FORKED_WITHOUT_THREADS = True
+    """The child has none of the parent's threads: every inherited service starts over on first use."""
+    global _EXIT_HOOK_LOCK, _DEFAULT_LOCK
+    _EXIT_HOOK_LOCK = threading.Lock()
+    _DEFAULT_LOCK = threading.Lock()
+    for service in list(_SERVICES):
+        service._forget_parent()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def check_not_forked() -> None:
-    """Refuse, in one line, to build or run an env in a forked child whose parent's env threads are lost."""
-    if _FORKED_WITHOUT_THREADS:
-        raise ForkedServiceError(
-            "envs cannot run in a process forked after wolfeclick.env was imported (the threads they need are not "
-            "copied by fork): build them in fresh processes (gymnasium AsyncVectorEnv(..., context=\"spawn\"), multiprocessing "
-            "get_context(\"spawn\"))")
+def _unpickled_service(pid: int, token: int, processes: int | None) -> "SimService":
+    """The receiving process's stand-in for service ``token`` of process ``pid``: one per original."""
+    key = (pid, token)
+    service = _BY_TOKEN.get(key)
+    if service is None:
+        service = SimService(processes)
+        _BY_TOKEN[key] = service
+    return service
 
 
 def _register_exit_hook() -> None:
@@ -97,6 +101,7 @@ class SimService:
 
     def __init__(self, processes: int | None = None) -> None:
         self.processes = processes
+        self._origin = (os.getpid(), next(_TOKENS))
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -106,11 +111,28 @@ class SimService:
         self.pid: int | None = None
         """The process whose thread runs this service's loop (None until the first battle)."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _unpickled_service, (*self._origin, self.processes)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "SimService":
+        return self
+
+    def __copy__(self) -> "SimService":
+        return self
+
+    def _forget_parent(self) -> None:
+        """In a forked child: drop the parent's loop, simulators and episodes (kept unreferenced-but-alive)."""
+        _INHERITED.append((self._loop, self._thread, self._pool, self._pool_ready, self._episodes))
+        self._lock = threading.Lock()
+        self._loop = self._thread = None
+        self._pool = None
+        self._pool_ready = None
+        self._episodes = weakref.WeakSet()
+        self.pid = None
+
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
-        global _PLAYED_IN_PID
         with self._lock:
-            check_not_forked()
             if self._loop is None or not self._loop.is_running():
                 ready = threading.Event()
                 loop = asyncio.new_event_loop()
@@ -125,7 +147,7 @@ class SimService:
                 self._thread.start()
                 ready.wait()
                 self._loop = loop
-                self.pid = _PLAYED_IN_PID = os.getpid()
+                self.pid = os.getpid()
                 _SERVICES.add(self)
             return self._loop
 

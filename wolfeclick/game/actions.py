@@ -86,7 +86,8 @@ def legal_actions(request: dict[str, Any]) -> list[LegalAction]:
     """All moves (≤4) and switches (≤5) the request allows, moves first, in the request's order.
 
     A team-preview request offers one ``team N`` action per Pokémon (choose the lead; the rest keep their order).
-    A side that must wait has no actions. ``maybeTrapped`` keeps switches (the simulator may still refuse them, and
+    A side that must wait has no actions. After Revival Blessing (a forced switch whose active is ``reviving``) the
+    switches are the fainted Pokémon, which the move brings back. ``maybeTrapped`` keeps switches (the simulator may still refuse them, and
     the runner then asks again).
     """
     if not request or request.get("wait"):
@@ -108,11 +109,14 @@ def legal_actions(request: dict[str, Any]) -> list[LegalAction]:
         actions = actions[:MAX_MOVES]
 
     trapped = bool(active.get("trapped")) and not force_switch
+    # Revival Blessing asks for a "switch" that names a fainted Pokémon to revive, and only a fainted one.
+    reviving = force_switch and any(mon.get("active") and mon.get("reviving") for mon in team)
     if not trapped:
         switches = []
         for position, mon in enumerate(team, start=1):
             condition = str(mon.get("condition", ""))
-            if mon.get("active") or condition.endswith(" fnt") or condition == "0 fnt":
+            fainted = condition.endswith(" fnt") or condition == "0 fnt"
+            if mon.get("active") or fainted != reviving:
                 continue
             name = species_of(str(mon.get("details", mon.get("ident", "?"))))
             switches.append(LegalAction("switch", name, to_id(name), position))

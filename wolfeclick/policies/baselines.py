@@ -7,8 +7,10 @@ lock, so no two decisions ever share (or race on) a generator.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
+import os
 import threading
 from importlib.metadata import version
 from typing import Any, Callable
@@ -29,6 +31,41 @@ _RNG_LOCK = threading.Lock()
 _RNG_MODULES = (_pe_player, _pe_baselines)
 
 
+def _fresh_rng_lock() -> None:
+    """A forked child: a lock another thread of the parent held at the fork would never be released."""
+    global _RNG_LOCK
+    _RNG_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_rng_lock)
+
+
+def _build_player(player_class: Any) -> Any:
+    """A poke-env player built on a loop of its own, in a short-lived thread.
+
+    poke-env's players create their asyncio objects by handing a coroutine to its background loop (``POKE_LOOP``)
+    and waiting; in a forked child that loop's thread does not exist, so the wait never ends. Built inside a running
+    loop that is passed as the player's ``loop``, they are created in place; a server-less player never uses them."""
+    async def build() -> Any:
+        return player_class(start_listening=False, log_level=logging.CRITICAL, loop=asyncio.get_running_loop())
+
+    result: list[Any] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(asyncio.run(build()))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=run, name="wolfeclick-baseline-build")
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
 @functools.cache
 def _poke_env_version() -> str:
     """Looked up once: ``importlib.metadata`` scans every installed package, ~2% of a battle's Python CPU per call."""
@@ -45,7 +82,7 @@ class BaselinePolicy:
             raise InputError(f"unknown poke-env player {player!r}; choose one of {', '.join(PLAYERS)}")
         player_class, self.description = PLAYERS[player], description
         self.spec = spec
-        self._player = player_class(start_listening=False, log_level=logging.CRITICAL)
+        self._player = _build_player(player_class)
 
     def metadata(self) -> dict[str, Any]:
         return {"kind": "baseline", "implementation": f"poke-env {_poke_env_version()}",
