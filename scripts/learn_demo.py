@@ -96,6 +96,62 @@ def first_decisions(rows: list[dict[str, Any]], decisions: int) -> list[dict[str
     return [row for row in rows if sum(m["role"] == "assistant" for m in row["messages"]) < decisions]
 
 
+def battle_keys(args: argparse.Namespace, battles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What makes each battle the battle it is, for the held-out check: the agent's and the opponent's teams (the
+    species of each side, in team order, from the recording's first snapshot: each side's own view of its team)
+    and the opening state the agent reads (the text a ``--horizon 1`` rollout is given)."""
+    import tempfile
+
+    from wolfeclick.battle.store import load_recording
+    from wolfeclick.env.tool_env import finish
+
+    keys = []
+    with tempfile.TemporaryDirectory() as folder:
+        factory = env_factory(args, folder, 1)
+        for battle in battles:
+            env = factory()
+            opening = env.reset(**battle)
+            action, choice = env._options()[0]  # one decision, so that the recording has a turn with both teams
+            env.move(choice) if action.kind == "move" else env.switch(choice)
+            finish(env)
+            recording = load_recording(Path(env.recording_path or ""))
+            first = recording.turns[0].snapshot
+            teams = {side: tuple(mon.species for mon in first[side].team) for side in ("p1", "p2")}
+            keys.append({"seed": battle["seed"], "teams": teams, "opening": opening})
+    return keys
+
+
+def overlap(train: list[dict[str, Any]], held_out: list[dict[str, Any]]) -> dict[str, int]:
+    """How many held-out battles share a team (either side's, with either side of any training battle) or their
+    opening state with the training battles: all must be 0 for the comparison to measure learning, not recall."""
+    train_teams = {team for key in train for team in key["teams"].values()}
+    train_openings = {key["opening"] for key in train}
+    return {
+        "battles_sharing_a_team": sum(any(t in train_teams for t in key["teams"].values()) for key in held_out),
+        "battles_sharing_the_opening_state": sum(key["opening"] in train_openings for key in held_out),
+        "distinct_training_openings": len(train_openings),
+        "distinct_held_out_openings": len({key["opening"] for key in held_out}),
+    }
+
+
+def dex_words(format_id: str) -> list[str]:
+    """Every species and move of the format's generation as the texts name them (Showdown id, display name): the
+    game's own vocabulary, so that a held-out battle's Pokémon and moves are words the tokenizer knows although
+    no training battle showed them. Game data, not held-out data."""
+    from poke_env.data import GenData
+
+    from wolfeclick.battle.tracker import generation
+    from wolfeclick.game.actions import to_id
+
+    data = GenData.from_gen(generation(format_id))
+    names = [entry.get("name", key) for key, entry in data.pokedex.items()]
+    names += [entry.get("name", key) for key, entry in data.moves.items()]
+    words = []
+    for name in names:
+        words += [name, to_id(name), f'"{to_id(name)}"', f" {name}"]
+    return words
+
+
 def call_text(kind: str, choice: str) -> str:
     return f"{MOVE_OPEN if kind == 'move' else SWITCH_OPEN}{choice}{CALL_CLOSE}"
 
@@ -345,10 +401,10 @@ def write_outputs(out: Path, results: dict[str, Any]) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("runs/learn-demo"))
-    parser.add_argument("--format", default="gen9ou")
-    parser.add_argument("--team1", type=Path, default=Path("tests/data/teams/gen9ou/balance.txt"),
-                        help="the agent's team file (team formats)")
-    parser.add_argument("--teams", type=Path, default=Path("tests/data/teams/gen9ou"),
+    parser.add_argument("--format", default="gen9randombattle",
+                        help="random battles: every seed deals both sides new teams, so held-out battles are new")
+    parser.add_argument("--team1", type=Path, default=None, help="the agent's team file (team formats)")
+    parser.add_argument("--teams", type=Path, default=None,
                         help="the opponents' team pool, a folder (team formats)")
     parser.add_argument("--opponent", default="random")
     parser.add_argument("--horizon", type=int, default=1, help="decisions per rollout before it is cut")
@@ -397,11 +453,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     train_battles = [row(args, seed) for seed in train_seeds]
     eval_battles = [row(args, seed) for seed in eval_seeds]
     quiet = env_factory(args, False)
+    held_out = overlap(battle_keys(args, train_battles), battle_keys(args, eval_battles))
+    print("train/held-out overlap:", json.dumps(held_out))
+    if held_out["battles_sharing_a_team"] or held_out["battles_sharing_the_opening_state"]:
+        raise SystemExit(f"held-out battles overlap the training battles ({json.dumps(held_out)}): the comparison "
+                         "would measure recall, not learning; use a format that deals new teams (random battles)")
+    timings["overlap_s"] = time.perf_counter() - started
     rows = baseline_decisions(env_factory(args, False, args.corpus_horizon), train_battles)
     tools = tool_schemas()
     probe = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),
                                     chat_template=tool_chat_template())
     texts = [render(probe, row["messages"], tools) for row in rows] + [row["choice"] for row in rows]
+    texts += dex_words(args.format)
     tokenizer = build_word_tokenizer(out / "model", texts)
     tokenizer.padding_side = "left"
     model = build_model(out / "model", tokenizer, args.seed)
@@ -447,7 +510,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
            for entry in trainer.state.log_history if "reward" in entry]
     results = {"args": {k: str(v) for k, v in vars(args).items()}, "summary": summary, "train_log": log,
                "warm_start_loss": [losses[0], losses[-1]] if losses else [], "timings": timings,
-               "train_seeds": [train_seeds[0], train_seeds[-1]], "eval_seeds": [eval_seeds[0], eval_seeds[-1]]}
+               "train_seeds": [train_seeds[0], train_seeds[-1]], "eval_seeds": [eval_seeds[0], eval_seeds[-1]],
+               "overlap": held_out}
     write_outputs(out, results)
     print(table(summary))
     print(json.dumps(timings))

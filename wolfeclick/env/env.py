@@ -5,6 +5,9 @@
 - The action is the model's raw text, read with the same tolerant parser as generate mode, or an index into
   ``info["legal_actions"]`` (the exact answer strings). An answer that names no legal action is played as the
   seeded fallback and charged −10, flagged in ``info`` and in the recording.
+- For RL libraries that want numbers: ``observation="vector"`` (a ``Box`` of ``wolfeclick.game.features``) or
+  ``"dict"`` (its groups and the mask), and ``action="discrete"`` (``Discrete(13)``, ``wolfeclick.game.discrete``)
+  with ``action_masks()``; a masked-out action is refused like illegal text.
 - Rewards are the runner's own: a decision's shaped reward is known once every side that decided with it has
   decided again (or the battle ended), so a step's reward is the sum over the agent's decisions settled during that
   step — almost always just the last one; after the agent's own forced switch it arrives one step later.
