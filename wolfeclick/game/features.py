@@ -13,6 +13,7 @@ has revealed (an unrevealed slot counts as unseen at full HP, as the reward's te
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -94,13 +95,25 @@ def _gen_data(gen: int) -> Any:
     return GenData.from_gen(gen)
 
 
+@dataclass(frozen=True)
+class MoveNumbers:
+    power: float
+    type: PokemonType | None
+    category: MoveCategory
+    accuracy: float
+    max_pp: int
+    priority: int
+
+
 @functools.cache
-def _move(move_id: str, gen: int) -> Move | None:
+def _move(move_id: str, gen: int) -> MoveNumbers | None:
+    """A move's numbers from poke-env's data; None for an id it lacks or cannot read whole (``recharge``, some
+    request-only pseudo-moves have no ``priority`` or type entry)."""
     try:
         move = Move(move_id, gen)
-        move.entry  # noqa: B018  (an unknown id fails here, not later)
-        return move
-    except Exception:  # noqa: BLE001 - an id poke-env's data lacks is a move without known numbers
+        return MoveNumbers(float(move.base_power), move.type, move.category, float(move.accuracy), int(move.max_pp),
+                           int(move.priority))
+    except Exception:  # noqa: BLE001 - a move without known numbers, whatever poke-env raised for it
         return None
 
 
@@ -163,7 +176,7 @@ def _moves(battle: Any, request: dict[str, Any], mask: np.ndarray, me: Any, opp:
         maxpp = slot.get("maxpp") or move.max_pp or 1
         pp = slot.get("pp", maxpp)
         out.extend([
-            float(mask[k]), _clip(move.base_power / MAX_POWER, 0.0),
+            float(mask[k]), _clip(move.power / MAX_POWER, 0.0),
             _clip(effectiveness(move.type, theirs, battle.gen) / MAX_EFFECTIVENESS, 0.0) if damaging else 0.0,
             1.0 if damaging and move.type in mine else 0.0, _clip(float(move.accuracy), 0.0),
             _clip(float(pp) / float(maxpp), 0.0),
