@@ -16,6 +16,15 @@ model is small enough for a CPU:
   decisions (a seeded random legal call per state, on *training* seeds only) teaches the call format and little
   else; GRPO starts from it. The comparison is GRPO-trained vs that warm start (the untrained-by-GRPO model) on the
   same held-out seeds, with the random initialisation shown too.
+- **Held out**: training battles are seeds 1..``--corpus-seeds``, evaluation battles seeds 1,000,000 on, in a
+  random-battle format, where every seed deals both sides new teams. Before anything is trained the script reads
+  every battle's teams (both sides, from its recording) and opening state (the text a rollout is given) and prints
+  how many evaluation battles share either with a training battle; it stops if any does (a fixed team, say, gives
+  every battle the same team and a handful of openings: the comparison would then measure recall). The tokenizer
+  knows every species and move name of the generation (the game's data, not the evaluation battles').
+- **Task**: read the opening state and call ``move``/``switch`` naming one of the listed options: on a held-out
+  battle the lead, its moves and the bench are mostly ones no training target named, so a legal call means reading
+  the options, not recalling an answer.
 - **Reward**: ``reward_func`` as ``scripts/train_grpo.py`` uses it. Rollouts are cut after ``--horizon`` decisions, so
   a rollout whose calls are legal earns the shaped reward of its decisions, and one that never plays a decision
   (no call, or only refused calls) is forfeited at −10: the reward mostly says "play a legal action".

@@ -83,5 +83,6 @@ def test_learn_demo_runs_end_to_end_and_writes_its_outputs(tmp_path, monkeypatch
     assert "plotly" in (tmp_path / "learning.html").read_text()[:100_000].lower()
     assert (tmp_path / "model" / "tokenizer.json").exists()
     rollouts = sorted((tmp_path / "recordings").glob("*.json"))  # the GRPO step's rollouts are real battles
-    assert len(rollouts) == 2 and all(load_recording(p).source.kind == "training" for p in rollouts)
+    # two rollouts of one seed; two that played the same battle are one recording (the store keeps one file a battle)
+    assert 1 <= len(rollouts) <= 2 and all(load_recording(p).source.kind == "training" for p in rollouts)
     assert os.path.getsize(tmp_path / "learning.html") > 0

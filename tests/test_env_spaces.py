@@ -7,18 +7,21 @@ action (Revival Blessing's fainted targets included)."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from wolfeclick.battle.teams import TeamSources
 from wolfeclick.env import ENV_ID, EnvError, ShowdownEnv, SimService
 from wolfeclick.game.actions import legal_actions
 from wolfeclick.game.discrete import ACTION_NAMES, action_mask
 from wolfeclick.game.features import FEATURE_COUNT, FEATURE_NAMES, GROUP_NAMES, GROUPS
 
 FORMAT = "gen9randombattle"
+TEAMS = Path(__file__).resolve().parent / "data" / "teams" / "gen9ou"
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +47,11 @@ def test_check_env_passes_with_every_documented_argument_through_gymnasium_make(
                    step_timeout_s=60.0, render_mode="ansi", prompt="arena-v1")
     check_env(env.unwrapped)
     assert env.unwrapped.service is service  # the copy is the same handle, not a second simulator pool
+    env.close()
+    teams = TeamSources(team1=TEAMS / "balance.txt", pool=TEAMS)  # a format that plays given teams
+    env = gym.make(ENV_ID, opponent="heuristic", format="gen9ou", teams=teams, recordings=False, service=service,
+                   observation="dict", action="discrete", agent_spec="env:test")
+    check_env(env.unwrapped)
     env.close()
 
 
