@@ -117,12 +117,16 @@ def test_text_and_dict_observations_cross_shared_memory(observation):
     direct = ShowdownEnv("random", format=FORMAT, max_turns=4, recordings=False, observation=observation,
                          action="discrete")
     try:
-        observations, _ = vector.reset(seed=[41, 42])
+        observations, infos = vector.reset(seed=[41, 42])
         alone, _ = direct.reset(seed=41)
-        if observation == "text":
-            assert observations[0] == alone and ("#" in alone or "|" in alone)
-        else:
-            assert all(np.array_equal(observations[key][0], alone[key]) for key in alone)
+        for _ in range(2):  # the batch handed out is the current one at every step, not the first one again
+            if observation == "text":
+                assert observations[0] == alone and ("#" in alone or "|" in alone)
+            else:
+                assert all(np.array_equal(observations[key][0], alone[key]) for key in alone)
+            actions = np.array([int(np.flatnonzero(mask)[0]) for mask in infos["action_mask"]])
+            observations, _, _, _, infos = vector.step(actions)
+            alone = direct.step(int(actions[0]))[0]
         assert run_vector(vector, 40, seed=41) >= 2
     finally:
         vector.close()

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import weakref
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.battle.schema import Recording, TurnRecord
@@ -55,9 +57,9 @@ EMPTY_RESULT: dict[str, Any] = {"winner": "", "reason": "", "turns": 0, "error":
 class CodePoints:
     """Every Unicode code point, as a ``Text`` space's character set and list: index ``i`` is ``chr(i)``.
 
-    Gymnasium writes a ``Text`` observation to shared memory (``AsyncVectorEnv``'s default) as one index per
-    character into the space's character list; with the default alphanumeric list the first ``#`` of a state was a
-    ``KeyError('#')`` in the worker. With this one every string round-trips."""
+    Gymnasium flattens a ``Text`` value as one index per character into the space's character list; with the
+    default alphanumeric list the first ``#`` of a state was a ``KeyError('#')`` (in ``AsyncVectorEnv``'s shared
+    memory, before ``SharedTexts``). With this one every string flattens and round-trips."""
 
     size = 0x110000
 
@@ -102,6 +104,54 @@ class AnyText(gym.spaces.Text):
             raise ValueError("AnyText.sample takes no mask: any string is in the space")
         length = int(self.np_random.integers(self.min_length, min(self.max_length, 64) + 1))
         return "".join(self.np_random.choice(self._char_list, size=length))
+
+
+class SharedTexts:
+    """A batch of text observations living in Gymnasium's shared memory, read when the batch is handed out.
+
+    Gymnasium's own reader for ``Text`` decodes the buffer once, when the vector env is built, so every later batch
+    would be that first, empty one; a ``Box`` reader is a live view instead. This is the live view for text: each
+    env's row holds the length and then the code points; ``AsyncVectorEnv`` returns ``deepcopy`` of it (its default
+    ``copy=True``), which is a tuple of the strings as they are now."""
+
+    def __init__(self, shared: Any, n: int, max_length: int) -> None:
+        self.shared, self.n, self.max_length = shared, n, max_length
+
+    def rows(self) -> np.ndarray:
+        return np.frombuffer(self.shared.get_obj(), dtype=np.int32).reshape(self.n, self.max_length + 1)
+
+    def decode(self) -> tuple[str, ...]:
+        return tuple(row[1:1 + int(row[0])].astype("<u4").tobytes().decode("utf-32-le") for row in self.rows())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return self.decode()
+
+    def __getitem__(self, index: int) -> str:
+        return self.decode()[index]
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Any:
+        return iter(self.decode())
+
+
+@create_shared_memory.register(AnyText)
+def _create_text_memory(space: AnyText, n: int = 1, ctx: Any = multiprocessing) -> Any:
+    return ctx.Array(np.dtype(np.int32).char, n * (space.max_length + 1))
+
+
+@read_from_shared_memory.register(AnyText)
+def _read_text_memory(space: AnyText, shared_memory: Any, n: int = 1) -> SharedTexts:
+    return SharedTexts(shared_memory, n, space.max_length)
+
+
+@write_to_shared_memory.register(AnyText)
+def _write_text_memory(space: AnyText, index: int, value: str, shared_memory: Any) -> None:
+    codes = np.frombuffer(value.encode("utf-32-le"), dtype="<u4").astype(np.int32)
+    row = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)[index * (space.max_length + 1):]
+    row[0] = len(codes)
+    row[1:1 + len(codes)] = codes
 
 
 OBSERVATIONS = ("text", "vector", "dict")
