@@ -22,7 +22,7 @@ from poke_env.data import GenData
 
 from wolfeclick.game.actions import MAX_MOVES, MAX_SWITCHES, LegalAction
 from wolfeclick.game.discrete import ACTION_COUNT, action_mask
-from wolfeclick.game.state import TEAM_SLOTS, speed_range, stage_multiplier
+from wolfeclick.game.state import TEAM_SLOTS, mean_team_hp, speed_range, stage_multiplier, team_share
 
 TYPES: tuple[PokemonType, ...] = tuple(t for t in PokemonType if t not in (PokemonType.THREE_QUESTION_MARKS,
                                                                            PokemonType.STELLAR))
@@ -50,6 +50,8 @@ MAX_POWER = 250.0
 MAX_EFFECTIVENESS = 4.0
 MAX_SPEED = 600.0
 MAX_TURN = 100.0
+MAX_STAGE = 6.0
+"""Boost stages run from -6 to +6; move priority (-7 to +5) is scaled by the same number."""
 
 
 def _mon_names(prefix: str) -> list[str]:
@@ -150,7 +152,7 @@ def _mon(mon: Any, gen: int) -> list[float]:
         *(1.0 if t in types else 0.0 for t in TYPES),
         0.0 if mon.fainted else _clip(float(mon.current_hp_fraction), 0.0),
         *(1.0 if status == s else 0.0 for s in STATUSES),
-        *(_clip(mon.boosts.get(b, 0) / 6.0) for b in BOOSTS),
+        *(_clip(mon.boosts.get(b, 0) / MAX_STAGE) for b in BOOSTS),
         1.0 if getattr(mon, "is_terastallized", False) else 0.0,
     ]
 
@@ -180,7 +182,7 @@ def _moves(battle: Any, request: dict[str, Any], mask: np.ndarray, me: Any, opp:
             _clip(effectiveness(move.type, theirs, battle.gen) / MAX_EFFECTIVENESS, 0.0) if damaging else 0.0,
             1.0 if damaging and move.type in mine else 0.0, _clip(float(move.accuracy), 0.0),
             _clip(float(pp) / float(maxpp), 0.0),
-            *(1.0 if category == c else 0.0 for c in CATEGORIES), _clip(move.priority / 6.0),
+            *(1.0 if category == c else 0.0 for c in CATEGORIES), _clip(move.priority / MAX_STAGE),
         ])
     return out
 
@@ -227,9 +229,9 @@ def _team(battle: Any, request: dict[str, Any]) -> list[float]:
     seen = list(battle.opponent_team.values())
     fainted = sum(1 for mon in seen if mon.fainted)
     opp_levels = [0.0 if mon.fainted else float(mon.current_hp_fraction) for mon in seen][:TEAM_SLOTS]
-    opp_hp = (sum(opp_levels) + (TEAM_SLOTS - len(opp_levels))) / TEAM_SLOTS
-    me_hp = sum(levels[:TEAM_SLOTS]) / TEAM_SLOTS
-    return [alive / TEAM_SLOTS, _clip(me_hp, 0.0), fainted / TEAM_SLOTS, _clip(len(seen) / TEAM_SLOTS, 0.0),
+    opp_hp = mean_team_hp(opp_levels, full=1.0) / 100.0  # the house's one team-HP mean (unseen slots full)
+    me_hp = mean_team_hp(levels[:TEAM_SLOTS], full=1.0) / 100.0
+    return [team_share(alive), _clip(me_hp, 0.0), team_share(fainted), _clip(team_share(len(seen)), 0.0),
             _clip(opp_hp, 0.0)]
 
 

@@ -72,6 +72,12 @@ def public_hp(percent: float | None) -> int:
     return 99 if shown >= 100 and value < 100 else min(100, shown)
 
 
+def team_share(count: int, *, slots: int = TEAM_SLOTS) -> float:
+    """``count`` Pokémon as a share of a team's ``slots`` (alive, fainted, seen): the one place a count is divided by
+    the team size, beside the one HP mean below."""
+    return count / slots
+
+
 def mean_team_hp(levels: Sequence[float], *, full: float = 100.0, slots: int = TEAM_SLOTS) -> float:
     """A team's HP as one percent comparable across turns: the mean over all ``slots`` slots of each Pokémon's HP
     (``levels``, out of ``full``: 1.0 for fractions, 100 for percents; a fainted one is 0 there), an unseen slot
