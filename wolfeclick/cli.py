@@ -748,13 +748,20 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from wolfeclick.interop.export import ExportFilter, expand, export_files
+    from wolfeclick.interop.export import ExportError, ExportFilter, expand, export_files
 
-    total = len(expand(args.recordings))
-    with tqdm(total=total, unit="recording", file=sys.stderr, disable=total < 2) as bar:
-        stats = export_files(args.recordings, args.out, side=args.side, kind=args.kind,
-                             flt=ExportFilter(policy=args.policy, winner=args.winner, format=args.format),
-                             progress=lambda _: bar.update(1))
+    files = expand(args.recordings)
+    flt = ExportFilter(policy=args.policy, winner=args.winner, format=args.format)
+    with tqdm(total=len(files), unit="recording", file=sys.stderr, disable=len(files) < 2) as bar:
+        if args.kind != "value":
+            stats = export_files(args.recordings, args.out, side=args.side, kind=args.kind, flt=flt,
+                                 progress=lambda _: bar.update(1))
+        else:  # Monte-Carlo values from the analyses stored beside the recordings
+            from wolfeclick.interop.value import export_value_files
+
+            if not files:
+                raise ExportError("no recordings to export (no .json files in the paths given)")
+            stats = export_value_files(files, args.out, side=args.side, flt=flt, progress=lambda _: bar.update(1))
     print(f"{args.out}: {stats.summary()}")
     return 0
 

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any, Awaitable, Callable, Iterable
 
 from wolfeclick.analysis.racing import DEFAULT_BATCH, Tally, next_round, settled, still_racing, uniform_width
-from wolfeclick.analysis.rollout import Forks, Outcome, lean_rollout, prefix_lines, rollout
+from wolfeclick.analysis.rollout import AnalysisStopped, Forks, Outcome, lean_rollout, prefix_lines, rollout
 from wolfeclick.analysis.schema import (
     AnalysedDecision,
     Analysis,
@@ -30,7 +30,7 @@ from wolfeclick.battle.batch import relaxed_gc
 from wolfeclick.battle.branch import BranchError, replayable
 from wolfeclick.battle.remote import refuse_server_seats
 from wolfeclick.battle.schema import ActionRecord, Recording
-from wolfeclick.errors import InputError, WolfeClickError
+from wolfeclick.errors import InputError
 from wolfeclick.policies.base import Policy
 from wolfeclick.sim.process import SimPool
 from wolfeclick.sim.protocol import SIDES
@@ -41,10 +41,6 @@ DEFAULT_MARGIN = 0.15
 (and the two intervals do not overlap)."""
 TURNING_POINTS = 3
 SAMPLINGS = ("uniform", "racing")
-
-
-class AnalysisStopped(WolfeClickError):
-    """The analysis was asked to stop; nothing was written."""
 
 
 def estimate(outcomes: Iterable[Outcome | str | None], side: str) -> Estimate:

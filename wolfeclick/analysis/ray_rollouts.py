@@ -128,7 +128,7 @@ async def ray_winners(recording: Recording, spec: str, jobs: Sequence[Job], k: i
 
         await asyncio.gather(*(deal(actor) for actor in actors for _ in range(IN_FLIGHT)))
         if stopped and stopped() and any(len(r) < k for r in results):
-            from wolfeclick.analysis.core import AnalysisStopped
+            from wolfeclick.analysis.rollout import AnalysisStopped
 
             raise AnalysisStopped(f"{recording.id}: the analysis was stopped")
         return results

@@ -17,6 +17,7 @@ from wolfeclick.battle.branch import BranchError, replayable, turn_limit_of
 from wolfeclick.battle.lean import LeanRun, play_out
 from wolfeclick.battle.runner import stream_battle
 from wolfeclick.battle.schema import ActionRecord, Recording
+from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Decision, Observation, Policy
 from wolfeclick.sim.process import SimProcess
 from wolfeclick.sim.protocol import SIDES, derive_int, reseed_line
@@ -48,6 +49,11 @@ def luck_label(step: int, rollout: int) -> str:
     """Rollout ``rollout`` from decision ``step`` gets the same luck whichever option it starts with (common random
     numbers: the options of one decision differ by their choices, not by their dice)."""
     return f"analysis:{step}:{rollout}"
+
+
+class AnalysisStopped(WolfeClickError):
+    """The analysis was asked to stop; nothing was written. (Here, beside the rollouts, so that the local and the
+    Ray engine raise one error without either importing the other's driver.)"""
 
 
 class Forks:

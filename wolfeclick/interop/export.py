@@ -181,10 +181,6 @@ def export_files(paths: list[Path], out: Path, *, side: str = "both", kind: str 
     files = expand(paths)
     if not files:
         raise ExportError("no recordings to export (no .json files in the paths given)")
-    if kind == "value":  # Monte-Carlo values from the analyses stored beside the recordings
-        from wolfeclick.interop.value import export_value_files
-
-        return export_value_files(files, out, side=side, flt=flt or ExportFilter(), progress=progress)
     stats = ExportStats()
 
     def recordings() -> Iterator[Recording]:

@@ -23,7 +23,7 @@ from contextlib import ExitStack, aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
-from wolfeclick.arena.engines import FinishedBattle, SpecJob, battle_job, finished_battle
+from wolfeclick.arena.engines.base import FinishedBattle, SpecJob, battle_job, finished_battle
 from wolfeclick.battle.schema import SourceInfo
 
 __all__ = ["SimWorker", "ModelServer", "ModelServerClient", "RemoteBatcher", "RemoteEntry"]

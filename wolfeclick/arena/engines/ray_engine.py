@@ -33,7 +33,7 @@ from typing import Any
 import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayTaskError
 
-from wolfeclick.arena.engines import FinishedBattle, SpecJob
+from wolfeclick.arena.engines.base import FinishedBattle, SpecJob
 from wolfeclick.arena.engines.ray_actors import ModelServer, SimWorker
 from wolfeclick.battle.schema import SourceInfo
 from wolfeclick.battle.stream import Stream
