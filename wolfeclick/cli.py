@@ -9,12 +9,20 @@ import argparse
 import asyncio
 import os
 import sys
-import traceback
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS
+from wolfeclick.cli_options import (
+    SERVE_DESCRIPTION,
+    add_serve_arguments,
+    add_team_options,
+    bounded_int,
+    run_command,
+    skip_openenv_web_ui,
+    team_sources,
+)
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.paths import recordings_dir, results_dir
 from wolfeclick.sides import SIDES
@@ -32,23 +40,6 @@ def _add_llm_options(parser: argparse.ArgumentParser) -> None:
         group.add_argument(f"--{name}", type=option.type, choices=option.choices, default=default, help=option.help)
 
 
-def _add_team_options(parser: argparse.ArgumentParser, *, seats: bool = True) -> None:
-    group = parser.add_argument_group("teams (formats that play given teams: gen9ou, gen9ubers, gen4ou, gen1ou, …)")
-    if seats:
-        group.add_argument("--team1", type=Path, default=None, metavar="FILE",
-                           help="p1's team: Showdown export text or a packed team")
-        group.add_argument("--team2", type=Path, default=None, metavar="FILE", help="p2's team")
-    group.add_argument("--teams", type=Path, default=None, metavar="DIR",
-                       help="a pool folder of team files (*.txt, *.team, *.paste); each battle deals each seat "
-                            "one of them from the battle seed" + (" (seats without --team1/--team2)" if seats else ""))
-
-
-def _team_sources(args: argparse.Namespace):  # -> TeamSources (imported lazily, like the rest of the library)
-    from wolfeclick.battle.teams import TeamSources
-
-    return TeamSources(getattr(args, "team1", None), getattr(args, "team2", None), args.teams)
-
-
 def _llm_options(args: argparse.Namespace) -> dict:
     return {"mode": args.mode, "quant": args.quant, "profile": args.profile, "temperature": args.temperature,
             "parser": args.parser}
@@ -56,22 +47,6 @@ def _llm_options(args: argparse.Namespace) -> dict:
 
 MAX_BATTLES = 1_000_000
 """At most this many battles (or pairs) per command."""
-
-
-def bounded_int(low: int, high: int) -> Callable[[str], int]:
-    """An argparse type: a plain integer in [low, high], refused in one usage line otherwise (no silent clamping)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text, 10)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is out of range; expected {low} to {high}")
-        return value
-
-    parse.__name__ = "integer"
-    return parse
 
 
 SEED = bounded_int(0, MAX_SEED - MAX_BATTLES)
@@ -106,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--concurrency", type=CONCURRENCY, default=1, help="battles in flight at once")
     record.add_argument("--max-turns", type=TURNS, default=DEFAULT_MAX_TURNS, help="stop a battle after this turn")
     record.add_argument("--out", type=Path, default=recordings_dir(), help="directory for the recordings")
-    _add_team_options(record)
+    add_team_options(record)
     _add_llm_options(record)
 
     validate = commands.add_parser("validate", help="check recording files against the schema",
@@ -149,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="who plays the battles: this process (default) or Ray actors (same results; docs/scale.md)")
     bench.add_argument("--address", default=None, metavar="auto|HOST:PORT",
                        help="with --engine ray: the cluster to join (default: start a local Ray instance)")
-    _add_team_options(bench, seats=False)
+    add_team_options(bench, seats=False)
     _add_llm_options(bench)
 
     branch = commands.add_parser("branch", help="replay a recording up to a decision point, then let policies play on",
@@ -220,21 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only battles this side won (none: ties and unfinished battles)")
     export.add_argument("--format", default=None, help="only battles in this format")
     serve_env = commands.add_parser("serve-env", help="serve the training env over OpenEnv (HTTP + WebSocket)",
-                                    description="An OpenEnv server (openenv-core): POST /reset, POST /step, GET /state, "
-                                                "GET /schema, GET /health, WS /ws; one battle per session. Every "
-                                                "episode is saved as a recording (source: training).")
-    serve_env.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    serve_env.add_argument("--port", type=int, default=8001, help="port (default 8001)")
-    serve_env.add_argument("--opponent", default="random", help="default opponent spec (a reset may name another)")
-    serve_env.add_argument("--format", default=DEFAULT_FORMAT, help=f"default format (default {DEFAULT_FORMAT})")
-    serve_env.add_argument("--prompt", default="wolfeclick-v1", help="prompt profile of the observation text")
-    serve_env.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help="truncate battles after this turn")
-    serve_env.add_argument("--max-sessions", type=int, default=32, help="battles in flight at once")
-    serve_env.add_argument("--out", type=Path, default=None,
-                           help="directory for the recordings (default $WOLFECLICK_RECORDINGS or recordings)")
-    serve_env.add_argument("--no-recordings", dest="recordings", action="store_false",
-                           help="do not save episodes as recordings")
-    _add_team_options(serve_env)
+                                    description=SERVE_DESCRIPTION)
+    add_serve_arguments(serve_env)
     _add_ladder_parser(commands)
     commands.add_parser("setup", help="install the pinned Pokémon Showdown simulator (npm ci, once; battles do it "
                                       "on first use otherwise)",
@@ -358,7 +320,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     p1 = make_policy(args.p1, **_llm_options(args))
     p2 = p1 if args.p2 == args.p1 else make_policy(args.p2, **_llm_options(args))
-    deal = asyncio.run(prepare_deal(_team_sources(args), args.format))  # an illegal team: one line, nothing played
+    deal = asyncio.run(prepare_deal(team_sources(args), args.format))  # an illegal team: one line, nothing played
     jobs = [BattleJob(p1, p2, args.format, args.seed + i, args.max_turns,
                       teams=deal.infos(args.seed + i) if deal else None) for i in range(args.n)]
     failures = saved = stopped_in_flight = 0
@@ -505,7 +467,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from wolfeclick.battle.teams import prepare_deal
 
     engine = make_engine(args.engine, address=args.address)  # --address without --engine ray: one line, exit 2
-    deal = asyncio.run(prepare_deal(_team_sources(args), args.format))  # an illegal team: one line, nothing played
+    deal = asyncio.run(prepare_deal(team_sources(args), args.format))  # an illegal team: one line, nothing played
     config = TournamentConfig(players=parse_specs(args.players), vs=parse_specs(args.vs), pairs=args.pairs,
                               format=args.format, seed=args.seed, max_turns=args.max_turns, sprt=sprt,
                               teams=deal.p1 if deal else ())
@@ -767,34 +729,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_serve_env(args: argparse.Namespace) -> int:
-    import os
-
     from wolfeclick.extras import require
 
     require("train", "serve-env")
-    import uvicorn
+    skip_openenv_web_ui()
+    from wolfeclick.env.server import serve_from_args
 
-    if "gradio" not in sys.modules and os.environ.get("ENABLE_WEB_INTERFACE", "").lower() not in ("1", "true", "yes"):
-        # openenv-core imports gradio for an optional web UI this server never mounts; gradio's import is most of
-        # the start-up time, and openenv-core treats a missing gradio as "no web UI"
-        sys.modules["gradio"] = None  # type: ignore[assignment]
-
-    from wolfeclick.battle.specs import make_policy
-    from wolfeclick.env.server import create_server_app
-
-    make_policy(args.opponent)  # an unknown spec fails now, in one line, not at the first reset
-    recordings = False if not args.recordings else args.out
-    teams = _team_sources(args)
-    if teams.given:  # a team that is not legal in the format fails now, in one line, not at the first reset
-        from wolfeclick.battle.teams import prepare_deal
-
-        asyncio.run(prepare_deal(teams, args.format))
-    app = create_server_app(opponent=args.opponent, format=args.format, prompt=args.prompt, max_turns=args.max_turns,
-                            recordings=recordings, max_sessions=args.max_sessions,
-                            teams=teams if teams.given else None)
-    print(f"serving the WolfeClick env on http://{args.host}:{args.port} (WebSocket /ws)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    return 0
+    return serve_from_args(args)
 
 
 def cmd_ladder(args: argparse.Namespace) -> int:
@@ -913,15 +854,4 @@ COMMANDS = {"setup": cmd_setup, "app": cmd_app, "policies": cmd_policies, "ladde
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except WolfeClickError as exc:  # what the user asked for could not be done: one clear line
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except Exception:  # anything else is ours to fix: show where it broke
-        traceback.print_exc()
-        print("error: this is a bug in WolfeClick Arena, please report it with the traceback above", file=sys.stderr)
-        return 3
+    return run_command(COMMANDS[args.command], args)
