@@ -190,3 +190,39 @@ def test_the_win_probability_chart_reads_at_a_glance_and_follows_the_shown_decis
             browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
         browser.wait_for(f"{REPLAYS}.index === {int(target)}")  # the mark opened its decision
         browser.wait_for(f"Number({cursor}) === {float(xs[target])}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 10. Side by side steps with the keys
+# --------------------------------------------------------------------------------------------------------------
+def test_side_by_side_steps_with_the_arrow_keys(server, many) -> None:
+    """The cursor slider of *Compare move by move* answered the mouse only (its event was ``release``): a person who
+    focused it and pressed → saw the number move and the battles stay."""
+    parent = SAMPLE_ID
+    with Browser(1280, 800) as browser:
+        open_replay(browser, f"{server.url}?replay={parent}&turn=1", 1)
+        browser.evaluate("[...document.querySelectorAll('button, .label-wrap')].find(e => "
+                         "e.textContent.includes('Compare move by move')).click()")
+        for box in ("a", "b"):
+            field = f"document.querySelector('#wc-pair-{box} input')"
+            browser.wait_for(f"{field} != null && {field}.getBoundingClientRect().width > 0", timeout=30)
+            browser.evaluate(f"(() => {{ const e = {field}; e.scrollIntoView({{block: 'center'}}); e.focus(); "
+                             "e.select(); })()")
+            typed = parent if box == "a" else MANY_ID  # the same battle start (the analysis copy of the sample)
+            for ch in typed:  # key by key: Gradio filters its options on the keys
+                browser.call("Input.dispatchKeyEvent", type="keyDown", key=ch, text=ch)
+                browser.call("Input.dispatchKeyEvent", type="keyUp", key=ch)
+            browser.wait_for(f"document.querySelectorAll('#wc-pair-{box} [role=option]').length >= 1", timeout=30)
+            for kind in ("keyDown", "keyUp"):
+                browser.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13,
+                             text="\r" if kind == "keyDown" else "")
+            browser.wait_for(f"{field}.value.startsWith({typed + ' — '!r})", timeout=30)
+        browser.evaluate("[...document.querySelectorAll('button')].find(b => b.textContent.includes('⇆ Compare'))"
+                         ".click()")
+        pair = "document.querySelector('#wc-pair .wc-pair')"
+        browser.wait_for(f"{pair} != null", timeout=60)
+        before = int(browser.evaluate(f"{pair}.dataset.step"))
+        slider = "document.querySelector('#wc-pair-step input[type=range]')"
+        browser.evaluate(f"{slider}.focus()")
+        press(browser, "ArrowRight")
+        browser.wait_for(f"Number({pair}?.dataset.step) === {before + 1}", timeout=60)

@@ -504,7 +504,7 @@
     if (!visible() || !state.total || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target;
     if (target && (target.isContentEditable || /^(TEXTAREA|SELECT)$/.test(target.tagName) ||
-        (target.tagName === "INPUT" && target.type !== "range"))) return;
+        (target.tagName === "INPUT" && (target.type !== "range" || !host.contains(target))))) return;  // another slider (side by side's) keeps its keys
     const t0 = event.timeStamp || performance.now();
     const h0 = performance.now();
     let done = true;

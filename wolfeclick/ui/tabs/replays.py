@@ -161,11 +161,15 @@ def _pair_controls(ctx: AppContext) -> PairUI:
             a = gr.Dropdown(choices=[], label="Battle A", allow_custom_value=True, scale=2, elem_id="wc-pair-a")
             b = gr.Dropdown(choices=[], label="Battle B", allow_custom_value=True, scale=2, elem_id="wc-pair-b")
             button = gr.Button("⇆ Compare", scale=1)
-        step = gr.Slider(1, 2, value=1, step=1, label="Decision (one cursor for both)")
+        step = gr.Slider(1, 2, value=1, step=1, label="Decision (one cursor for both; ←/→ once focused)",
+                         elem_id="wc-pair-step")
         view = gr.HTML("", elem_id="wc-pair")
     pair = PairUI(a, b, button, step, view)
     button.click(bind(compare_first, ctx, pair), [a, b], [view, step], api_name="compare_pair_open")
-    step.release(bind(compare_pair, ctx, pair), [a, b, step], [view, step], api_name="compare_pair")
+    # input, not release: a person steps the focused slider with the arrow keys as well as by dragging it (release
+    # fired for the mouse only); bursts collapse to the last value
+    step.input(bind(compare_pair, ctx, pair), [a, b, step], [view, step], api_name="compare_pair",
+               trigger_mode="always_last")
     return pair
 
 
