@@ -42,12 +42,12 @@ def pick(browser: Browser, elem_id: str, text: str) -> None:
     value = f"document.querySelector('#{elem_id} input').value.startsWith({text!r})"
     for _ in range(5):
         type_in(browser, f"#{elem_id} input", text)
-        browser.wait_for("[...document.querySelectorAll('li[role=option]')]"
-                         f".some(o => o.ariaLabel.startsWith({text!r}))")
-        time.sleep(0.2)  # the filtered list settles
-        x, y = browser.evaluate("(() => { const o = [...document.querySelectorAll('li[role=option]')]"
-                                f".find(o => o.ariaLabel.startsWith({text!r})); const r = o.getBoundingClientRect();"
-                                " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        # the option's place, read in the same poll that finds it (the filtered list re-renders as it settles: an
+        # option found in one read could be gone in the next)
+        x, y = browser.wait_for("(() => { const o = [...document.querySelectorAll('li[role=option]')]"
+                                f".find(o => o.ariaLabel.startsWith({text!r})); if (!o) return null;"
+                                " const r = o.getBoundingClientRect(); return r.width ? [r.x + r.width / 2,"
+                                " r.y + r.height / 2] : null; })()")
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):  # a real click on the option
             browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
         browser.evaluate("document.activeElement && document.activeElement.blur()")

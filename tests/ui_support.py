@@ -313,5 +313,6 @@ def open_replay(browser: Browser, url: str, turn: int | str, timeout: float = 90
     browser.evaluate("window.__wcOldPage = true")
     browser.open(url)
     browser.wait_for(f"window.__wcOldPage === undefined && "
-                     f"{REPLAYS_VIEW}?.querySelector('.wc-turn')?.dataset.turn === '{turn}'", timeout=timeout)
+                     f"{REPLAYS_VIEW}?.querySelector('.wc-turn')?.dataset.turn === '{turn}' && "
+                     "window.__wcViewers?.replays?.state?.shown", timeout=timeout)  # keys reach a viewer in view
     browser.evaluate("document.activeElement && document.activeElement.blur()")
