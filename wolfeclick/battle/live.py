@@ -23,7 +23,7 @@ from typing import Any, AsyncGenerator, AsyncIterator, Callable
 from wolfeclick.battle.branch import branch_id, stream_branch
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS, player_names, recording_id, stream_battle
 from wolfeclick.battle.schema import Recording, TurnRecord
-from wolfeclick.battle.specs import PolicySpecError, make_policy, needs_gpu, spec_help
+from wolfeclick.battle.specs import PolicySpecError, make_policy, needs_gpu
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.battle.stream import Stream
 from wolfeclick.digits import ascii_int
@@ -34,12 +34,10 @@ from wolfeclick.sides import SIDES, Side
 from wolfeclick.sim.protocol import door_names
 
 __all__ = [
-    "FORMATS", "CUSTOM", "HUMAN", "MAX_SEED", "LiveError", "LiveBattle", "LiveEvent", "PolicyCache", "builds_once",
-    "parse_seed", "check_format", "resolve_spec", "human_sides", "play_live",
+    "FORMATS", "HUMAN", "MAX_SEED", "LiveError", "LiveBattle", "LiveEvent", "PolicyCache", "builds_once",
+    "parse_seed", "check_format", "human_sides", "play_live",
 ]
 
-CUSTOM = "custom"
-"""The dropdown choice that means "the spec typed in the custom box"."""
 HUMAN = HUMAN_SPEC
 
 FORMATS = [DEFAULT_FORMAT] + [f"gen{n}randombattle" for n in (9, 8, 7, 6, 5, 3, 2, 1)]
@@ -71,17 +69,6 @@ def check_format(text: str | None) -> str:
     if not _FORMAT_RE.match(value):
         raise LiveError(f"format must look like gen4randombattle, not {str(text)[:40]!r}")
     return value
-
-
-def resolve_spec(choice: str | None, custom: str | None = None) -> str:
-    """The policy spec a dropdown choice (plus, for the operator's own front ends, a custom-spec box) names."""
-    spec = (custom if choice == CUSTOM else choice) or ""
-    spec = spec.strip()
-    if not spec:
-        raise LiveError(f"enter a policy spec ({spec_help()})")
-    if len(spec) > 300 or "\n" in spec:
-        raise LiveError("policy spec is too long")
-    return spec
 
 
 # --------------------------------------------------------------------------------------------------------------
