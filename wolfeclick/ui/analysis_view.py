@@ -12,7 +12,7 @@ from typing import Any
 
 from wolfeclick.analysis.schema import Analysis, OptionValue, load_analyses, pick_analysis
 from wolfeclick.battle.schema import ActionRecord, Recording
-from wolfeclick.ui.presentation import played_by
+from wolfeclick.ui.view import shown_names
 
 WIDTH, HEIGHT, PAD = 640, 190, 28
 LEFT, BOTTOM = 44, 22
@@ -152,8 +152,7 @@ def _plain(action: ActionRecord | None) -> str:
 
 def analysis_card(analysis: Analysis, recording: Recording) -> str:
     """Pure: the whole card for one stored analysis of ``recording``."""
-    names = played_by({side: recording.players[side].name for side in ("p1", "p2")},
-                      {side: recording.players[side].policy for side in ("p1", "p2")}, recording.source.kind == "branch")
+    names = shown_names(recording)
     turning = "".join(f'<li data-index="{p.index}" style="cursor:pointer">turn {p.turn} (decision {p.index + 1}): p1 '
                       f"{p.before:.2f} → {p.after:.2f}</li>" for p in analysis.turning_points)
     mistakes = "".join(f'<li data-index="{m.index}" style="cursor:pointer">{m.side} turn {m.turn}: '

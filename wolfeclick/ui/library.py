@@ -43,7 +43,7 @@ from wolfeclick.interop.sniff import FORMATS, read_any, sniff
 from wolfeclick.paths import recordings_dir
 from wolfeclick.sides import SIDES
 from wolfeclick.ui.replay_html import replay_file
-from wolfeclick.ui.view import BattleMeta, BattleView
+from wolfeclick.ui.view import BattleView, shown_names
 
 __all__ = ["Library", "ReplayInfo", "recordings_dir", "upload_id", "source_text", "LIST_LIMIT",
            "VIEW_BYTES_PER_FILE_BYTE", "DEFAULT_CACHE_BYTES"]
@@ -124,7 +124,7 @@ def info_of(recording: Recording, replay_id: str, mtime: float) -> ReplayInfo | 
     players = recording.players
     if "p1" not in players or "p2" not in players:
         return None
-    names = BattleMeta.of(recording).names
+    names = shown_names(recording)
     return ReplayInfo(replay_id, names["p1"], names["p2"], _winner_text(recording, names),
                       recording.result.turns, recording.format, recording.created, mtime, source_text(recording),
                       f"{players['p1'].policy} {players['p2'].policy}", recording.source.kind)

@@ -35,6 +35,7 @@ from wolfeclick.ui.presentation import played_by, result_text
 
 __all__ = [
     "BattleMeta",
+    "shown_names",
     "BattleView",
     "render_turn",
     "sprite_url",
@@ -94,6 +95,13 @@ def sprite_url(species: str) -> str | None:
     return f"{SPRITE_BASE}{sprite}.png" if sprite else None
 
 
+def shown_names(recording: Recording) -> dict[str, str]:
+    """Each side's name as every page shows it: the recorded one, or both parts of a side a branch took over
+    (``presentation.played_by``). The view's header, the Replays list and the analysis card all read this."""
+    return played_by({s: p.name for s, p in recording.players.items()},
+                     {s: p.policy for s, p in recording.players.items()}, recording.source.kind == "branch")
+
+
 @dataclass(frozen=True)
 class BattleMeta:
     """What the view needs to know about a battle besides its turns."""
@@ -109,9 +117,7 @@ class BattleMeta:
     @classmethod
     def of(cls, recording: Recording) -> "BattleMeta":
         return cls(
-            id=recording.id, format=recording.format, seed=recording.seed,
-            names=played_by({s: p.name for s, p in recording.players.items()},
-                            {s: p.policy for s, p in recording.players.items()}, recording.source.kind == "branch"),
+            id=recording.id, format=recording.format, seed=recording.seed, names=shown_names(recording),
             policies={s: p.policy for s, p in recording.players.items()},
             result=recording.result.model_dump(), created=recording.created,
         )
