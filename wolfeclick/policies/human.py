@@ -174,12 +174,11 @@ class HumanSeat:
         waits = [w for w in (self.timer_s, idle_left) if w is not None]
         timeout = min(waits) if waits else None
         done, _ = await asyncio.wait({future}, timeout=timeout)
+        if not done and timeout == idle_left and self.idle_s is not None:  # nobody is there any more: close() releases
+            self.close(f"no answer for {self.idle_s:g} s: the seat was closed")  # this prompt, still pending
+            return self._closed_decision(self._closed or "the seat was closed")
         if self._pending is not None and self._pending[1] is future:
             self._pending = None
-        if not done and timeout == idle_left and self.idle_s is not None:  # nobody is there any more
-            self._pending = (prompt, future)
-            self.close(f"no answer for {self.idle_s:g} s: the seat was closed")
-            return self._closed_decision(self._closed or "the seat was closed")
         if not done:  # the timer ran out: the seeded fallback, flagged
             future.cancel()
             decision = fallback_decision(observation, f"the {self.timer_s:g} s timer ran out: seeded fallback played")
