@@ -285,7 +285,9 @@ def test_visitor_bounds_are_refused_in_one_line(tmp_path: Path) -> None:
     last = texts(run_stream(compare, ["random", "maxdamage"], 2, "gen4randombattle", "1", "score", "ray"))[-1]
     assert "not open in this app" in last
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
-    assert not list(library.directory.glob("*.analysis.json"))
+    from wolfeclick.analysis.schema import ANALYSIS_DIR
+
+    assert not (library.directory / ANALYSIS_DIR).exists()  # where an analysis would have been stored
 
 
 def test_an_operator_listed_spec_is_offered_and_plays(tmp_path: Path, canary: Path) -> None:
