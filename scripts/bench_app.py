@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from appserver import free_port  # noqa: E402
 from benchdoc import DOC, write_section  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -54,12 +55,6 @@ BASE_FLAGS = list(CHROMIUM_FLAGS)
 HUGE_ID = "bench-900-turns"
 BASE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
 LONG_ID = "bench-300-turns"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager

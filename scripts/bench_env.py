@@ -20,7 +20,6 @@ import os
 import platform
 import queue
 import random
-import socket
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from appserver import free_port  # noqa: E402
 from benchdoc import DOC, write_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,12 +115,6 @@ def run_env(service: SimService, seeds: list[int], in_flight: int) -> tuple[floa
     for thread in threads:
         thread.join()
     return time.perf_counter() - started, sum(counts), cpu_seconds(service) - cpu
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def bench_server(battles: int) -> dict[str, tuple[float, int]]:
