@@ -22,7 +22,14 @@ from poke_env.data import GenData
 
 from wolfeclick.game.actions import MAX_MOVES, MAX_SWITCHES, LegalAction
 from wolfeclick.game.discrete import ACTION_COUNT, action_mask
-from wolfeclick.game.state import TEAM_SLOTS, mean_team_hp, speed_range, stage_multiplier, team_share
+from wolfeclick.game.state import (
+    TEAM_SLOTS,
+    mean_team_hp,
+    request_hp,
+    speed_range,
+    stage_multiplier,
+    team_share,
+)
 
 TYPES: tuple[PokemonType, ...] = tuple(t for t in PokemonType if t not in (PokemonType.THREE_QUESTION_MARKS,
                                                                            PokemonType.STELLAR))
@@ -212,14 +219,8 @@ def _switches(battle: Any, request: dict[str, Any], opp: Any) -> list[float]:
 
 def _hp_fraction(condition: str) -> float:
     """``'184/284 par'`` → 0.648; ``'0 fnt'`` → 0."""
-    head = condition.split()[0] if condition else "0"
-    if "/" not in head:
-        return 0.0
-    now, full = head.split("/", 1)
-    try:
-        return _clip(float(now) / float(full), 0.0) if float(full) > 0 else 0.0
-    except ValueError:
-        return 0.0
+    hp = request_hp(condition)
+    return _clip(hp[0] / hp[1], 0.0) if hp is not None else 0.0
 
 
 def _team(battle: Any, request: dict[str, Any]) -> list[float]:

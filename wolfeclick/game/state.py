@@ -72,6 +72,21 @@ def public_hp(percent: float | None) -> int:
     return 99 if shown >= 100 and value < 100 else min(100, shown)
 
 
+def request_hp(condition: str) -> tuple[float, float] | None:
+    """A request's ``condition`` as (HP now, max HP): ``'123/300 par'`` → (123, 300), ``'0 fnt'`` → (0, 1); None
+    when it names no HP. The one reader of that text (the buttons' percent, the RL features)."""
+    parts = str(condition or "").split()
+    head = parts[0] if parts else ""
+    if "/" not in head:
+        return (0.0, 1.0) if head == "0" else None
+    now, _, top = head.partition("/")
+    try:
+        now_f, top_f = float(now), float(top)
+    except ValueError:
+        return None
+    return (now_f, top_f) if top_f > 0 else None
+
+
 def team_share(count: int, *, slots: int = TEAM_SLOTS) -> float:
     """``count`` Pokémon as a share of a team's ``slots`` (alive, fainted, seen): the one place a count is divided by
     the team size, beside the one HP mean below."""

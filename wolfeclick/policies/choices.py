@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from wolfeclick.game.actions import LegalAction, species_of, to_id
+from wolfeclick.game.state import request_hp
 
 __all__ = ["ChoiceButton", "choice_buttons", "move_label", "switch_label", "preview_label", "hp_percent"]
 
@@ -29,16 +30,10 @@ class ChoiceButton:
 
 def hp_percent(condition: str) -> int | None:
     """``'123/300 par'`` → 41; ``'0 fnt'`` → 0. A Pokémon with any HP left never reads 0%."""
-    value = str(condition or "").split()[0] if str(condition or "").split() else ""
-    if "/" not in value:
-        return 0 if value == "0" else None
-    now, _, top = value.partition("/")
-    try:
-        now_f, top_f = float(now), float(top)
-    except ValueError:
+    hp = request_hp(condition)
+    if hp is None:
         return None
-    if top_f <= 0:
-        return None
+    now_f, top_f = hp
     percent = round(100 * now_f / top_f)
     return max(1, percent) if now_f > 0 else 0
 
