@@ -4,10 +4,9 @@
   analysis driver and its Ray engine, the value exporter's shared names between ``export`` and ``value``, the
   engines' shared names between ``arena.engines`` and the Ray engine, ``serve-env``'s options between the CLI and the
   env server's console script).
-- ``arena/``, ``env/`` and ``interop/`` do not reach into ``llm/``: they ask the registry for a policy.
-
-What is still in the way is listed here by name (``KNOWN_*``), each to be removed by issue 50's remaining work; a
-new circle or crossing fails, and so does a listed one that has gone (the list must shrink with the code).
+- ``arena/``, ``env/`` and ``interop/`` do not reach into ``llm/``: they ask the registry for a policy, for "a model
+  server for this spec" (``PolicyKind.serving``, which the Ray engine starts) and for the spec a logged model name
+  stands for (``PolicyRegistry.spec_naming``).
 """
 
 from __future__ import annotations
@@ -17,12 +16,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "wolfeclick"
 
-KNOWN_CIRCLES: set[frozenset[str]] = set()
-KNOWN_CROSSINGS = {
-    ("wolfeclick.arena.engines.ray_actors", "wolfeclick.llm.loading"),
-    ("wolfeclick.arena.engines.ray_engine", "wolfeclick.llm.specs"),
-    ("wolfeclick.interop.openenv", "wolfeclick.llm"),  # preset_naming
-}
 UPPER_PARTS = ("wolfeclick.arena", "wolfeclick.env", "wolfeclick.interop")
 
 
@@ -84,17 +77,15 @@ def circles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
     return found
 
 
-def test_no_import_circle_but_the_listed_ones() -> None:
+def test_no_import_circle() -> None:
     found = circles(imports())
-    assert found - KNOWN_CIRCLES == set(), f"new import circles: {[sorted(c) for c in found - KNOWN_CIRCLES]}"
-    assert KNOWN_CIRCLES - found == set(), "a listed circle is gone: take it off KNOWN_CIRCLES"
+    assert found == set(), f"import circles: {[sorted(c) for c in found]}"
 
 
-def test_arena_env_and_interop_do_not_reach_into_the_model_stack_but_the_listed_ones() -> None:
+def test_arena_env_and_interop_do_not_reach_into_the_model_stack() -> None:
     crossings = {(name, other) for name, used in imports().items() if name.startswith(UPPER_PARTS)
                  for other in used if other.startswith("wolfeclick.llm")}
-    assert crossings - KNOWN_CROSSINGS == set(), f"new imports of llm/: {sorted(crossings - KNOWN_CROSSINGS)}"
-    assert KNOWN_CROSSINGS - crossings == set(), "a listed crossing is gone: take it off KNOWN_CROSSINGS"
+    assert crossings == set(), f"imports of llm/: {sorted(crossings)}"
 
 
 def test_the_circle_finder_finds_a_circle() -> None:

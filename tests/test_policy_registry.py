@@ -79,11 +79,31 @@ def test_reading_the_registry_imports_no_model_stack(tmp_path: Path) -> None:
     probe = ("import sys\nfrom wolfeclick.policies.registry import default_registry, describe_kinds\n"
              "r = default_registry()\ntext = describe_kinds(r.kinds())\nr.choices()\nr.lookup('llm:/x')\n"
              "assert 'max_new_tokens' in text\n"
+             "assert r.spec_naming('x/openenv-smogon-rl@grpo-qwen3-4b-run2') == 'preset:run2'\n"
+             "assert r.lookup('llm:/x').resolve_serving().server.__name__ == 'ModelServer'\n"
              "print(' '.join(m for m in ('torch', 'transformers', 'peft') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=subprocess_env(), capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == ""
+
+
+def test_the_registry_says_how_a_checkpoint_is_served_and_what_a_logged_model_name_stands_for(
+        tiny_checkpoint: Path) -> None:
+    """Issue 50: the Ray engine and the importers ask the registry, not ``llm/``: a checkpoint kind's serving
+    (its base, its server class, a worker's client), and the spec a model name from someone's log stands for."""
+    registry = PolicyRegistry(builtin_kinds(), entry_points=False)
+    for spec in ("preset:run1", "llm:/x"):
+        serving = registry.lookup(spec).resolve_serving()
+        assert callable(serving.base_of) and callable(serving.client) and hasattr(serving.server, "run")
+    spec = f"llm:{tiny_checkpoint}"
+    assert registry.lookup(spec).resolve_serving().base_of(spec) == str(tiny_checkpoint)  # resolved, not loaded
+    for spec in ("heuristic", "py:x:y", "showdown:someone"):
+        with pytest.raises(PolicySpecError, match="cannot be served to other processes") as refused:
+            registry.lookup(spec).resolve_serving()
+        assert "\n" not in str(refused.value)
+    assert registry.spec_naming("Atharva2099/openenv-smogon-rl@grpo-qwen3-4b-run3") == "preset:run3"
+    assert registry.spec_naming("Qwen/Qwen3-4B") is None and registry.spec_naming(None) is None
 
 
 def test_unknown_or_mistyped_options_are_refused_in_one_line_naming_the_valid_ones() -> None:

@@ -88,9 +88,9 @@ def _reward(value: Any) -> dict[str, Any]:
 
 def _policy(model: str | None) -> str:
     """``preset:runN`` when the model text names a published adapter, else the model text (or '')."""
-    from wolfeclick.llm import preset_naming  # light (no torch): the package's public name for it
+    from wolfeclick.policies.registry import default_registry
 
-    return preset_naming(model) or model or ""
+    return default_registry().spec_naming(model) or model or ""
 
 
 def _agent_side(turns: list[dict[str, Any]], key: str) -> str:

@@ -158,7 +158,8 @@ class PolicyKind:
 
     ``external`` kinds (installed agents, ``py:``) return any object with ``decide``; the registry wraps it.
     ``checkpoint`` kinds load a model through the shared model cache (they take the checkpoint options the CLI's
-    ``--mode``/``--quant``… give, and the Ray engine serves their weights from one model server).
+    ``--mode``/``--quant``… give, and the Ray engine serves their weights from one model server, which their
+    ``serving`` describes).
     """
 
     name: str
@@ -188,6 +189,13 @@ class PolicyKind:
     """For a kind with a body: ``check(spec, **checkpoint_options)`` (an object or lazy ``"module:object"``),
     which refuses in one line what the factory would refuse for the spec's body and options, without building
     anything (no model loaded, no server asked). None: the body is read only when the policy is built."""
+    serving: Any = None
+    """For a checkpoint kind: how other processes get its weights (an object or lazy ``"module:object"``) —
+    ``base_of(spec)`` (specs on one base share a server), ``server`` (the model server's class) and
+    ``client(server, tag)`` (the ``cache=`` a worker builds the policy with). None: it cannot be served remotely."""
+    recognise: Any = None
+    """``recognise(text)`` → this kind's spec for a model name someone logged (``…grpo-qwen3-4b-run2`` →
+    ``preset:run2``) or None (an object or lazy ``"module:object"``); importers ask ``PolicyRegistry.spec_naming``."""
     source: str = "built-in"
     distribution: str | None = None
     """``name version`` of the installed distribution an entry-point kind comes from."""
@@ -213,6 +221,13 @@ class PolicyKind:
         factory: Callable[..., Any] = (load_object(self.factory, f"policy kind {self.name!r}")
                                        if isinstance(self.factory, str) else self.factory)
         return factory
+
+    def resolve_serving(self) -> Any:
+        """The kind's ``serving``, loaded; a one-line refusal for a kind whose weights no server can hold."""
+        if self.serving is None:
+            raise PolicySpecError(f"{self.name}: policies of this kind cannot be served to other processes")
+        return load_object(self.serving, f"policy kind {self.name!r}") if isinstance(self.serving, str) \
+            else self.serving
 
     def resolve_check(self) -> Callable[..., Any] | None:
         check: Callable[..., Any] | None = (load_object(self.check, f"policy kind {self.name!r}")
@@ -411,6 +426,19 @@ class PolicyRegistry:
         if kind.body:
             raise PolicySpecError(f"policy spec {text!r} needs a body: {kind.spec_form()}")
         return kind, text, parse_options(query, f"policy spec {text!r}") if query else {}
+
+    def spec_naming(self, text: str | None) -> str | None:
+        """The spec a kind recognises in ``text`` (a model name from someone's log), or None when none does.
+        Only kinds already registered are asked: reading a log never loads an installed agent."""
+        for kind in list(self._kinds.values()):
+            if kind.recognise is None or not text:
+                continue
+            recognise = load_object(kind.recognise, f"policy kind {kind.name!r}") \
+                if isinstance(kind.recognise, str) else kind.recognise
+            spec = recognise(text)
+            if spec:
+                return str(spec)
+        return None
 
     def lookup(self, spec: str) -> PolicyKind:
         """The kind a spec names (nothing is built)."""
@@ -616,11 +644,14 @@ def builtin_kinds() -> list[PolicyKind]:
         PolicyKind("preset", "A published WolfeClick GRPO LoRA adapter on Qwen3-4B (run1, run2, run3).",
                    "wolfeclick.llm.policy:make_llm_policy", options="wolfeclick.llm.specs:CHECKPOINT_OPTIONS",
                    gpu=True, body=True, checkpoint=True, form="preset:NAME[?OPTIONS]",
-                   listed="wolfeclick.llm.specs:preset_choices", check="wolfeclick.llm.checks:check_checkpoint_spec"),
+                   listed="wolfeclick.llm.specs:preset_choices", check="wolfeclick.llm.checks:check_checkpoint_spec",
+                   recognise="wolfeclick.llm.specs:preset_naming",
+                   serving="wolfeclick.llm.serving:CHECKPOINT_SERVING"),
         PolicyKind("llm", "Any causal-LM checkpoint or LoRA adapter, from the Hub or a local folder.",
                    "wolfeclick.llm.policy:make_llm_policy", options="wolfeclick.llm.specs:CHECKPOINT_OPTIONS",
                    gpu=True, body=True, checkpoint=True, form="llm:REPO[@REV][+ADAPTER[@REV]][?OPTIONS] | llm:/path",
-                   check="wolfeclick.llm.checks:check_checkpoint_spec"),
+                   check="wolfeclick.llm.checks:check_checkpoint_spec",
+                   serving="wolfeclick.llm.serving:CHECKPOINT_SERVING"),
         PolicyKind("py", "Any importable factory returning an object with decide(observation); options typed by "
                    "its signature.", build_py, body=True, form="py:package.module:factory[?opt=value&…]",
                    check=check_py),

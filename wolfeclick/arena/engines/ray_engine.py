@@ -6,9 +6,9 @@ The driver (``run_tournament``, in this process) keeps every file; this module o
 * **Simulator workers** (``SimWorker``): one per core but one on each node (at least one), each with its own
   simulator pool. Jobs are dealt to them in schedule order, ``ceil(concurrency / workers)`` in flight on each;
   a finished battle comes straight back and the worker gets the next job.
-* **Model servers** (``ModelServer``): one per GPU in the cluster (one on CPU when there is none), created only
-  when a checkpoint plays. Each base (with its adapters) lives on one server, and every worker's decisions for it
-  are batched there by the existing ``Batcher``.
+* **Model servers** (a checkpoint kind's ``serving.server``: ``llm/serving.py``): one per GPU in the cluster (one
+  on CPU when there is none), created only when a checkpoint plays. Each base (with its adapters) lives on one
+  server, and every worker's decisions for it are batched there by the existing ``Batcher``.
 * **Faults**: a worker that dies (killed, out of memory, its node lost) loses only the battles it was playing;
   they are dealt again, to a fresh worker in its place (same seed, same battle), at most ``max_attempts`` times
   each. A model server is restarted by Ray and the calls it had not answered are retried (``max_task_retries``).
@@ -34,7 +34,7 @@ import ray
 from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError, RayTaskError
 
 from wolfeclick.arena.engines.base import FinishedBattle, SpecJob
-from wolfeclick.arena.engines.ray_actors import ModelServer, SimWorker
+from wolfeclick.arena.engines.ray_actors import SimWorker
 from wolfeclick.battle.schema import SourceInfo
 from wolfeclick.battle.stream import Stream
 from wolfeclick.errors import InputError, WolfeClickError
@@ -152,10 +152,8 @@ class RayEngine:
             kind = default_registry().lookup(spec)
             if kind.server:
                 raise InputError(f"{spec} plays on a Showdown server, challenged from this process: use --engine local")
-            if kind.checkpoint:  # its weights are served by one model server
-                from wolfeclick.llm.specs import parse_spec, resolve_checkpoint
-
-                bases[spec] = str(resolve_checkpoint(parse_spec(spec)).base.path)
+            if kind.checkpoint:  # its weights are served by one model server, as its kind's serving says
+                bases[spec] = kind.resolve_serving().base_of(spec)
             elif spec not in policies:
                 make_policy(spec)  # an unknown spec: one line, before anything is written
         return RayLineup(tuple(specs), dict(llm_options), bases)
@@ -190,7 +188,13 @@ class RayEngine:
         gpus = _gpus(ray.nodes())  # type: ignore[no-untyped-call]
         count = self.model_servers or max(1, gpus)
         resources = {"num_gpus": 1} if gpus else {"num_cpus": 0}
-        actor = ray.remote(ModelServer).options(max_restarts=-1, max_task_retries=-1, max_concurrency=256,
+        from wolfeclick.policies.registry import default_registry
+
+        classes = {default_registry().lookup(spec).resolve_serving().server for spec in lineup.bases}
+        if len(classes) > 1:
+            raise InputError("these checkpoints need different model servers; play them in separate tournaments")
+        (server_class,) = classes
+        actor = ray.remote(server_class).options(max_restarts=-1, max_task_retries=-1, max_concurrency=256,
                                                 **resources)
         self.servers = [actor.remote(self.batch_window_ms) for _ in range(count)]
         order = sorted(set(lineup.bases.values()))
