@@ -36,7 +36,7 @@ run: setup-app
 	$(PY) app.py
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check wolfeclick tests scripts server app.py
+	$(VENV)/bin/ruff check wolfeclick tests scripts server devkit app.py
 	$(VENV)/bin/mypy
 
 # Two pytest workers (pytest-xdist), each test file whole on one worker (module fixtures such as the app server and

@@ -39,15 +39,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appserver import free_port  # noqa: E402
-from benchdoc import DOC, write_section  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from ui_support import CHROMIUM_FLAGS, Browser, long_recording  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
+from devkit.appserver import free_port  # noqa: E402
+from devkit.browser import CHROMIUM_FLAGS, Browser  # noqa: E402
+from devkit.samples import long_recording  # noqa: E402
+from scripts.benchdoc import DOC, write_section  # noqa: E402
 
 HEADING = "## App"
 VIEWER_HEADING = "## App: key → painted frame, where the time goes (issue 27)"

@@ -26,13 +26,10 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appserver import free_port  # noqa: E402
-from benchdoc import DOC, write_section  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
+from devkit.appserver import free_port  # noqa: E402
+from scripts.benchdoc import DOC, write_section  # noqa: E402
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.env import ShowdownEnv, SimService  # noqa: E402

@@ -4,7 +4,7 @@ as protocol logs (public log only), through the ``import`` command's own code (`
     .venv/bin/python scripts/bench_import.py [--n 1000] [--distinct 100] [--write-doc]
 
 ``--distinct`` battles (random vs random, gen9randombattle, seeds 1…) are played here on the embedded simulator and
-written in a Showdown server's shape (``tests/server_logs.py``: input log with ``>version`` lines and avatar/rating
+written in a Showdown server's shape (``devkit/server_logs.py``: input log with ``>version`` lines and avatar/rating
 options, the room's omniscient log with joins, timers, chat and rating lines, ratings); the folder holds ``--n``
 files, battle ``i % distinct`` under its own room id, so every file is imported and saved as its own recording.
 Nothing is timed but the import itself (reading, re-simulating, checking the log, saving).
@@ -23,12 +23,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 
-from benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
-
-from tests.server_logs import room_log, server_log  # noqa: E402
+from devkit.server_logs import room_log, server_log  # noqa: E402
+from scripts.benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.interop.folder import import_files  # noqa: E402
@@ -104,7 +102,7 @@ def main() -> None:
 
 `.venv/bin/python scripts/bench_import.py --n {args.n} --distinct {args.distinct} --write-doc` ({os.cpu_count()} cores).
 {args.n} server-log files ({size:.1f} MB; {args.distinct} distinct random-vs-random gen9 battles played here, {decisions:.0f}
-decision points each on average, written in a Showdown server's shape by `tests/server_logs.py`), imported by
+decision points each on average, written in a Showdown server's shape by `devkit/server_logs.py`), imported by
 `import_files` (what `import DIR` runs): read, re-simulated through the runner from the input log (both players'
 state text, legal actions, rewards, snapshots), the file's log checked against a second re-simulation, saved.
 One simulator serves the whole folder.

@@ -28,17 +28,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 
+from scripts.benchdoc import write_section  # noqa: E402
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.battle.store import save_recording  # noqa: E402
 from wolfeclick.ladder.play import LadderOptions, LadderSession  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
 from wolfeclick.sim.server import LocalServer  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdoc import write_section  # noqa: E402
 
 HEADING = "## Ladder: battles through a local Showdown server vs the embedded runner"
 SEED0 = 60_000

@@ -24,12 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdoc import write_section  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
+from scripts.benchdoc import write_section  # noqa: E402
 from wolfeclick.arena.history import read_index, rebuild_index  # noqa: E402
 from wolfeclick.arena.leaderboard import leaderboard  # noqa: E402
 from wolfeclick.arena.results import row_line  # noqa: E402

@@ -280,8 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         Path(args.out).write_text(text + "\n")
     if args.doc:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from benchdoc import write_section
+        from scripts.benchdoc import write_section
 
         heading, body = markdown_section(report, argv if argv is not None else sys.argv[1:])
         write_section(heading, body)

@@ -29,15 +29,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdoc import SHARED_AT, machine_busy, other_work_note, write_section  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 import psutil  # noqa: E402
 import ray  # noqa: E402
 
+from scripts.benchdoc import SHARED_AT, machine_busy, other_work_note, write_section  # noqa: E402
 from wolfeclick.arena.engines import LocalEngine  # noqa: E402
 from wolfeclick.arena.engines.ray_engine import RayEngine, local_instance_options  # noqa: E402
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule  # noqa: E402

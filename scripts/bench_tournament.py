@@ -23,12 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdoc import DOC, write_section  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
+from scripts.benchdoc import DOC, write_section  # noqa: E402
 from wolfeclick.arena import tournament as _tournament  # noqa: E402
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule  # noqa: E402
 from wolfeclick.arena.tournament import run_tournament  # noqa: E402

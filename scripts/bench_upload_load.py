@@ -30,11 +30,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 
-from appserver import percentile, rss_mb, running_app  # noqa: E402
-from benchdoc import write_section  # noqa: E402
+from devkit.appserver import percentile, rss_mb, running_app  # noqa: E402
+from scripts.benchdoc import write_section  # noqa: E402
 
 SAMPLE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
 HEADING = "## Uploads under load"

@@ -32,11 +32,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 
-from appserver import percentile, running_app  # noqa: E402
-from benchdoc import machine_busy, write_section  # noqa: E402
+from devkit.appserver import percentile, running_app  # noqa: E402
+from scripts.benchdoc import machine_busy, write_section  # noqa: E402
 
 HEADING = "## A visitor's heavy job against another's stepping"
 SAMPLES = ROOT / "recordings"

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 
-from tests.server_logs import resim_output, server_log  # noqa: E402
+from devkit.server_logs import resim_output, server_log  # noqa: E402
 from wolfeclick.battle.resim import spectator_log  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402

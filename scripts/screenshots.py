@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 
-from ui_support import Browser, Server  # noqa: E402
+from devkit.appserver import Server  # noqa: E402
+from devkit.browser import Browser  # noqa: E402
 
 REPLAY = "gen4randombattle-s1-heuristic-vs-random"
 CLICK = """(() => {{ const b = [...document.querySelectorAll('button')].find(b => b.innerText.trim() === {label!r});

@@ -114,7 +114,7 @@ def scan(battle: dict[str, Any]) -> list[str]:
 
 def compare(data: dict[str, Any], reference: dict[str, list[str]]) -> tuple[int, int, dict[str, list[int]]]:
     """(decision points, identical, {battle: the decision points that differ})."""
-    from tests.llm_fixtures import v1_messages  # the golden tests' own replay: the texts they check
+    from devkit.llm_fixtures import v1_messages  # the golden tests' own replay: the texts they check
 
     total = same = 0
     differing: dict[str, list[int]] = {}

@@ -1,7 +1,7 @@
 """The fixtures several test modules share, found by pytest here instead of imported across modules: the tiny
-offline checkpoints and a warm fake Hub cache (built by ``tests/llm_fixtures.py``), and one real app per session
-(``tests/ui_support.py``). Plain helpers live beside them: ``tests/helpers.py``, ``tests/game_helpers.py``,
-``tests/llm_fixtures.py``, ``tests/ui_support.py``, ``tests/server_logs.py``.
+offline checkpoints and a warm fake Hub cache (built by ``devkit/llm_fixtures.py``), and one real app per session
+(``devkit/appserver.py``). Plain helpers live beside them (``tests/helpers.py``, ``tests/game_helpers.py``) and, for
+what the scripts use too, in ``devkit/`` (samples, the app server, the browser, server logs, the tiny model).
 
 Each fixture imports what it builds with when it is first used, so a test run that needs no model or app imports
 neither.
@@ -24,7 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny checkpoint folder (base + tokenizer), adapters in ``adapters/a`` and ``adapters/b``."""
-    from tests.llm_fixtures import build_tiny_checkpoint
+    from devkit.llm_fixtures import build_tiny_checkpoint
 
     os.environ["HF_HUB_OFFLINE"] = "1"
     return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-llm"))
@@ -33,7 +33,7 @@ def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_tool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same tiny checkpoint, its tokenizer carrying Qwen3-4B-Instruct-2507's tool-rendering chat template."""
-    from tests.llm_fixtures import build_tiny_checkpoint, tool_chat_template
+    from devkit.llm_fixtures import build_tiny_checkpoint, tool_chat_template
 
     os.environ["HF_HUB_OFFLINE"] = "1"
     return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny-tool-llm"), chat_template=tool_chat_template())
@@ -42,7 +42,7 @@ def tiny_tool_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture()
 def hub_cache(tmp_path: Path, tiny_checkpoint: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``HF_HUB_CACHE`` pointed at a fake warm cache of the preset repos, offline."""
-    from tests.llm_fixtures import fake_hub_cache
+    from devkit.llm_fixtures import fake_hub_cache
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(fake_hub_cache(tmp_path / "hub", tiny_checkpoint)))
@@ -54,7 +54,7 @@ def server() -> Iterator[object]:
     """One app per test file, as when each file imported the fixture (each import was its own fixture), so one
     file's recordings, analyses and seats never meet the next file's. Stopped by pytest's own teardown, not an
     atexit hook: after one loaded `make test` both workers' app servers were still running an hour later."""
-    from ui_support import Server
+    from devkit.appserver import Server
 
     app = Server()
     yield app

@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
-from ui_support import CHROMIUM, PAGE_IDLE, SAMPLE_ID, Browser, frames, sample_data
 
+from devkit.browser import CHROMIUM, PAGE_IDLE, Browser, frames
+from devkit.samples import SAMPLE_ID, sample_data
 from wolfeclick.analysis.core import analyse, mistakes
 from wolfeclick.analysis.schema import Analysis, analysis_path, save_analysis
 from wolfeclick.battle.schema import Recording

@@ -1,6 +1,6 @@
 """Issue 14: take over a recorded battle at any decision, and ask a checkpoint what it would have done.
 
-Real battles on the real simulator; the checkpoint is the tiny offline Qwen3 of tests/llm_fixtures.py.
+Real battles on the real simulator; the checkpoint is the tiny offline Qwen3 of devkit/llm_fixtures.py.
 """
 
 from __future__ import annotations

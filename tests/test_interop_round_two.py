@@ -71,7 +71,7 @@ def test_a_win_line_respelling_the_winners_name_still_names_them():
 def test_a_server_log_lost_on_time_says_so_when_resimulated():
     import asyncio
 
-    from tests.server_logs import server_log
+    from devkit.server_logs import server_log
     from wolfeclick.battle.runner import play_battle
     from wolfeclick.battle.specs import make_policy
 

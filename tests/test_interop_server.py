@@ -1,7 +1,7 @@
 """Showdown server battle logs: re-simulated from their input log into recordings like battles played here (both
 players' views), checked against their own log, falling back to the public log, refused in one line otherwise.
 
-The files are written here (``tests/server_logs.py``, ``scripts/make_interop_fixtures.py``) from battles played on
+The files are written here (``devkit/server_logs.py``, ``scripts/make_interop_fixtures.py``) from battles played on
 the embedded simulator, in the shape a Showdown server writes them."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.server_logs import resim_output, server_log
+from devkit.server_logs import resim_output, server_log
 from wolfeclick.battle.resim import resimulate, spectator_log
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.specs import make_policy

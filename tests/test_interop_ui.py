@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from gradio_client import Client, handle_file
-from ui_support import CHROMIUM, Browser
 
+from devkit.browser import CHROMIUM, Browser
 from wolfeclick.battle.store import load_recording
 from wolfeclick.interop.sniff import read_any
 

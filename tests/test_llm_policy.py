@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_fixtures import SHAS, golden_battles, notebook_state, observation
+from devkit.llm_fixtures import SHAS, golden_battles, notebook_state, observation
 from wolfeclick.battle.tracker import SideTracker
 from wolfeclick.llm import is_llm_spec, make_llm_policy
 from wolfeclick.llm.generation import GenerateResult

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_fixtures import golden_battles, notebook_state, observation, v1_messages
+from devkit.llm_fixtures import golden_battles, notebook_state, observation, v1_messages
 from wolfeclick.errors import InputError
 from wolfeclick.game.actions import PARSER_MODES, parse_action
 from wolfeclick.game.prompts import V1_SYSTEM_PROMPT, ArenaV1, WolfeclickV1, make_profile

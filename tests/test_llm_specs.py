@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.llm_fixtures import SHAS
+from devkit.llm_fixtures import SHAS
 from wolfeclick.llm.specs import (
     PRESET_REPO,
     PRESETS,

@@ -319,7 +319,8 @@ def test_the_operator_records_with_a_py_factory_from_the_command_line(tmp_path: 
 def test_over_http_nothing_a_visitor_sends_is_imported_or_connected(tmp_path: Path) -> None:
     """The same refusals through ``/gradio_api/`` against ``python app.py``, the canary on the server's path."""
     from gradio_client import Client
-    from ui_support import Server
+
+    from devkit.appserver import Server
 
     site = tmp_path / "site"
     site.mkdir()

@@ -12,8 +12,9 @@ import gradio as gr
 import httpx
 import pytest
 from gradio_client import Client, handle_file
-from ui_support import HOSTILE_ID, SAMPLE_ID, raw_load, sample_path
 
+from devkit.appserver import raw_load
+from devkit.samples import HOSTILE_ID, SAMPLE_ID, sample_path
 from wolfeclick.ui.app import build_app
 from wolfeclick.ui.library import Library
 
@@ -347,8 +348,8 @@ def test_live_checkpoint_shows_loading_and_stops(tmp_path_factory):
     """A checkpoint the operator lists ($WOLFECLICK_APP_POLICIES) is one of the app's choices and plays there."""
     pytest.importorskip("torch")
     pytest.importorskip("wolfeclick.llm.policy")
-    from llm_fixtures import build_tiny_checkpoint
-    from ui_support import Server
+    from devkit.appserver import Server
+    from devkit.llm_fixtures import build_tiny_checkpoint
 
     tiny = build_tiny_checkpoint(tmp_path_factory.mktemp("tiny"))
     own = Server(extra_env={"WOLFECLICK_APP_POLICIES": f"llm:{tiny}"})

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from ui_support import CHROMIUM, HOSTILE_ID, SAMPLE_ID, Browser, open_replay
+
+from devkit.browser import CHROMIUM, Browser, open_replay
+from devkit.samples import HOSTILE_ID, SAMPLE_ID
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from ui_support import CHROMIUM, PAGE_IDLE, SAMPLE_ID, Browser, Server, frames, long_recording, open_replay
+
+from devkit.appserver import Server
+from devkit.browser import CHROMIUM, PAGE_IDLE, Browser, frames, open_replay
+from devkit.samples import SAMPLE_ID, long_recording
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ui_support import sample_data
-
+from devkit.samples import sample_data
 from wolfeclick.arena.charts import (
     battle_length_chart,
     illegal_actions_chart,

@@ -11,7 +11,10 @@ import sys
 import time
 
 import pytest
-from ui_support import CHROMIUM, PAGE_IDLE, ROOT, SAMPLE_ID, Browser
+
+from devkit import ROOT
+from devkit.browser import CHROMIUM, PAGE_IDLE, Browser
+from devkit.samples import SAMPLE_ID
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 

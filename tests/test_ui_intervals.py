@@ -10,8 +10,8 @@ import re
 
 import pytest
 from gradio_client import Client
-from ui_support import CHROMIUM, Browser
 
+from devkit.browser import CHROMIUM, Browser
 from wolfeclick.arena.results import game_results, summary_from_rows
 from wolfeclick.arena.schedule import TournamentConfig
 from wolfeclick.arena.tournament import load_results, run_tournament, tournament_dir

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 from gradio_client import Client
-from ui_support import CHROMIUM, Browser, raw_load
 
+from devkit.appserver import raw_load
+from devkit.browser import CHROMIUM, Browser
 from wolfeclick.arena.charts import rating_history_chart
 from wolfeclick.arena.history import read_index, scan_history
 from wolfeclick.arena.leaderboard import glicko_history, leaderboard

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from ui_support import CHROMIUM, PAGE_IDLE, SAMPLE_ID, Browser, frames, open_replay, sample_data
 
+from devkit.browser import CHROMIUM, PAGE_IDLE, Browser, frames, open_replay
+from devkit.samples import SAMPLE_ID, sample_data
 from wolfeclick.analysis.core import analyse, mistakes
 from wolfeclick.analysis.schema import save_analysis
 from wolfeclick.battle.schema import Recording
@@ -123,7 +124,7 @@ def query_of(browser: Browser, state: str) -> str:
 @pytest.fixture(scope="module")
 def paced():
     """An app whose live battles wait 0.15 s between decisions (so a person can step back while one plays)."""
-    from ui_support import Server
+    from devkit.appserver import Server
 
     app = Server(hostile=False, pace=0.15)
     yield app

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from ui_support import sample_path
 
+from devkit.samples import sample_path
 from wolfeclick.battle.store import RecordingError, load_recording
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.ui.presentation import (

@@ -7,8 +7,8 @@ import json
 import re
 
 import pytest
-from ui_support import HOSTILE_ID, XSS, hostile_bytes, hostile_data, sample_data, sample_path
 
+from devkit.samples import HOSTILE_ID, XSS, hostile_bytes, hostile_data, sample_data, sample_path
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, load_recording
 from wolfeclick.ui.library import Library, upload_id

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from ui_support import CHROMIUM, SAMPLE_ID, Browser
+
+from devkit.browser import CHROMIUM, Browser
+from devkit.samples import SAMPLE_ID
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 

@@ -14,6 +14,8 @@ import random
 import shutil
 from pathlib import Path
 
+from devkit import ROOT
+
 logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -55,7 +57,7 @@ def fake_hub_cache(root: Path, tiny: Path) -> Path:
 
 # ------------------------------------------------------------------------------------------- battle states
 
-GOLDEN = Path(__file__).parent / "data" / "llm_v1_golden.json.gz"
+GOLDEN = ROOT / "tests" / "data" / "llm_v1_golden.json.gz"
 """Six real gen4 random battles (p1 streams) with the reference formatter's user message per decision point."""
 
 

@@ -1,0 +1,148 @@
+"""A real ``python app.py`` on a free 127.0.0.1 port with its own recordings and results folders: ``Server`` (the
+tests' session app, started in its constructor) and ``running_app`` (a script's ``with``), one launcher under both;
+the page's load event called as a browser does (``raw_load``); a process's RSS and a percentile for benchmarks."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import IO, Iterator
+
+import httpx
+
+from devkit import ROOT
+from devkit.samples import HOSTILE_ID, SAMPLES, hostile_data
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def start_app(root: Path, port: int, env: dict[str, str] | None = None,
+              start_s: float = 600) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
+    """``app.py`` serving ``root/recordings`` and ``root/results`` on 127.0.0.1:``port`` only, its output in
+    ``root/server.log``; returns once ``/config`` answers (RuntimeError with the log's tail if it exits or hangs)."""
+    full = {**os.environ, "WOLFECLICK_RECORDINGS": str(root / "recordings"), "WOLFECLICK_RESULTS": str(root / "results"),
+            "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False",
+            **(env or {})}
+    log = open(root / "server.log", "wb")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=full, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + start_s  # a hang guard: a cold start took 28-60 s on a machine loaded 12-18
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            log.close()
+            raise RuntimeError(f"app.py exited: {(root / 'server.log').read_text()[-2000:]}")
+        try:
+            if httpx.get(url + "config", timeout=1).status_code == 200:
+                return proc, log
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    stop_app(proc, log)
+    raise RuntimeError(f"app.py did not start serving within {start_s:.0f} s")
+
+
+def stop_app(proc: subprocess.Popen[bytes], log: IO[bytes]) -> None:
+    """Ctrl-C (the app closes cleanly and removes its temp files), then SIGKILL if it does not end."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    log.close()
+
+
+@contextlib.contextmanager
+def running_app(root: Path, env: dict[str, str] | None = None, start_s: float = 120) -> Iterator[tuple[str, int]]:
+    """``app.py`` serving ``root/recordings`` and ``root/results``; yields (url, pid); stopped on the way out."""
+    port = free_port()
+    proc, log = start_app(root, port, env, start_s)
+    try:
+        yield f"http://127.0.0.1:{port}/", proc.pid
+    finally:
+        stop_app(proc, log)
+
+
+class Server:
+    """``app.py`` on a free port with its own copies of the sample recordings (and the hostile one), started here.
+
+    ``pace``: Live's seconds between turns; ``keep``: leave the folder (and its ``server.log``) behind;
+    ``extra_env``: the operator's own settings ($WOLFECLICK_APP_POLICIES, a bound)."""
+
+    def __init__(self, hostile: bool = True, pace: float = 0.0, keep: bool = False,
+                 extra_env: dict[str, str] | None = None) -> None:
+        self.keep = keep
+        self.root = Path(tempfile.mkdtemp(prefix="wolfeclick-ui-test-"))
+        self.recordings = self.root / "recordings"
+        self.results = self.root / "results"
+        self.recordings.mkdir()
+        for path in SAMPLES:
+            shutil.copy(path, self.recordings / path.name)
+        if hostile:
+            (self.recordings / f"{HOSTILE_ID}.json").write_text(json.dumps(hostile_data()), encoding="utf-8")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        env = {"WOLFECLICK_LIVE_PACE": str(pace), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **(extra_env or {})}
+        self.started = time.monotonic()
+        self.proc, self.log = start_app(self.root, self.port, env)
+        self.startup_s = time.monotonic() - self.started
+
+    def files(self) -> set[str]:
+        return {p.name for p in self.recordings.iterdir()}
+
+    def stop(self) -> None:
+        stop_app(self.proc, self.log)
+        if not self.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def raw_load(server: Server, query: str) -> list:
+    """Call the page's load event the way a browser does, with the page's query string on queue/join."""
+    config = httpx.get(server.url + "config").json()
+    fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "open_share_link")
+    session = uuid.uuid4().hex[:11]
+    join = httpx.post(f"{server.url}gradio_api/queue/join?{query}",
+                      json={"data": [], "event_data": None, "fn_index": fn_index, "trigger_id": None,
+                            "session_hash": session}, timeout=10)
+    assert join.status_code == 200, join.text
+    with httpx.stream("GET", f"{server.url}gradio_api/queue/data", params={"session_hash": session},
+                      timeout=20) as stream:
+        for line in stream.iter_lines():
+            if not line.startswith("data:"):
+                continue
+            message = json.loads(line[5:])
+            if message.get("msg") == "process_completed":
+                assert message.get("success"), message
+                return message["output"]["data"]
+    raise AssertionError("no result from the load event")

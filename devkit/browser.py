@@ -1,0 +1,146 @@
+"""Headless Chromium (Debian's package), driven over the DevTools protocol, and the waits a page needs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+class Browser:
+    """Debian's headless Chromium with a fresh profile, driven over the DevTools protocol.
+
+    ``--dump-dom --virtual-time-budget`` alone proved racy against a server answering in real time (virtual time
+    runs ahead while the page waits on an open event stream: about one load in four was dumped before the
+    answer arrived), so pages are polled in real time until what a test waits for is there.
+    """
+
+    def __init__(self, width: int = 1400, height: int = 1800) -> None:
+        import re as _re
+
+        from websockets.sync.client import connect
+
+        if CHROMIUM is None:
+            raise RuntimeError("chromium is not installed")
+        self.profile = tempfile.mkdtemp(prefix="wolfeclick-chromium-")
+        self.proc = subprocess.Popen(
+            [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}", f"--window-size={width},{height}",
+             "--remote-debugging-port=0", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        deadline = time.monotonic() + 30
+        port = None
+        while port is None and time.monotonic() < deadline:
+            line = self.proc.stderr.readline()
+            if not line and self.proc.poll() is not None:
+                raise RuntimeError("chromium exited at start")
+            match = _re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
+            if match:
+                port = int(match.group(1))
+        if port is None:
+            raise RuntimeError("chromium did not open its DevTools port")
+        threading_drain(self.proc.stderr)
+        pages = [t for t in httpx.get(f"http://127.0.0.1:{port}/json/list", timeout=10).json() if t["type"] == "page"]
+        self.ws = connect(pages[0]["webSocketDebuggerUrl"], max_size=64 * 1024 * 1024, open_timeout=10)
+        self._id = 0
+        self.call("Page.enable")
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+
+    def call(self, method: str, **params):
+        self._id += 1
+        self.ws.send(json.dumps({"id": self._id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.ws.recv(timeout=60))
+            if message.get("id") == self._id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+
+    def evaluate(self, expression: str):
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        return result.get("result", {}).get("value")
+
+    def open(self, url: str) -> None:
+        self.call("Page.navigate", url=url)
+
+    def wait_for(self, expression: str, timeout: float = 30.0):
+        """Poll a JavaScript expression until it is truthy; return its value (AssertionError on timeout)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {expression}")
+
+    def dom(self) -> str:
+        return self.evaluate("document.documentElement.outerHTML")
+
+    def screenshot(self, path: Path) -> None:
+        import base64
+
+        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=False)["data"]
+        Path(path).write_bytes(base64.b64decode(data))
+
+    def close(self) -> None:
+        try:
+            self.ws.close()
+        except Exception:
+            pass
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def __enter__(self) -> "Browser":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def threading_drain(stream) -> None:
+    """Keep reading a pipe so the child never blocks on a full one."""
+    import threading
+
+    threading.Thread(target=lambda: [None for _ in stream], daemon=True).start()
+
+
+PAGE_IDLE = ("!document.body.innerText.includes('Checking hardware') && !document.querySelector("
+             "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')")
+"""No event of the page's is in flight (its load events, the Live tab's hardware check): a value set before then
+can be lost."""
+
+
+def frames(browser: Browser, n: int = 2) -> None:
+    """Until the page has drawn ``n`` more frames (what a step changed is laid out and painted by then)."""
+    browser.evaluate("new Promise(done => { let k = %d; const f = () => (--k ? requestAnimationFrame(f) : done(1));"
+                     " requestAnimationFrame(f); })" % n)
+
+
+REPLAYS_VIEW = "document.querySelector('#wc-replays-viewer')"
+
+
+def open_replay(browser: Browser, url: str, turn: int | str, timeout: float = 90.0) -> None:
+    """Load ``url`` and wait for the Replays viewer at ``turn``, in the new document, not the one the last test left
+    (a mark set before navigating is gone only once the new page is there); then take the focus off any field, so
+    keys go to the viewer."""
+    browser.evaluate("window.__wcOldPage = true")
+    browser.open(url)
+    browser.wait_for(f"window.__wcOldPage === undefined && "
+                     f"{REPLAYS_VIEW}?.querySelector('.wc-turn')?.dataset.turn === '{turn}' && "
+                     "window.__wcViewers?.replays?.state?.shown", timeout=timeout)  # keys reach a viewer in view
+    browser.evaluate("document.activeElement && document.activeElement.blur()")
