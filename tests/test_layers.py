@@ -91,3 +91,23 @@ def test_arena_env_and_interop_do_not_reach_into_the_model_stack() -> None:
 def test_the_circle_finder_finds_a_circle() -> None:
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {frozenset({"a", "b", "c"})}
     assert circles({"a": {"b"}, "b": set()}) == set()
+
+
+def test_scripts_and_devkit_never_import_the_tests() -> None:
+    """What a script shares with the tests lives in ``devkit/``; a script importing ``tests`` (or putting ``tests/``
+    on ``sys.path`` to reach a helper there) would make the suite a library."""
+    checkout = PACKAGE.parent
+    offenders = []
+    for path in sorted([*(checkout / "scripts").glob("*.py"), *(checkout / "devkit").glob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("sys.path.insert", "sys.path.append"):
+                names = ["tests"] if "tests" in ast.unparse(node) else []
+            else:
+                continue
+            if any(n.split(".")[0] in ("tests", "ui_support", "llm_fixtures", "server_logs") for n in names):
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == [], f"scripts reaching into tests/: {offenders}"
