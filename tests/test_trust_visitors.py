@@ -290,6 +290,34 @@ def test_visitor_bounds_are_refused_in_one_line(tmp_path: Path) -> None:
     assert not (library.directory / ANALYSIS_DIR).exists()  # where an analysis would have been stored
 
 
+def test_ask_a_policy_takes_only_served_policies_and_battles_within_the_bound(tmp_path: Path) -> None:
+    """The Replays tab's rescore button: a spec outside the catalogue, a person, a bad side or a battle longer than
+    the app's bound is one line, and nothing is stored; a served policy's answers are stored where the CLI's go."""
+    from wolfeclick.battle.rescore import RESCORE_DIR
+
+    demo = app(tmp_path, max_decisions=40)
+    parent = asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen4randombattle",
+                                     seed=7, max_turns=6))
+    library = demo.wolfeclick_context.library
+    library.directory.mkdir(parents=True, exist_ok=True)
+    (library.directory / f"{parent.id}.json").write_text(parent.to_json(), encoding="utf-8")
+    ask = next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "rescore_start")
+    for spec, side, words in [("py:os:system", "p1", "not offered"), ("human", "p1", "a person cannot"),
+                              ("heuristic", "p3", "p1 or p2"), ("llm:/etc", "p2", "not offered")]:
+        said = [t for t in texts([asyncio.run(ask(parent.id, spec, side))]) if "wc-message" in t]
+        assert words in said[-1] and "\n" not in said[-1].strip(), (spec, said)
+    assert not (library.directory / RESCORE_DIR).exists()
+    short = app(tmp_path / "short", max_decisions=3)
+    short.wolfeclick_context.library.directory.mkdir(parents=True)
+    (short.wolfeclick_context.library.directory / f"{parent.id}.json").write_text(parent.to_json(), encoding="utf-8")
+    ask_short = next(f.fn for f in short.fns.values() if getattr(f.fn, "__name__", "") == "rescore_start")
+    said = [t for t in texts([asyncio.run(ask_short(parent.id, "random", "p1"))]) if "wc-message" in t]
+    assert "at most 3" in said[-1], said
+    said = [t for t in texts([asyncio.run(ask(parent.id, "maxdamage", "p2"))]) if "wc-message" in t]
+    assert "agrees with the recorded choice" in said[-1], said
+    assert len(list((library.directory / RESCORE_DIR / parent.id).glob("maxdamage-p2.json"))) == 1
+
+
 def test_an_operator_listed_spec_is_offered_and_plays(tmp_path: Path, canary: Path) -> None:
     demo = app(tmp_path)
     ctx = demo.wolfeclick_context

@@ -227,3 +227,31 @@ def test_side_by_side_steps_with_the_arrow_keys(server, many) -> None:
         browser.evaluate(f"{slider}.focus()")
         press(browser, "ArrowRight")
         browser.wait_for(f"Number({pair}?.dataset.step) === {before + 1}", timeout=60)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 10. Rescore from the browser: ask a served policy at one side's decisions of the open replay
+# --------------------------------------------------------------------------------------------------------------
+def test_a_person_asks_a_served_policy_at_one_sides_decisions_from_the_replay(server) -> None:
+    """``wolfeclick rescore`` had no button: the answers are stored beside the recording as the CLI stores them and
+    show at once (the agreement line above the viewer, a note in the decision panel)."""
+    data = sample_data()
+    data["id"] = "rescore-" + SAMPLE_ID
+    (server.recordings / f"{data['id']}.json").write_text(Recording.model_validate(data).to_json(), encoding="utf-8")
+    with Browser(1280, 800) as browser:
+        open_replay(browser, f"{server.url}?replay={data['id']}&turn=1", 1)
+        browser.evaluate("[...document.querySelectorAll('button, .label-wrap')].find(e => "
+                         "e.textContent.includes('Ask a policy')).click()")
+        side = "document.querySelector('#wc-rescore-side input[value=p2]')"
+        browser.wait_for(f"{side} != null && {side}.getBoundingClientRect().width > 0", timeout=30)
+        browser.evaluate(f"{side}.click()")
+        browser.wait_for(f"{side}.checked", timeout=30)
+        browser.evaluate("document.querySelector('#wc-rescore-start').click()")
+        status = "document.querySelector('#wc-rescore-status')?.innerText || ''"
+        text = browser.wait_for(f"/agrees|error|not|refused/.test({status}) && {status}", timeout=180)
+        assert "decisions of p2" in text and "agrees with the recorded choice" in text, text
+        browser.wait_for("document.querySelector('#wc-replays-rescores .wc-rescore-summary') != null", timeout=60)
+        summary = browser.evaluate("document.querySelector('#wc-replays-rescores .wc-rescore-summary').innerText")
+        assert "p2" in summary, summary
+    stored = list((server.recordings / "rescores" / data["id"]).glob("*-p2.json"))
+    assert len(stored) == 1, stored

@@ -24,6 +24,8 @@ from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.library import HEAVY_BYTES, LIST_HEADERS
 from wolfeclick.ui.presentation import int_param, page_of, search_rows
+from wolfeclick.ui.rescore_run import controls as rescore_controls
+from wolfeclick.ui.rescore_run import wire as wire_rescore
 from wolfeclick.ui.tabs.common import failure, message_html
 from wolfeclick.ui.uploads import UploadBusy
 from wolfeclick.ui.viewer import battle_payload, to_json
@@ -362,6 +364,7 @@ def build(ctx: AppContext) -> ReplaysUI:
                 refresh_button = gr.Button("↻ Refresh lists", size="sm")
             takeover = _takeover_controls(ctx)
             analysis = analysis_controls(ctx.settings.max_k)
+            rescore = rescore_controls(ctx)
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
             rescores = gr.HTML("", elem_id="wc-replays-rescores")
             viewer = viewer_component("replays", "wc-replays-viewer")
@@ -389,4 +392,5 @@ def build(ctx: AppContext) -> ReplaysUI:
     table.select(bind(select_row, ctx, ui), table, ui.opened(), api_visibility="private").then(
         None, None, None, js=SHOW_OPENED_JS, api_visibility="private")
     wire_analysis(ctx, analysis, select_box, bind(open_replay, ctx, ui), ui.opened())
+    wire_rescore(ctx, rescore, select_box, bind(open_replay, ctx, ui), ui.opened())
     return ui
