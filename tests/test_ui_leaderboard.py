@@ -221,3 +221,16 @@ def test_imported_battles_are_counted_as_unrated_in_the_tab(client, played):
     board = leaderboard(scan.entries)
     assert "1 recording(s) left out: a side's policy is unknown" in board_view.status_text(board, 3, [], "", 1)
     assert "left out" not in board_view.status_text(board, 3, [], "", 0)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
+def test_a_link_to_an_unknown_policy_says_so_where_the_page_would_be(played):
+    """``?policy=nosuchpolicy`` opened the top policy's page with nothing on it to say the link's was not found (the
+    status line sat above the table): the page's place says which policy the link named and that it has no battles,
+    and no other policy's page stands in for it."""
+    with Browser(1280, 800) as browser:
+        browser.open(f"{played.url}?policy=nosuchpolicy")
+        head = "document.querySelector('#wc-policy-head')?.innerText || ''"
+        text = browser.wait_for(f"{head}.includes('nosuchpolicy') && {head}", timeout=90)
+        assert "no battles" in text, text
+        assert "heuristic" not in text and "finished battles" not in text, text

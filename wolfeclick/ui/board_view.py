@@ -109,6 +109,12 @@ CHECKPOINT_FIELDS = (("checkpoint", "checkpoint"), ("base", "base"), ("adapter",
                      ("implementation", "implementation"))
 
 
+def missing_page_html(policy: str) -> str:
+    """Where a link's policy page would be, when the history has no battles of it (escaped HTML)."""
+    return (f'<div class="wc-policy-page"><h3>{escape(policy)}</h3><p>⚠ This link names a policy with no battles '
+            "in this history; choose one from the table or the list.</p></div>")
+
+
 def page_html(page: PolicyPage, share: str) -> str:
     """The page's header (its line in the table) and what its checkpoint is, as escaped HTML."""
     name = escape(page.policy)

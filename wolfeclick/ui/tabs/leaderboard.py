@@ -115,8 +115,9 @@ async def _table(ctx: AppContext, ui: LeaderboardUI, filters: tuple, policy: Any
 
 
 async def _table_for(ctx: AppContext, ui: LeaderboardUI, filters: tuple, policy: Any, rebuild: bool,
-                     request: Any) -> tuple[dict, str | None]:
-    """The table's updates and the policy whose page they open (None when the table could not be built)."""
+                     request: Any, stand_in: bool = True) -> tuple[dict, str | None]:
+    """The table's updates and the policy whose page they open (None when the table could not be built, or when
+    ``policy`` has no row and no ``stand_in``, the top policy, may open in its place)."""
     try:
         query = parse_query(*filters)
         computed, files = await asyncio.to_thread(_compute, ctx, query, rebuild)
@@ -124,7 +125,7 @@ async def _table_for(ctx: AppContext, ui: LeaderboardUI, filters: tuple, policy:
         return {ui.status: failure(ctx, exc, "leaderboard")}, None
     board = computed.board
     names = [r.policy for r in board.rows + board.too_few]
-    chosen = policy if isinstance(policy, str) and policy in names else (names[0] if names else None)
+    chosen = policy if isinstance(policy, str) and policy in names else (names[0] if names and stand_in else None)
     out: dict[Any, Any] = {
         ui.status: view.status_text(board, len(computed.entries), computed.skipped, _filters_text(query),
                                       len(computed.unrated), computed.notes),
@@ -175,9 +176,12 @@ async def open_link(ctx: AppContext, ui: LeaderboardUI, params: dict[str, str], 
     """The load event's part for this tab: ``?policy=NAME`` (or ``?tab=leaderboard``) builds the table and opens
     that policy's page; a policy the history does not know opens the top one, with one line saying so."""
     policy = params.get("policy")
-    out, chosen = await _table_for(ctx, ui, (None, None, None, MIN_BATTLES, "tournament"), policy, True, request)
+    out, chosen = await _table_for(ctx, ui, (None, None, None, MIN_BATTLES, "tournament"), policy, True, request,
+                                   stand_in=policy is None)
     if policy is not None and ui.table in out and chosen != policy:
-        out[ui.status] = f"⚠ The link's policy {str(policy)[:60]!r} has no battles in this history."
+        # the page's place says so: another policy's page standing in for the link's read as the link's answer
+        out.update({ui.status: f"⚠ The link's policy {str(policy)[:60]!r} has no battles in this history.",
+                    ui.page: view.missing_page_html(str(policy)[:60])})
     return out
 
 
