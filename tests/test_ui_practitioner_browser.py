@@ -255,3 +255,39 @@ def test_a_person_asks_a_served_policy_at_one_sides_decisions_from_the_replay(se
         assert "p2" in summary, summary
     stored = list((server.recordings / "rescores" / data["id"]).glob("*-p2.json"))
     assert len(stored) == 1, stored
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 10. Cosmetic cuts: a dropdown's text under its caret, cut headers, a phone's recordings list showing one column
+# --------------------------------------------------------------------------------------------------------------
+DROPDOWN_TEXT_VS_CARET = """[...document.querySelectorAll('.wrap-inner input[role=combobox]')]
+  .filter(i => i.getBoundingClientRect().width > 0)
+  .map(i => { const r = i.getBoundingClientRect(), icon = i.parentElement.querySelector('.icon-wrap');
+              const end = r.right - parseFloat(getComputedStyle(i).paddingRight);
+              return [i.getAttribute('aria-label'), Math.round(end), icon ? Math.round(icon.getBoundingClientRect().left) : null]; })"""
+LIST_HEADS = """(() => { const box = document.querySelector('#wc-replays-table').getBoundingClientRect();
+  return [...document.querySelectorAll('#wc-replays-table th')].map(t => { const r = t.getBoundingClientRect(),
+    text = t.querySelector('.header'); const line = parseFloat(getComputedStyle(text).lineHeight) || 20;
+    return [t.title, Math.round(r.left), Math.round(r.right), Math.round(box.right),
+            text.getBoundingClientRect().height / line]; }); })()"""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
+def test_no_dropdown_text_under_its_caret_no_cut_header_and_a_phone_row_shows_more_than_its_id(server, size) -> None:
+    width, height = size
+    with Browser(width, height) as browser:
+        for tab in ("live", "compare", "replays"):
+            browser.open(f"{server.url}?tab={tab}")
+            browser.wait_for("document.querySelectorAll('.wrap-inner input[role=combobox]').length > 0", timeout=60)
+            browser.wait_for(PAGE_IDLE, timeout=60)
+            found = browser.evaluate(DROPDOWN_TEXT_VS_CARET)
+            assert found or tab != "live", tab
+            assert all(caret is None or end <= caret for _, end, caret in found), (tab, found)
+        browser.wait_for("document.querySelectorAll('#wc-replays-table th').length == 8", timeout=60)
+        heads = browser.evaluate(LIST_HEADS)
+        assert all(lines < 1.5 for *_, lines in heads), heads  # "turns" was set as "tur / ns"
+        shown = [title for title, left, right, box, _ in heads if right <= box + 1]
+        if width >= 1280:
+            assert len(shown) == 8, heads  # "date (UTC)" ran past the table's right edge
+        else:
+            assert shown[:2] == ["id", "p1"], heads  # the id alone filled a phone's row

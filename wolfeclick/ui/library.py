@@ -98,6 +98,10 @@ class ReplayInfo:
 
 
 LIST_HEADERS = ["id", "p1", "p2", "winner", "turns", "format", "source", "date (UTC)"]
+LIST_WIDTHS = ["180px", "96px", "96px", "150px", "64px", "176px", "116px", "176px"]
+"""Fixed widths (1054 px): a long id wraps in its own column instead of pushing the others out of view (Gradio
+otherwise sizes each column to its longest text), so every column shows at 1280 px and a phone's row shows the id
+and both players. Inline widths are all Gradio offers: its header table ignores CSS widths."""
 
 
 def source_text(recording: Recording) -> str:

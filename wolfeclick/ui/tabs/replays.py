@@ -22,7 +22,7 @@ from wolfeclick.ui.analysis_view import stored_view
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.library import HEAVY_BYTES, LIST_HEADERS
+from wolfeclick.ui.library import HEAVY_BYTES, LIST_HEADERS, LIST_WIDTHS
 from wolfeclick.ui.presentation import int_param, page_of, search_rows
 from wolfeclick.ui.rescore_run import controls as rescore_controls
 from wolfeclick.ui.rescore_run import wire as wire_rescore
@@ -378,7 +378,7 @@ def build(ctx: AppContext) -> ReplaysUI:
             page = gr.Number(1, label="Page", precision=0, scale=1, elem_id="wc-replays-page")
         caption = gr.Markdown("")
         table = gr.Dataframe(headers=LIST_HEADERS, datatype="str", interactive=False, wrap=True,
-                             elem_id="wc-replays-table")
+                             column_widths=LIST_WIDTHS, elem_id="wc-replays-table")
     pair = _pair_controls(ctx)
     ui = ReplaysUI(data, viewer, select_box, upload_box, message, json_file, export_file, search, page, caption,
                    table, rescores, takeover, pair)
