@@ -185,7 +185,7 @@ def test_recorded_battle_with_an_llm_policy(tiny_checkpoint) -> None:
 
 
 def test_cli_records_an_llm_battle(tiny_checkpoint, tmp_path) -> None:
-    if not (ROOT / "wolfeclick" / "cli.py").exists():
+    if not (ROOT / "wolfeclick" / "cli" / "__init__.py").exists():
         pytest.skip("no CLI yet")
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(ROOT))
     out = tmp_path / "recs"

@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import wolfeclick
 from wolfeclick.battle.runner import DEFAULT_FORMAT
 from wolfeclick.battle.teams import TeamSources
-from wolfeclick.cli_options import SERVE_DESCRIPTION, add_serve_arguments, run_command, team_sources
+from wolfeclick.cli.options import SERVE_DESCRIPTION, add_serve_arguments, run_command, team_sources
 from wolfeclick.env.env import DEFAULT_PROMPT, SEED_LIMIT, ShowdownEnv
 from wolfeclick.env.episode import EnvError
 from wolfeclick.env.service import SimService
@@ -463,7 +463,7 @@ def serve_from_args(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``serve-env`` as a console script (OpenEnv's ``[project.scripts] server`` entry): same options, same app, the
-    same one-line errors as the CLI (``cli_options``; this module never imports the CLI)."""
+    same one-line errors as the CLI (``cli/options.py``; this module never imports the CLI)."""
     parser = argparse.ArgumentParser(prog="server", description=SERVE_DESCRIPTION)
     add_serve_arguments(parser)
     return run_command(serve_from_args, parser.parse_args(sys.argv[1:] if argv is None else argv))

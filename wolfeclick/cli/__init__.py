@@ -14,7 +14,7 @@ from typing import Sequence
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS
-from wolfeclick.cli_options import (
+from wolfeclick.cli.options import (
     SERVE_DESCRIPTION,
     add_serve_arguments,
     add_team_options,
