@@ -266,12 +266,13 @@ def test_bad_parser_option_is_one_line(tiny_checkpoint) -> None:
 
 
 def test_cli_parser_option_reaches_the_policy() -> None:
-    from wolfeclick.cli import _llm_options, build_parser
+    from wolfeclick.cli.main_parser import build_parser
+    from wolfeclick.cli.options import llm_options
 
     for command in (["record", "--p1", "random", "--p2", "random"], ["bench", "--players", "random,heuristic", "--pairs", "1"]):
         args = build_parser().parse_args([*command, "--mode", "generate", "--parser", "reference"])
-        assert _llm_options(args)["parser"] == "reference"
-        assert _llm_options(build_parser().parse_args(command))["parser"] is None  # the policy's default: tolerant
+        assert llm_options(args)["parser"] == "reference"
+        assert llm_options(build_parser().parse_args(command))["parser"] is None  # the policy's default: tolerant
 
 
 def test_recorded_generate_battle_says_which_parser_judged(tiny_checkpoint) -> None:

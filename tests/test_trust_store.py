@@ -254,7 +254,7 @@ def test_user_errors_are_one_line_and_bugs_show_a_traceback(tmp_path: Path) -> N
     user = subprocess.run([sys.executable, "-m", "wolfeclick", "record", "--p1", "nosuch", "--p2", "random",
                            "--out", str(tmp_path)], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert user.returncode == 2 and user.stderr.count("\n") == 1 and "Traceback" not in user.stderr
-    bug = subprocess.run([sys.executable, "-c", "import sys, wolfeclick.cli as c\n"
+    bug = subprocess.run([sys.executable, "-c", "import sys, wolfeclick.cli.main_parser as c\n"
                           "c.COMMANDS['schema'] = lambda args: 1 / 0\nsys.exit(c.main(['schema']))"],
                          cwd=tmp_path, env=env, capture_output=True, text=True)
     assert bug.returncode == 3 and "Traceback" in bug.stderr and "ZeroDivisionError" in bug.stderr

@@ -1,6 +1,7 @@
 """The options several commands take, and how a command's outcome becomes an exit code: one home, so that the CLI
 and the console scripts beside it (``env/server.py``'s ``server``) parse and fail the same way without importing
-each other. Argparse only: importing this loads nothing of the library."""
+each other. Argparse only: importing this loads none of the commands, and of the library only the recording schema
+(for its seed and turn limits)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import argparse
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS
 from wolfeclick.errors import WolfeClickError
 
 
@@ -93,3 +95,41 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-recordings", dest="recordings", action="store_false",
                         help="do not save episodes as recordings")
     add_team_options(parser)
+
+
+def add_llm_options(parser: argparse.ArgumentParser) -> None:
+    """The checkpoint kinds' options from the policy registry, as flags (each also written ``llm:…?mode=…``)."""
+    from wolfeclick.policies.registry import default_registry
+
+    options = {o.name: o for o in default_registry().checkpoint_options()}
+    group = parser.add_argument_group("checkpoint options (llm:/preset: specs only)")
+    for name, default in (("mode", "score"), ("quant", None), ("profile", None), ("temperature", 0.0),
+                          ("parser", None)):
+        option = options[name]
+        group.add_argument(f"--{name}", type=option.type, choices=option.choices, default=default, help=option.help)
+
+
+def llm_options(args: argparse.Namespace) -> dict:
+    return {"mode": args.mode, "quant": args.quant, "profile": args.profile, "temperature": args.temperature,
+            "parser": args.parser}
+
+
+MAX_BATTLES = 1_000_000
+"""At most this many battles (or pairs) per command."""
+
+
+SEED = bounded_int(0, MAX_SEED - MAX_BATTLES)
+COUNT = bounded_int(1, MAX_BATTLES)
+CONCURRENCY = bounded_int(1, 256)
+TURNS = bounded_int(1, MAX_TURNS)
+
+
+def expand_paths(paths: Sequence[Path]) -> list[Path]:
+    """Files as given; a directory stands for the ``*.json`` files directly inside it (symbolic links skipped)."""
+    expanded: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            expanded.extend(p for p in sorted(path.glob("*.json")) if not p.is_symlink())
+        else:
+            expanded.append(path)
+    return expanded

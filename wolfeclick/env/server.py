@@ -463,7 +463,7 @@ def serve_from_args(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``serve-env`` as a console script (OpenEnv's ``[project.scripts] server`` entry): same options, same app, the
-    same one-line errors as the CLI (``cli/options.py``; this module never imports the CLI)."""
+    same one-line errors as the CLI (``cli/options.py``; this module imports none of the commands)."""
     parser = argparse.ArgumentParser(prog="server", description=SERVE_DESCRIPTION)
     add_serve_arguments(parser)
     return run_command(serve_from_args, parser.parse_args(sys.argv[1:] if argv is None else argv))
