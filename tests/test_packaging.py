@@ -68,7 +68,8 @@ def test_the_wheel_carries_what_the_package_reads_at_run_time(wheel: Path) -> No
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("wolfeclick/sim/bridge.js", "wolfeclick/sim/policies.js", "wolfeclick/sim/PROTOCOL.md",
                    "wolfeclick/sim/showdown/package.json", "wolfeclick/sim/showdown/package-lock.json", "wolfeclick/ui/assets/viewer.js",
-                   "wolfeclick/ui/assets/app.css", "wolfeclick/cli/__init__.py", "wolfeclick/env/tool_env.py"):
+                   "wolfeclick/ui/assets/app.css", "wolfeclick/cli/__init__.py", "wolfeclick/env/tool_env.py",
+                   "wolfeclick/analysis/value_model.json"):
         assert needed in names, needed
     assert not [n for n in names if "node_modules" in n or n.startswith("tests/")]
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -307,3 +308,13 @@ def test_the_readmes_install_lines_install_as_written_into_a_fresh_venv(tmp_path
         shown = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "show", "wolfeclick-arena"],
                                capture_output=True, text=True, timeout=120)
         assert "Name: wolfeclick-arena" in shown.stdout, (line, shown.stdout, shown.stderr[-500:])
+
+
+def test_the_installed_package_reads_its_value_model(installed: dict[str, str], tmp_path: Path) -> None:
+    """Issue 48: the weights every replay's estimate needs are package data, read from the installed copy."""
+    code = ("import os; from wolfeclick.analysis.value_model import MODEL_PATH, default_model; "
+            "assert str(MODEL_PATH).startswith(os.environ['WOLFECLICK_TARGET']), MODEL_PATH; "
+            "print(default_model().card['train_battles'])")
+    done = run([sys.executable, "-c", code], installed, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) > 0

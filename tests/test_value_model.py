@@ -1,0 +1,171 @@
+"""Issue 48, item 3: the value model — an instant win-probability estimate from the public state of every replay.
+
+The viewer shows its line the moment any replay opens (an imported one too), labelled an estimate; a stored rollout
+analysis is drawn as before, the estimate beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wolfeclick.analysis import value_model as vm
+from wolfeclick.battle.schema import Recording
+from wolfeclick.battle.store import load_recording
+from wolfeclick.interop.sniff import read_any
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "recordings" / "gen9randombattle-s1-heuristic-vs-maxdamage.json"
+PUBLIC_LOG = ROOT / "tests" / "data" / "interop" / "showdown_replay.json"
+
+
+@pytest.fixture(scope="module")
+def sample() -> Recording:
+    return load_recording(SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def imported() -> Recording:
+    return read_any(PUBLIC_LOG.read_bytes(), PUBLIC_LOG.name)
+
+
+# ------------------------------------------------------------------------------------------------- features, model
+def swapped(recording: Recording) -> Recording:
+    """The same battle with the sides' names exchanged everywhere the value model reads (snapshots, deciding sides,
+    protocol events)."""
+    def flip(text: str) -> str:
+        return re.sub(r"\bp([12])", lambda m: "p" + ("2" if m.group(1) == "1" else "1"), text)
+
+    data = json.loads(recording.to_json())
+    for turn in data["turns"]:
+        turn["snapshot"] = {"p1": turn["snapshot"]["p2"], "p2": turn["snapshot"]["p1"]}
+        turn["decisions"] = {flip(side): decision for side, decision in turn["decisions"].items()}
+        turn["deciding"] = sorted(flip(side) for side in turn["deciding"])
+        turn["events"] = [flip(line) for line in turn["events"]]
+    data["players"] = {"p1": data["players"]["p2"], "p2": data["players"]["p1"]}
+    return Recording.model_validate(data)
+
+
+@pytest.mark.parametrize("which", ["sample", "imported"])
+def test_features_read_each_decision_from_its_past_alone_and_change_nothing(which: str,
+                                                                          request: pytest.FixtureRequest) -> None:
+    recording = request.getfixturevalue(which)
+    before = recording.to_json()
+    rows = vm.decision_rows(recording.turns, recording.format)
+    assert rows.shape == (len(recording.turns), len(vm.FEATURES)) and np.all(np.isfinite(rows))
+    assert np.array_equal(rows, vm.decision_rows(recording.turns, recording.format))  # the same input, the same rows
+    assert recording.to_json() == before  # nothing written back
+    for cut in (1, len(recording.turns) // 2):  # a decision's row reads nothing after it
+        assert np.array_equal(vm.decision_rows(recording.turns[:cut], recording.format), rows[:cut])
+    left = vm.FEATURES.index("p1.left")
+    assert rows[0, left] == 1.0 and rows[-1, left] < 1.0  # six standing at the start, fewer at the end
+
+
+@pytest.mark.parametrize("which", ["sample", "imported"])
+def test_swapping_the_sides_swaps_the_features_and_gives_one_minus_p(which: str,
+                                                                    request: pytest.FixtureRequest) -> None:
+    recording = request.getfixturevalue(which)
+    rows = vm.decision_rows(recording.turns, recording.format)
+    other = vm.decision_rows(swapped(recording).turns, recording.format)
+    assert np.array_equal(other, vm.swap_sides(rows))
+    assert not np.array_equal(other, rows)  # the sides do differ: the check above could fail
+    model = vm.default_model()
+    p, q = vm.win_probability(model, rows), vm.win_probability(model, other)
+    assert np.allclose(p + q, 1.0, atol=1e-12)
+    same = rows.copy()
+    same[:, vm.WIDTH:2 * vm.WIDTH] = same[:, :vm.WIDTH]  # both sides in p1's position: an even game
+    assert np.allclose(vm.win_probability(model, same), 0.5, atol=1e-12)
+
+
+def test_the_public_field_follows_boosts_hazards_screens_and_tera() -> None:
+    from wolfeclick.battle.schema import SideSnapshot, TurnRecord
+
+    def snap(active: str) -> SideSnapshot:
+        return SideSnapshot(active=active, active_hp=100.0, active_status=None, team_hp=100.0, fainted=0,
+                            team=[{"species": active, "hp": 100.0, "active": True}])
+
+    events = ["|switch|p1a: Garchomp|Garchomp, L77, M|100/100", "|switch|p2a: Skarmory|Skarmory, L81|100/100",
+              "|turn|1", "|move|p1a: Garchomp|Swords Dance|p1a: Garchomp", "|-boost|p1a: Garchomp|atk|2",
+              "|move|p2a: Skarmory|Spikes|p1a: Garchomp", "|-sidestart|p1: Alice|Spikes",
+              "|-sidestart|p1: Alice|Spikes", "|-sidestart|p2: Bob|move: Reflect",
+              "|-terastallize|p1a: Garchomp|Steel", "|-unboost|p2a: Skarmory|spe|9", "|turn|2"]
+    turn = TurnRecord(index=0, turn=2, deciding=["p1", "p2"], decisions={}, events=events,
+                      snapshot={"p1": snap("Garchomp"), "p2": snap("Skarmory")})
+    row = dict(zip(vm.FEATURES, vm.decision_rows([turn], "gen9randombattle")[0]))
+    assert row["p1.boost_atk"] == pytest.approx(2 / 6) and row["p2.boost_spe"] == -1.0  # stages stop at −6
+    assert row["p1.spikes"] == pytest.approx(2 / 3) and row["p2.spikes"] == 0 and row["p2.reflect"] == 1.0
+    assert row["p1.terastallized"] == 1.0 and row["p2.terastallized"] == 0.0
+    assert row["p1.active_level"] == 0.77 and row["p2.active_level"] == 0.81
+    assert row["p1.type_edge"] == -0.5  # Dragon and Ground (or Steel) into Steel/Flying: ½ at best
+    assert row["p2.type_edge"] == -0.5  # Garchomp is Steel now: Steel and Flying hit it for ½
+    untera = turn.model_copy(update={"events": [e for e in events if "terastallize" not in e]})
+    assert dict(zip(vm.FEATURES, vm.decision_rows([untera], "gen9randombattle")[0]))["p2.type_edge"] == 0.0
+    assert row["turn"] == 0.02
+    switched = turn.model_copy(update={"events": [*events, "|switch|p1a: Ferrothorn|Ferrothorn, L80|100/100"]})
+    again = dict(zip(vm.FEATURES, vm.decision_rows([switched], "gen9randombattle")[0]))
+    assert again["p1.boost_atk"] == 0 and again["p1.spikes"] == pytest.approx(2 / 3)  # boosts leave, hazards stay
+
+
+def test_a_fixed_model_gives_the_output_worked_out_by_hand() -> None:
+    """A model with one hidden unit and a linear term on two columns, against the formula written out."""
+    n = len(vm.FEATURES)
+    linear, hidden = np.zeros(n), np.zeros((1, n))
+    left, hp = vm.FEATURES.index("p1.left"), vm.FEATURES.index("p1.team_hp")
+    linear[left], hidden[0, hp] = 1.5, 2.0
+    model = vm.ValueModel(mean=np.zeros(n), scale=np.ones(n), linear=linear, hidden=hidden, bias=np.array([0.25]),
+                          out=np.array([0.5]), card={})
+    row = np.zeros((1, n))
+    row[0, left], row[0, vm.WIDTH + left] = 5 / 6, 4 / 6
+    row[0, hp], row[0, vm.WIDTH + hp] = 0.7, 0.4
+    by_hand = 1.5 * (5 / 6 - 4 / 6) + 0.5 * (math.tanh(2 * 0.7 + 0.25) - math.tanh(2 * 0.4 + 0.25))
+    assert vm.scores(model, row)[0] == pytest.approx(by_hand, abs=1e-12)
+    assert vm.win_probability(model, row)[0] == pytest.approx(1 / (1 + math.exp(-by_hand)), abs=1e-12)
+    again = vm.model_from_json(model.to_json())
+    assert again.to_json() == model.to_json() and vm.scores(again, row)[0] == pytest.approx(by_hand, abs=1e-12)
+
+
+def test_fitting_repeats_byte_for_byte_and_learns_what_the_data_say() -> None:
+    rng = np.random.default_rng(7)
+    rows = rng.uniform(0, 1, (400, len(vm.FEATURES)))
+    left = vm.FEATURES.index("p1.left")
+    gap = rows[:, left] - rows[:, vm.WIDTH + left]
+    outcomes = (rng.uniform(0, 1, 400) < 1 / (1 + np.exp(-6 * gap))).astype(float)
+    first = vm.fit(rows, outcomes, units=4, steps=300, seed=3)
+    assert first.to_json() == vm.fit(rows, outcomes, units=4, steps=300, seed=3).to_json()
+    assert first.to_json() != vm.fit(rows, outcomes, units=4, steps=300, seed=4).to_json()
+    assert vm.brier(vm.win_probability(first, rows), outcomes) < vm.brier([outcomes.mean()] * 400, outcomes) - 0.03
+
+
+def test_the_shipped_model_loads_and_a_file_for_other_features_is_refused(tmp_path: Path) -> None:
+    model = vm.load_model()
+    assert vm.MODEL_PATH.stat().st_size < 1_000_000 and model.card["train_battles"] > 0
+    assert model.to_json() == vm.MODEL_PATH.read_text(encoding="utf-8")  # the file is what the writer writes
+    data = json.loads(vm.MODEL_PATH.read_text(encoding="utf-8"))
+    data["features"] = data["features"][:-1] + ["p1.something_else"]
+    (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="other features"):
+        vm.load_model(tmp_path / "old.json")
+    with pytest.raises(ValueError, match="not a value model"):
+        vm.model_from_json('{"schema": "something/1"}')
+
+
+@pytest.mark.parametrize("name", ["showdown_replay.json", "showdown_hostile.log", "showdown_tierless.log"])
+def test_the_model_evaluates_an_imported_public_log(name: str) -> None:
+    path = ROOT / "tests" / "data" / "interop" / name
+    recording = read_any(path.read_bytes(), path.name)
+    assert recording.source.kind == "imported" and not recording.inputlog  # only the public log is known
+    line = vm.estimate_battle(vm.default_model(), recording)
+    assert [index for index, _ in line] == [t.index for t in recording.turns]
+    assert all(0 < value < 1 for _, value in line)
+    assert line == vm.estimate_battle(vm.default_model(), recording)
+
+
+def test_the_winner_reads_ahead_at_the_end_of_the_imported_battle(imported: Recording) -> None:
+    """p2 won the imported battle with three Pokémon to p1's one at the last decision."""
+    line = vm.estimate_battle(vm.default_model(), imported)
+    assert imported.result.winner == "p2" and line[-1][1] < 0.25
