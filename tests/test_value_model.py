@@ -22,6 +22,7 @@ from wolfeclick.interop.sniff import read_any
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "gen9randombattle-s1-heuristic-vs-maxdamage.json"
 PUBLIC_LOG = ROOT / "tests" / "data" / "interop" / "showdown_replay.json"
+LABEL = "estimate from the public state — not rollouts"
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +33,51 @@ def sample() -> Recording:
 @pytest.fixture(scope="module")
 def imported() -> Recording:
     return read_any(PUBLIC_LOG.read_bytes(), PUBLIC_LOG.name)
+
+
+# ------------------------------------------------------------------------------------------------------- the viewer
+def _opened(tmp_path: Path, recording: Recording, analysis: object = None) -> str:
+    """The card HTML beside the viewer when the app opens ``recording`` (the Replays tab's own ``_prepare``), with
+    ``analysis`` stored beside it if given."""
+    from wolfeclick.analysis.schema import save_analysis
+    from wolfeclick.ui.context import AppContext
+    from wolfeclick.ui.library import Library
+    from wolfeclick.ui.tabs.replays import _prepare
+
+    folder = tmp_path / "recordings"
+    folder.mkdir()
+    (folder / f"{recording.id}.json").write_text(recording.to_json(), encoding="utf-8")
+    if analysis is not None:
+        save_analysis(analysis, folder)  # type: ignore[arg-type]
+    ctx = AppContext(library=Library(folder), results=tmp_path / "results")
+    _payload, _json, _html, cards = _prepare(ctx, recording.id, None, None)
+    return cards
+
+
+@pytest.mark.parametrize("which", ["sample", "imported"])
+def test_an_unanalysed_replay_opens_with_the_estimate_line_labelled(tmp_path: Path, which: str,
+                                                                    request: pytest.FixtureRequest) -> None:
+    recording = request.getfixturevalue(which)
+    cards = _opened(tmp_path, recording)
+    assert LABEL in cards and "wc-an-estimate" in cards
+    assert cards.count('class="wc-svg wc-an-chart"') == 1 and 'class="wc-an-cursor"' in cards
+    line = cards.split('<polyline class="wc-an-estimate', 1)[1].split('points="', 1)[1].split('"', 1)[0]
+    assert len(line.split()) == len(recording.turns)  # one point per decision
+    assert "<polygon" not in cards  # no rollouts, no band
+    assert "Analyse this battle" in cards  # where the rollouts that refine it are asked for
+
+
+def test_an_analysed_replay_shows_its_rollouts_and_the_estimate_beside_them(tmp_path: Path, sample: Recording) -> None:
+    from wolfeclick.analysis.core import estimate, turning_points
+    from wolfeclick.analysis.schema import AnalysedDecision, Analysis
+
+    decisions = [AnalysedDecision(index=t.index, turn=t.turn, deciding=list(t.deciding),
+                                  win=estimate(["p1", "p2", "p1", "p2"], "p1")) for t in sample.turns]
+    analysis = Analysis(recording=sample.id, policy="heuristic", k=4, seed=0, margin=0.15, winner="p1",
+                        decisions=decisions, turning_points=turning_points(decisions, "p1"), mistakes=[])
+    cards = _opened(tmp_path, sample, analysis)
+    assert "heuristic rollouts, K = 4" in cards and cards.count("<polygon") == 1  # the rollout line and its band
+    assert cards.count('class="wc-svg wc-an-chart"') == 1 and "wc-an-estimate" in cards and LABEL in cards
 
 
 # ------------------------------------------------------------------------------------------------- features, model

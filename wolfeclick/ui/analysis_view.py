@@ -1,4 +1,5 @@
-"""The analysis card under a replay: a win-probability chart, its turning points and mistakes, the option tables.
+"""The analysis card under a replay: a win-probability chart, its turning points and mistakes, the option tables;
+for a replay with no analysis, the value model's estimate on the same chart.
 
 Pure HTML/SVG from a stored analysis (``wolfeclick.analysis``); every text from a recording or an analysis is
 escaped. It sits beside the replay viewer rather than inside ``assets/viewer.js``, so either can change alone.
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from wolfeclick.analysis.schema import Analysis, OptionValue, load_analyses, pick_analysis
+from wolfeclick.analysis.value_model import SEES, ValueModel, estimate_battle
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.ui.view import shown_names
 
@@ -53,33 +55,60 @@ def _action(action: ActionRecord | None) -> str:
     return escape(f"{action.action} {action.choice}") if action is not None else "default"
 
 
-def chart_svg(analysis: Analysis, names: dict[str, str]) -> str:
+ESTIMATE_LABEL = "estimate from the public state — not rollouts"
+"""How the value model's line is named wherever it is drawn (``wolfeclick.analysis.value_model``)."""
+ESTIMATE_COLOUR = "#6b7280"
+
+
+def chart_svg(analysis: Analysis | None, names: dict[str, str],
+              estimate: list[tuple[int, float]] | None = None) -> str:
     """Pure: p1's win probability by decision, as a chess site's evaluation graph: one line with its 95 % band on a
     0-100 % axis (the 50 % line dashed; p2's chance is the rest), the decisions numbered from 1 below, a cursor the
     viewer moves to the shown decision (``data-xs``: x by decision index) and the turning points (circles) and
-    mistakes (diamonds) as marks that open their decision when clicked."""
-    points = analysis.decisions
+    mistakes (diamonds) as marks that open their decision when clicked.
+
+    ``estimate`` (decision index, p1's chance) is the value model's line: drawn dashed beside the rollouts'
+    (``wc-an-estimate``, at the analysed decisions), or alone, with no band and no marks, when there is no
+    ``analysis``."""
+    if analysis is not None:
+        points = [(d.index, d.win.value, d.win.low, d.win.high) for d in analysis.decisions]
+    else:
+        points = [(index, value, value, value) for index, value in estimate or []]
     count = len(points)
-    xs = {d.index: round(_x(n, count), 1) for n, d in enumerate(points)}
-    first = points[0].index + 1 if points else 1
-    last = points[-1].index + 1 if points else 1
+    xs = {index: round(_x(n, count), 1) for n, (index, _, _, _) in enumerate(points)}
+    first = points[0][0] + 1 if points else 1
+    last = points[-1][0] + 1 if points else 1
     xs_attr = escape(",".join(f"{index}:{x}" for index, x in xs.items()))
     start_x = next(iter(xs.values()), LEFT)
+    p1 = escape(names.get("p1", "p1"))
     parts = [f'<svg class="wc-svg wc-an-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" data-xs="{xs_attr}" '
-             f'aria-label="{escape(names.get("p1", "p1"))} (p1): win probability by decision">',
-             *_axes(count, first, last)]
-    values = [(d.win.value, d.win.low, d.win.high) for d in points]
-    upper = " ".join(f"{_x(n, count):.1f},{_y(high):.1f}" for n, (_, _, high) in enumerate(values))
-    lower = " ".join(f"{_x(n, count):.1f},{_y(low):.1f}" for n, (_, low, _) in reversed(list(enumerate(values))))
-    line = " ".join(f"{_x(n, count):.1f},{_y(value):.1f}" for n, (value, _, _) in enumerate(values))
-    parts.append(f'<polygon class="wc-an-band {SIDE_CLASS["p1"]}" points="{upper} {lower}" '
-                 f'fill="{COLOUR["p1"]}" fill-opacity="0.15" stroke="none"/>')
-    parts.append(f'<polyline class="wc-an-line {SIDE_CLASS["p1"]}" points="{line}" fill="none" '
-                 f'stroke="{COLOUR["p1"]}" stroke-width="2">'
-                 f'<title>{escape(names.get("p1", "p1"))} (p1): win probability</title></polyline>')
+             f'aria-label="{p1} (p1): win probability by decision">', *_axes(count, first, last)]
+    line = " ".join(f"{_x(n, count):.1f},{_y(value):.1f}" for n, (_, value, _, _) in enumerate(points))
+    if analysis is not None:
+        upper = " ".join(f"{_x(n, count):.1f},{_y(high):.1f}" for n, (_, _, _, high) in enumerate(points))
+        lower = " ".join(f"{_x(n, count):.1f},{_y(low):.1f}" for n, (_, _, low, _) in reversed(list(enumerate(points))))
+        parts.append(f'<polygon class="wc-an-band {SIDE_CLASS["p1"]}" points="{upper} {lower}" '
+                     f'fill="{COLOUR["p1"]}" fill-opacity="0.15" stroke="none"/>')
+        parts.append(f'<polyline class="wc-an-line {SIDE_CLASS["p1"]}" points="{line}" fill="none" '
+                     f'stroke="{COLOUR["p1"]}" stroke-width="2">'
+                     f'<title>{p1} (p1): win probability</title></polyline>')
+        found = dict(estimate or [])
+        beside = " ".join(f"{_x(n, count):.1f},{_y(found[index]):.1f}" for n, (index, _, _, _) in enumerate(points)
+                          if index in found)
+        if beside:
+            parts.append(f'<polyline class="wc-an-estimate" points="{beside}" fill="none" stroke="{ESTIMATE_COLOUR}" '
+                         f'stroke-width="1.5" stroke-dasharray="5 3"><title>{p1} (p1): value model, '
+                         f"{ESTIMATE_LABEL}</title></polyline>")
+    else:
+        parts.append(f'<polyline class="wc-an-estimate {SIDE_CLASS["p1"]}" points="{line}" fill="none" '
+                     f'stroke="{COLOUR["p1"]}" stroke-width="2" stroke-dasharray="6 3">'
+                     f"<title>{p1} (p1): win probability, {ESTIMATE_LABEL}</title></polyline>")
     parts.append(f'<line class="wc-an-cursor" x1="{start_x}" x2="{start_x}" y1="{_y(1):.1f}" y2="{_y(0):.1f}" '
                  'stroke="#111827" stroke-width="1.5"/>')
-    where = {d.index: n for n, d in enumerate(points)}
+    if analysis is None:
+        parts.append("</svg>")
+        return "".join(parts)
+    where = {index: n for n, (index, _, _, _) in enumerate(points)}
     for point in analysis.turning_points:
         n = where.get(point.index)
         if n is not None:
@@ -90,7 +119,7 @@ def chart_svg(analysis: Analysis, names: dict[str, str]) -> str:
     for mistake in analysis.mistakes:
         n = where.get(mistake.index)
         if n is not None:
-            x, y = _x(n, count), _y(points[n].win.value)
+            x, y = _x(n, count), _y(points[n][1])
             parts.append(f'<path class="wc-an-mistake" data-index="{mistake.index}" d="M{x:.1f},{y - 7:.1f} '
                          f'L{x + 7:.1f},{y:.1f} L{x:.1f},{y + 7:.1f} L{x - 7:.1f},{y:.1f} Z" fill="#7c3aed" '
                          f'style="cursor:pointer"><title>decision {mistake.index + 1}, {mistake.side} turn '
@@ -150,8 +179,16 @@ def _plain(action: ActionRecord | None) -> str:
     return f"{action.action} {action.choice}" if action is not None else "default"
 
 
-def analysis_card(analysis: Analysis, recording: Recording) -> str:
-    """Pure: the whole card for one stored analysis of ``recording``."""
+def _estimate_note(estimate: list[tuple[int, float]] | None) -> str:
+    if not estimate:
+        return ""
+    return (f' <span class="wc-an-estimate-note" style="color:{ESTIMATE_COLOUR}">The dashed grey line is the value '
+            f"model's {ESTIMATE_LABEL}.</span>")
+
+
+def analysis_card(analysis: Analysis, recording: Recording, estimate: list[tuple[int, float]] | None = None) -> str:
+    """Pure: the whole card for one stored analysis of ``recording``, with the value model's ``estimate`` beside its
+    line when given."""
     names = shown_names(recording)
     turning = "".join(f'<li data-index="{p.index}" style="cursor:pointer">turn {p.turn} (decision {p.index + 1}): p1 '
                       f"{p.before:.2f} → {p.after:.2f}</li>" for p in analysis.turning_points)
@@ -159,10 +196,11 @@ def analysis_card(analysis: Analysis, recording: Recording) -> str:
                        f"{_action(m.played)} (−{m.loss:.2f}; best {_action(m.best)})</li>" for m in analysis.mistakes)
     legend = (f'<span class="{SIDE_CLASS["p1"]}" style="color:{COLOUR["p1"]}">{escape(names["p1"])} (p1)</span>\'s '
               f"chance to win, with its 95 % band; {escape(names['p2'])} (p2) has the rest. The cursor is the shown "
-              "decision; click a mark (● turning point, ◆ mistake) or a line below to open it.")
+              "decision; click a mark (● turning point, ◆ mistake) or a line below to open it."
+              + _estimate_note(estimate))
     return (f'<div class="wc-card wc-analysis"><div class="wc-subhead">Win probability ({escape(analysis.policy)} '
             f"rollouts, K = {analysis.k}, seed {analysis.seed}; the analysis sees both teams)</div>"
-            f'<div class="wc-an-legend">{legend}</div>{chart_svg(analysis, names)}'
+            f'<div class="wc-an-legend">{legend}</div>{chart_svg(analysis, names, estimate)}'
             f'<div class="wc-subhead">Turning points</div><ul class="wc-an-turning-list">{turning}</ul>'
             + (f'<div class="wc-subhead">Mistakes (margin {analysis.margin:.2f})</div>'
                f'<ul class="wc-an-mistake-list">{mistakes or "<li>none found</li>"}</ul>'
@@ -173,11 +211,30 @@ def analysis_card(analysis: Analysis, recording: Recording) -> str:
             + "</div>")
 
 
-def stored_view(recordings_dir: Path, recording: Recording) -> tuple[str, dict[str, Any] | None]:
-    """The card and the viewer's part (``viewer_analysis``) of the best stored analysis of ``recording``
-    ('' and None when there is none); reads files."""
+def estimate_card(estimate: list[tuple[int, float]], recording: Recording) -> str:
+    """Pure: the card of a replay with no stored analysis: the value model's line alone, named an estimate, saying
+    what it sees and where rollouts refine it ('' for a battle with no decisions)."""
+    if not estimate:
+        return ""
+    names = shown_names(recording)
+    legend = (f'<span class="{SIDE_CLASS["p1"]}" style="color:{COLOUR["p1"]}">{escape(names["p1"])} (p1)</span>\'s '
+              f"chance to win as the value model reads it from {escape(SEES)}; {escape(names['p2'])} (p2) has the "
+              "rest. It is learnt from battles between the heuristic rollout policies, so it says how those would "
+              "fare from here. The cursor is the shown decision.")
+    return (f'<div class="wc-card wc-estimate"><div class="wc-subhead">Win probability: {ESTIMATE_LABEL}</div>'
+            f'<div class="wc-an-legend">{legend}</div>{chart_svg(None, names, estimate)}'
+            '<div class="wc-muted">Refined by rollouts on request: <b>Analyse this battle</b> (in the controls) plays '
+            "each decision out from the true state.</div></div>")
+
+
+def stored_view(recordings_dir: Path, recording: Recording,
+                model: ValueModel | None = None) -> tuple[str, dict[str, Any] | None]:
+    """The card and the viewer's part (``viewer_analysis``) of the best stored analysis of ``recording``, with
+    ``model``'s estimate beside it; with no analysis, the estimate's card alone and None ('' and None when there is
+    neither); reads files."""
+    estimate = estimate_battle(model, recording) if model is not None else None
     found, _broken = load_analyses(recordings_dir, recording.id)
     analysis = pick_analysis(found)
     if analysis is None:
-        return "", None
-    return analysis_card(analysis, recording), viewer_analysis(analysis)
+        return estimate_card(estimate or [], recording), None
+    return analysis_card(analysis, recording, estimate), viewer_analysis(analysis)

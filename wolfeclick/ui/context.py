@@ -1,8 +1,8 @@
 """The app's context: everything the tabs share, built once per app and passed to every tab's ``build``.
 
 No module of the UI keeps state of its own: the recordings library, the results folder, the checkpoint cache,
-the per-session stop and human-seat registries, the hardware probe and the settings all live here, so a test (or a second app in
-one process) builds its own context and nothing leaks between them.
+the per-session stop and human-seat registries, the hardware probe, the value model and the settings all live here,
+so a test (or a second app in one process) builds its own context and nothing leaks between them.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wolfeclick.analysis.value_model import ValueModel, default_model
 from wolfeclick.battle.live import PolicyCache
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.paths import results_dir
@@ -141,6 +142,9 @@ class AppContext:
     """Uploads are checked in a worker process, one in flight per session (``ui.uploads``)."""
     standings: Standings | None = None
     """The battle history of ``results`` and the library, rated together (made from them when not given)."""
+    value_model: ValueModel | None = field(default_factory=default_model)
+    """The win-probability estimate every replay opens with (``analysis.value_model``; the shipped weights, read
+    once per process); None draws none."""
     catalogue: ServedCatalogue | None = None
     """The policies a visitor may choose (default: the registry's own offer, nothing more); every spec a UI event
     or API call plays passes ``admit`` first (``policies.catalogue``)."""
