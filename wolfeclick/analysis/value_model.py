@@ -29,7 +29,7 @@ import numpy as np
 from poke_env.data import GenData
 
 from wolfeclick.battle.schema import Recording, SideSnapshot, TurnRecord
-from wolfeclick.game.state import TEAM_SLOTS, public_hp
+from wolfeclick.game.state import TEAM_SLOTS, mean_team_hp, public_hp, slot_share
 from wolfeclick.sides import SIDES, Side, other
 
 MODEL_SCHEMA = "wolfeclick.value-model/1"
@@ -45,6 +45,8 @@ SEES = ("the public state: each side's fainted count, its revealed Pokémon with
 STATUSES = ("BRN", "PAR", "PSN", "SLP", "FRZ")
 """The active Pokémon's status as one of these flags (badly poisoned counts as poisoned)."""
 BOOSTS = ("atk", "def", "spa", "spd", "spe", "evasion")
+MAX_STAGE = 6
+"""Stat stages run from −6 to +6; a boost feature is the stage over this."""
 HAZARDS = {"stealthrock": 1, "spikes": 3, "toxicspikes": 2, "stickyweb": 1}
 """Entry hazards on a side, with their most layers (features are layers / most)."""
 SCREENS = ("reflect", "lightscreen", "auroraveil")
@@ -145,7 +147,7 @@ into plain numbers after each decision's lines."""
             except ValueError:
                 return
             now = amount if tag == "-setboost" else boosts.get(parts[3], 0) + (amount if tag == "-boost" else -amount)
-            boosts[parts[3]] = max(-6, min(6, now))
+            boosts[parts[3]] = max(-MAX_STAGE, min(MAX_STAGE, now))
         elif tag == "-clearboost":
             self.boosts[side] = {}
         elif tag == "-clearnegativeboost":
@@ -176,7 +178,7 @@ into plain numbers after each decision's lines."""
 
     def side_vector(self, side: str) -> list[float]:
         boosts, conditions = self.boosts[side], self.conditions[side]
-        return ([boosts.get(stat, 0) / 6 for stat in BOOSTS] + [conditions.get(h, 0) / most for h, most in HAZARDS.items()]
+        return ([boosts.get(stat, 0) / MAX_STAGE for stat in BOOSTS] + [conditions.get(h, 0) / most for h, most in HAZARDS.items()]
                 + [float(conditions.get(s, 0) > 0) for s in SCREENS] + [float(self.tera[side])])
 
 
@@ -191,14 +193,14 @@ def _snapshot_vector(snapshot: SideSnapshot, alone: bool) -> list[float]:
     public log read alike."""
     seen = [mon for mon in snapshot.team if mon.revealed][:TEAM_SLOTS]
     levels = [0 if mon.fainted else public_hp(mon.hp) for mon in seen]
-    team_hp = (sum(levels) + 100 * (TEAM_SLOTS - len(seen))) / (100 * TEAM_SLOTS)
-    left = max(0, TEAM_SLOTS - snapshot.fainted) / TEAM_SLOTS
+    team_hp = mean_team_hp(levels) / 100
+    left = slot_share(max(0, TEAM_SLOTS - snapshot.fainted))
     active_hp = public_hp(snapshot.active_hp) / 100 if snapshot.active is not None else 0.0
     must_switch = float(snapshot.active is not None and active_hp == 0)
     status = "PSN" if snapshot.active_status == "TOX" else snapshot.active_status
     flags = [float(active_hp > 0 and status == name) for name in STATUSES]
-    statused = sum(1 for mon in seen if mon.status and not mon.fainted) / TEAM_SLOTS
-    return [left, team_hp, (TEAM_SLOTS - len(seen)) / TEAM_SLOTS, active_hp, must_switch, float(alone), *flags,
+    statused = slot_share(sum(1 for mon in seen if mon.status and not mon.fainted))
+    return [left, team_hp, slot_share(TEAM_SLOTS - len(seen)), active_hp, must_switch, float(alone), *flags,
             statused]
 
 

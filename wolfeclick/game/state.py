@@ -102,6 +102,12 @@ def mean_team_hp(levels: Sequence[float], *, full: float = 100.0, slots: int = T
     return 100.0 / full * (sum(known) + full * (slots - len(known))) / slots
 
 
+def slot_share(count: float, *, slots: int = TEAM_SLOTS) -> float:
+    """``count`` of a team's ``slots`` as a share (4 Pokémon standing → 0.667): the one place, beside
+    ``mean_team_hp``, that divides by the team's size (the value model's features read shares of six)."""
+    return count / slots
+
+
 def stage_multiplier(stage: int) -> float:
     """The in-battle multiplier of a stat stage (-6..+6) for atk/def/spa/spd/spe."""
     stage = max(-6, min(6, stage))
