@@ -1,13 +1,15 @@
-"""Is the rollout estimate calibrated? (issue 48, item 4)
+"""Is the rollout estimate calibrated? (issue 48, item 4) And the value model beside it (item 3)
 
-    .venv/bin/python scripts/bench_calibration.py [--train 40] [--held-out 5] [--doc]
+    .venv/bin/python scripts/bench_calibration.py [--train 40] [--held-out 5] [--model-held-out 1000] [--doc]
 
 Plays seeded gen9randombattle heuristic-vs-heuristic battles: ``--train`` of them only to fit the baselines, and
 ``--held-out`` others whose every decision gets K = 64 heuristic rollouts (the first 16 of them are the K = 16
 estimate: rollout *n* is the same battle either way). Each decision's estimate of p1's score is judged against how
 the battle really ended (a win 1, a loss 0, a tie ½): a reliability table of 10 bins and the Brier score, beside
 two baselines fitted on the training battles — the base rate (p1's score there) and a logistic fit on the
-remaining-HP difference (p1's mean team HP less p2's, from each decision's snapshot).
+remaining-HP difference (p1's mean team HP less p2's, from each decision's snapshot). The shipped value model
+(``wolfeclick.analysis.value_model``, trained by scripts/train_value_model.py on battles of other seeds) is judged on
+the same decisions, and again, with the baselines, on ``--model-held-out`` more battles (no rollouts: cheap).
 """
 
 from __future__ import annotations
@@ -16,18 +18,23 @@ import argparse
 import asyncio
 import math
 import os
+import platform
 import sys
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts.benchdoc import write_section  # noqa: E402
+from wolfeclick.analysis import value_model as vm  # noqa: E402
 from wolfeclick.analysis.core import _Player, _Task  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
 
 HEADING = "## Analysis: is the rollout estimate calibrated? (issue 48, item 4)"
+"""Kept as it was (the section it rewrites); the section now holds the value model's rows too."""
 FORMAT = "gen9randombattle"
 
 
@@ -75,14 +82,58 @@ def reliability(ps: list[float], ys: list[float]) -> list[tuple[int, float, floa
 
 
 async def battles(first: int, count: int, pool: SimPool) -> list:  # type: ignore[type-arg]
-    return list(await asyncio.gather(*[play_battle(make_policy("heuristic"), make_policy("heuristic"),
-                                                   format_id=FORMAT, seed=first + n, process=pool.pick())
-                                       for n in range(count)]))
+    gate = asyncio.Semaphore(16)
+
+    async def one(seed: int):  # noqa: ANN202
+        async with gate:
+            return await play_battle(make_policy("heuristic"), make_policy("heuristic"), format_id=FORMAT, seed=seed,
+                                     process=pool.pick())
+
+    return list(await asyncio.gather(*[one(first + n) for n in range(count)]))
 
 
-async def run(train: int, held_out: int, k: int) -> str:
+def model_probabilities(model: vm.ValueModel, recording) -> list[float]:  # noqa: ANN001
+    return [float(p) for p in vm.win_probability(model, vm.decision_rows(recording.turns, recording.format))]
+
+
+def model_comparison(more: list, model: vm.ValueModel, a: float, b: float, base: float) -> str:  # type: ignore[type-arg]
+    """The value model against the baselines on battles judged without rollouts: Brier scores, the value model's
+    gain over the HP logistic with a 95% interval from resampling whole battles (their decisions share an ending),
+    and both reliability tables."""
+    per = []  # per battle: (value model's squared errors, HP logistic's, decisions)
+    ys2, hp2, vm2 = [], [], []
+    for recording in more:
+        y = score(recording.result.winner)
+        hp = [1 / (1 + math.exp(-(a + b * hp_gap(t)))) for t in recording.turns]
+        mine = model_probabilities(model, recording)
+        per.append((sum((p - y) ** 2 for p in mine), sum((p - y) ** 2 for p in hp), len(mine)))
+        ys2 += [y] * len(mine)
+        hp2 += hp
+        vm2 += mine
+    table = np.array(per)
+    rng = np.random.default_rng(0)
+    draws = rng.integers(0, len(table), (2000, len(table)))
+    gains = (table[draws, 1].sum(axis=1) - table[draws, 0].sum(axis=1)) / table[draws, 2].sum(axis=1)
+    low, high = np.percentile(gains, [2.5, 97.5])
+    rel2 = [reliability(ps, ys2) for ps in (hp2, vm2)]
+    return (f"\n\nThe value model and the baselines need no rollouts, so they are judged again on {len(more)} more "
+            f"held-out battles (seeds 3000 on, {len(ys2)} decisions):\n\n| prediction | Brier score |\n| --- | --- |\n"
+            f"| logistic on the HP gap | {brier(hp2, ys2):.4f} |\n| value model (public state only) | "
+            f"{brier(vm2, ys2):.4f} |\n| base rate ({base:.2f}) | {brier([base] * len(ys2), ys2):.4f} |\n\n"
+            f"The HP logistic's Brier score less the value model's (above 0: the value model is better): "
+            f"{brier(hp2, ys2) - brier(vm2, ys2):+.4f}, 95% interval {low:+.4f} to {high:+.4f} (2000 resamples of "
+            "the battles).\n\n"
+            "| bin | HP logistic: n | predicted | observed | value model: n | predicted | observed |\n"
+            + "| --- " * 7 + "|\n"
+            + "\n".join(f"| {i / 10:.1f}–{(i + 1) / 10:.1f} | " + " | ".join(
+                f"{c} | {m:.2f} | {o:.2f}" if c else "0 | – | –" for c, m, o in (r[i] for r in rel2)) + " |"
+                for i in range(10)))
+
+
+async def run(train: int, held_out: int, k: int, model_held_out: int) -> str:
     load = os.getloadavg()[0]
     policy = make_policy("heuristic")
+    model = vm.default_model()
     async with SimPool(2) as pool:
         fitted = await battles(1000, train, pool)
         xs = [hp_gap(t) for r in fitted for t in r.turns]
@@ -90,40 +141,44 @@ async def run(train: int, held_out: int, k: int) -> str:
         a, b = fit_logistic(xs, ys)
         base = sum(score(r.result.winner) for r in fitted) / len(fitted)
         judged = await battles(2000, held_out, pool)
-        rows: list[tuple[float, float, float, float]] = []  # K=16, K=64, HP logistic, outcome
+        rows: list[tuple[float, float, float, float, float]] = []  # K=16, K=64, HP logistic, value model, outcome
         for recording in judged:
             player = _Player(recording, policy, recording.turns, 1, pool, 16, lambda n: None, None, True, True)
             outcomes = await asyncio.gather(*[player.many(_Task(t.index), range(k)) for t in recording.turns])
             await player.close()
             y = score(recording.result.winner)
-            for turn, found in zip(recording.turns, outcomes):
+            for turn, found, p in zip(recording.turns, outcomes, model_probabilities(model, recording)):
                 winners = [o.winner for o in found]
                 rows.append((sum(map(score, winners[:16])) / 16, sum(map(score, winners)) / len(winners),
-                             1 / (1 + math.exp(-(a + b * hp_gap(turn)))), y))
+                             1 / (1 + math.exp(-(a + b * hp_gap(turn)))), p, y))
             print(f"{recording.id}: {len(recording.turns)} decisions, load {os.getloadavg()[0]:.1f}", flush=True)
-    ys = [r[3] for r in rows]
+        more = await battles(3000, model_held_out, pool) if model_held_out else []
+    ys = [r[4] for r in rows]
     n = len(rows)
     scores = [("rollouts, K = 16", [r[0] for r in rows]), (f"rollouts, K = {k}", [r[1] for r in rows]),
               (f"logistic on the HP gap (a = {a:.2f}, b = {b:.2f})", [r[2] for r in rows]),
-              (f"base rate ({base:.2f})", [base] * n)]
+              ("value model (public state only)", [r[3] for r in rows]), (f"base rate ({base:.2f})", [base] * n)]
     table = ["| prediction | Brier score |", "| --- | --- |"] + [f"| {name} | {brier(ps, ys):.3f} |"
                                                                  for name, ps in scores]
     bins = ["", ""]
-    rel = [reliability(ps, ys) for _, ps in scores[:3]]
+    rel = [reliability(ps, ys) for _, ps in scores[:4]]
     for i in range(10):
         cells = [f"{c} | {m:.2f} | {o:.2f}" if c else "0 | – | –" for c, m, o in (r[i] for r in rel)]
         bins.append(f"| {i / 10:.1f}–{(i + 1) / 10:.1f} | " + " | ".join(cells) + " |")
     bins[0] = (f"| bin | K = 16: n | predicted | observed | K = {k}: n | predicted | observed | HP logistic: n | "
-               "predicted | observed |")
-    bins[1] = "| --- " * 10 + "|"
+               "predicted | observed | value model: n | predicted | observed |")
+    bins[1] = "| --- " * 13 + "|"
+    wide = model_comparison(more, model, a, b, base) if more else ""
     end = os.getloadavg()[0]
     return (f"{HEADING}\n\n`.venv/bin/python scripts/bench_calibration.py --train {train} --held-out {held_out} "
-            f"--doc`: {train} seeded {FORMAT} heuristic-vs-heuristic battles fit the baselines ({len(xs)} "
-            f"decisions); {held_out} other battles ({n} decisions) are judged: at each decision, heuristic rollouts "
+            f"--model-held-out {model_held_out} --doc` on {platform.machine()} with {os.cpu_count()} cores: {train} "
+            f"seeded {FORMAT} heuristic-vs-heuristic battles fit the baselines ({len(xs)} decisions); {held_out} "
+            f"other battles ({n} decisions) are judged: at each decision, heuristic rollouts "
             f"from the true state (K = {k}; K = 16 is their first 16) against how the battle ended. Decisions of "
             f"one battle share its ending, so the {n} are far from independent: read the table as a first look, "
             f"not a verdict. Load average {load:.1f} at the start and {end:.1f} at the end (a shared, busy "
-            "machine; nothing here depends on the load).\n\n" + "\n".join(table) + "\n\n" + "\n".join(bins) + "\n")
+            "machine; nothing here depends on the load). The value model sees only the public state "
+            "(docs/value-model.md).\n\n" + "\n".join(table) + "\n\n" + "\n".join(bins) + wide + "\n")
 
 
 def main() -> None:
@@ -131,9 +186,11 @@ def main() -> None:
     parser.add_argument("--train", type=int, default=40)
     parser.add_argument("--held-out", type=int, default=5)
     parser.add_argument("--k", type=int, default=64)
+    parser.add_argument("--model-held-out", type=int, default=1000,
+                        help="more held-out battles for the value model and the baselines alone (0: none)")
     parser.add_argument("--doc", action="store_true")
     args = parser.parse_args()
-    text = asyncio.run(run(args.train, args.held_out, args.k))
+    text = asyncio.run(run(args.train, args.held_out, args.k, args.model_held_out))
     print(text)
     if args.doc:
         write_section(HEADING, text)
