@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ui_support import CHROMIUM, SAMPLE_ID, Browser, open_replay
 
 from wolfeclick.analysis import value_model as vm
 from wolfeclick.battle.schema import Recording
@@ -215,3 +216,31 @@ def test_the_winner_reads_ahead_at_the_end_of_the_imported_battle(imported: Reco
     """p2 won the imported battle with three Pokémon to p1's one at the last decision."""
     line = vm.estimate_battle(vm.default_model(), imported)
     assert imported.result.winner == "p2" and line[-1][1] < 0.25
+
+
+# --------------------------------------------------------------------------------------------------- in a browser
+ESTIMATE_CHART = "document.querySelector('#wc-replays-rescores .wc-estimate svg.wc-an-chart')"
+VIEW = "document.querySelector('#wc-replays-viewer')"
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
+def test_in_the_app_the_estimate_follows_the_shown_decision_and_a_phone_shows_the_battle_first(server) -> None:
+    with Browser() as browser:
+        open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
+        browser.wait_for(f"{ESTIMATE_CHART} != null", timeout=60)
+        assert LABEL in browser.evaluate("document.querySelector('#wc-replays-rescores').textContent")
+        assert browser.evaluate(f"{ESTIMATE_CHART}.querySelectorAll('polyline.wc-an-estimate').length") == 1
+        xs = browser.evaluate(f"Object.fromEntries({ESTIMATE_CHART}.dataset.xs.split(',').map(p => p.split(':')))")
+        cursor = f"Number({ESTIMATE_CHART}.querySelector('.wc-an-cursor').getAttribute('x1'))"
+        browser.wait_for(f"{cursor} === {float(xs['0'])}")
+        for kind in ("keyDown", "keyUp"):  # → : the next decision, and the cursor with it
+            browser.call("Input.dispatchKeyEvent", type=kind, key="ArrowRight", code="ArrowRight",
+                         windowsVirtualKeyCode=39, nativeVirtualKeyCode=39)
+        browser.wait_for(f"{cursor} === {float(xs['1'])}")
+    with Browser(width=414, height=900) as phone:
+        phone.call("Emulation.setDeviceMetricsOverride", width=414, height=900, deviceScaleFactor=1, mobile=True)
+        open_replay(phone, f"{server.url}?replay={SAMPLE_ID}&turn=5", 5)
+        phone.wait_for(f"{ESTIMATE_CHART} != null", timeout=60)
+        board = phone.evaluate(f"{VIEW}.querySelector('.wc-view').getBoundingClientRect().top")
+        card = phone.evaluate(f"{ESTIMATE_CHART}.getBoundingClientRect().top")
+        assert board < card  # the battle first, its estimate after it

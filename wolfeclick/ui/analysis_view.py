@@ -211,20 +211,26 @@ def analysis_card(analysis: Analysis, recording: Recording, estimate: list[tuple
             + "</div>")
 
 
+SEES_SHORT = ("what a spectator sees — HP, fainted and unrevealed Pokémon, statuses, boosts, hazards, the active "
+              "Pokémon's species — not the hidden Pokémon, moves or items")
+"""What the value model reads, in one line for its card (``analysis.value_model.SEES`` says it whole: the chart's
+tooltip and docs/value-model.md)."""
+
+
 def estimate_card(estimate: list[tuple[int, float]], recording: Recording) -> str:
     """Pure: the card of a replay with no stored analysis: the value model's line alone, named an estimate, saying
-    what it sees and where rollouts refine it ('' for a battle with no decisions)."""
+    what it sees and where rollouts refine it ('' for a battle with no decisions). Kept short: on a phone it follows
+    the battle (app.css), on a wide screen it sits above it."""
     if not estimate:
         return ""
     names = shown_names(recording)
     legend = (f'<span class="{SIDE_CLASS["p1"]}" style="color:{COLOUR["p1"]}">{escape(names["p1"])} (p1)</span>\'s '
-              f"chance to win as the value model reads it from {escape(SEES)}; {escape(names['p2'])} (p2) has the "
-              "rest. It is learnt from battles between the heuristic rollout policies, so it says how those would "
-              "fare from here. The cursor is the shown decision.")
-    return (f'<div class="wc-card wc-estimate"><div class="wc-subhead">Win probability: {ESTIMATE_LABEL}</div>'
-            f'<div class="wc-an-legend">{legend}</div>{chart_svg(None, names, estimate)}'
-            '<div class="wc-muted">Refined by rollouts on request: <b>Analyse this battle</b> (in the controls) plays '
-            "each decision out from the true state.</div></div>")
+              f"chance to win ({escape(names['p2'])} has the rest) as a small model reads it from {SEES_SHORT}, "
+              "learnt from heuristic-vs-heuristic battles. Refined by rollouts on request: <b>Analyse this battle</b> "
+              "(in the controls).")
+    return (f'<div class="wc-card wc-estimate" title="{escape(SEES)}"><div class="wc-subhead">Win probability: '
+            f'{ESTIMATE_LABEL}</div><div class="wc-an-legend wc-muted">{legend}</div>'
+            f"{chart_svg(None, names, estimate)}</div>")
 
 
 def stored_view(recordings_dir: Path, recording: Recording,
