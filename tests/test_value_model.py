@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ui_support import CHROMIUM, SAMPLE_ID, Browser, open_replay
 
+from devkit.browser import CHROMIUM, Browser, open_replay
+from devkit.samples import SAMPLE_ID
 from wolfeclick.analysis import value_model as vm
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import load_recording
