@@ -18,6 +18,11 @@ machine disturbs far less.
 
     .venv/bin/python scripts/bench_battles.py --battles 100 --concurrency 1 4 16 --out docs/benchmarks.md
     .venv/bin/python scripts/bench_battles.py --profile 60 --baseline 02a6ff5 --out docs/benchmarks.md
+    .venv/bin/python scripts/bench_battles.py --python 10 --baseline df479d4 --python-profile 40 --out docs/benchmarks.md
+
+``--python`` measures the Python side alone: the recorded path (heuristic against heuristic, maxdamage and random,
+gen9 and gen4) with the simulator's replies captured once and replayed without Node, so this process's CPU time per
+turn is all Python's; ``--baseline`` replays the same capture through an older checkout, alternating.
 
 Not a test: it prints tables and, with --out, rewrites its own sections of that file.
 """
@@ -26,10 +31,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
 import json
 import os
 import platform
+import pstats
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -46,13 +55,14 @@ sys.path.insert(0, str(CODE))
 
 import orjson  # noqa: E402
 
-from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
+from wolfeclick.battle.batch import BattleJob, relaxed_gc, run_jobs  # noqa: E402
+from wolfeclick.battle.lean import play_winner  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.battle.store import save_recording  # noqa: E402
 from wolfeclick.game.actions import legal_actions  # noqa: E402
 from wolfeclick.sim.process import SHOWDOWN_DIR, SimPool, SimProcess  # noqa: E402
 from wolfeclick.sim.process import cpu_seconds as proc_cpu  # noqa: E402
-from wolfeclick.sim.protocol import start_lines  # noqa: E402
+from wolfeclick.sim.protocol import check_input_lines, start_lines  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
@@ -266,6 +276,257 @@ def bench_stock(server, n: int, concurrency: int, format_id: str) -> Sample:
     cpu = python + server.cpu() - server0
     turns = sum(b.turn for b in heuristic.battles.values())
     return Sample(wall, turns, turns, cpu, python, os.getloadavg()[0])  # decision points are not observable here
+
+
+# --- the Python side alone ---------------------------------------------------------------------------------------
+PYTHON_HEADING = "## Battle core: the Python side alone, per turn"
+PYTHON_PAIRS = (("heuristic", "heuristic"), ("heuristic", "maxdamage"), ("heuristic", "random"))
+PYTHON_FORMATS = ("gen9randombattle", "gen4randombattle")
+PYTHON_SEED0 = 60_000
+
+Exchange = tuple[str, list[str], str]
+"""One call a battle made of its simulator: the op, the lines it sent, the reply's JSON as the bridge wrote it."""
+
+
+def python_jobs(n: int) -> list[BattleJob]:
+    """``n`` battles of every pair in every format: the recorded path as ``wolfeclick record`` plays it."""
+    policies = {spec: make_policy(spec) for spec in {spec for pair in PYTHON_PAIRS for spec in pair}}
+    return [BattleJob(policies[p1], policies[p2], format_id, PYTHON_SEED0 + i)
+            for format_id in PYTHON_FORMATS for p1, p2 in PYTHON_PAIRS for i in range(n)]
+
+
+class CapturingProcess:
+    """A real simulator process that also keeps every exchange, by battle (keyed by its start lines, which name the
+    format, the seed and the players but not the run's own battle key)."""
+
+    alive = True
+
+    def __init__(self, process: SimProcess) -> None:
+        self.process, self.info = process, process.info
+        self.battles: dict[str, list[Exchange]] = {}
+        self._keys: dict[str, str] = {}
+
+    async def call(self, op: str, **fields):  # type: ignore[no-untyped-def]
+        reply = await self.process.call(op, **fields)
+        lines = list(fields.get("lines", []))
+        if op == "start":
+            self._keys[fields["battle"]] = key = "\n".join(lines)
+            self.battles[key] = []
+        self.battles[self._keys[fields["battle"]]].append((op, lines, orjson.dumps(reply).decode()))
+        return reply
+
+
+class ReplayProcess:
+    """Answers the runner exactly as the captured simulator did, with no Node: what is left is the Python side.
+    It does what ``SimProcess.call`` does in this process (the door's check, the request's JSON, the reply's parse)
+    and refuses a battle that sends anything the capture did not (the replay would no longer be the same battle)."""
+
+    alive = True
+
+    def __init__(self, battles: dict[str, list[tuple[str, list[str], bytes]]], info: dict) -> None:
+        self.battles, self.info = battles, info
+        self._playing: dict[str, list[tuple[str, list[str], bytes]]] = {}
+
+    async def call(self, op: str, **fields):  # type: ignore[no-untyped-def]
+        lines = list(fields.get("lines", []))
+        if lines:
+            check_input_lines(lines)
+        orjson.dumps({"id": 0, "op": op, **fields})  # the request line, as SimProcess writes it
+        if op == "start":
+            self._playing[fields["battle"]] = list(reversed(self.battles["\n".join(lines)]))
+        want_op, want_lines, raw = self._playing[fields["battle"]].pop()
+        if (op, lines) != (want_op, want_lines):
+            raise SystemExit(f"the replay diverged from its capture at {op} {lines}: the code changed a battle")
+        await asyncio.sleep(0)  # a reply is never there at once: the other battles in flight run meanwhile
+        return orjson.loads(raw)
+
+
+class OneProcessPool:
+    """What ``run_jobs`` asks of a pool, for one stand-in process."""
+
+    def __init__(self, process) -> None:  # type: ignore[no-untyped-def]
+        self.process, self.processes = process, []
+
+    async def live(self):  # type: ignore[no-untyped-def]
+        return self.process
+
+
+async def play_jobs(pool, jobs: list[BattleJob], concurrency: int, out: Path) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Play and save ``jobs`` as the CLI does (saving on this thread, so a profiler sees it); (turns, points)."""
+    turns = points = 0
+    async for _, recording in run_jobs(jobs, concurrency=concurrency, pool=pool, size_pool=False):
+        save_recording(recording, out)
+        turns += recording.result.turns
+        points += len(recording.turns)
+    return turns, points
+
+
+def capture(n: int, concurrency: int, warmup: int, path: Path) -> dict:
+    """Play the battles on a real simulator (after ``warmup`` battles of each kind), keep every exchange in ``path``;
+    the CPU per turn of this process and of the simulator on the way, the split with Node in the loop."""
+    async def go() -> dict:
+        async with SimPool(1) as pool:
+            process = CapturingProcess(pool.processes[0])
+            with tempfile.TemporaryDirectory() as out:
+                if warmup:
+                    await play_jobs(OneProcessPool(pool.processes[0]), python_jobs(warmup), concurrency, Path(out))
+                cpu0, sim0 = time.process_time(), proc_cpu(pool_pids(pool))
+                turns, points = await play_jobs(OneProcessPool(process), python_jobs(n), concurrency, Path(out))
+                python, simulator = time.process_time() - cpu0, proc_cpu(pool_pids(pool)) - sim0
+        path.write_bytes(orjson.dumps({"info": process.info, "battles": process.battles}))
+        return {"turns": turns, "points": points, "python_ms": python * 1000 / turns,
+                "simulator_ms": simulator * 1000 / turns}
+
+    return asyncio.run(go())
+
+
+def replay_run(path: Path, n: int, concurrency: int, repeats: int, profile: int) -> dict:
+    """Replay the captured battles ``repeats`` times (the first one unmeasured: a warm-up), each timed by this
+    process's CPU; with ``profile``, one more replay under the CPU sampler (shares) and cProfile (the top
+    ``profile`` functions by own time)."""
+    captured = orjson.loads(path.read_bytes())
+    battles = {key: [(op, lines, raw.encode()) for op, lines, raw in exchanges]
+               for key, exchanges in captured["battles"].items()}
+
+    def once() -> tuple[float, int, int]:
+        """One replay into an empty folder (a folder that already held these ids would make every save read and
+        compare the file there first)."""
+        process = ReplayProcess(battles, captured["info"])
+        with tempfile.TemporaryDirectory() as out:
+            cpu0 = time.process_time()
+            turns, points = asyncio.run(play_jobs(OneProcessPool(process), python_jobs(n), concurrency, Path(out)))
+            return time.process_time() - cpu0, turns, points
+
+    def lean() -> float:
+        """The same battles played for their winner only (``battle.lean``: trackers and policies, nothing
+        recorded): the floor under the recorded path, in CPU seconds."""
+        process, slots = ReplayProcess(battles, captured["info"]), asyncio.Semaphore(concurrency)
+
+        async def one(job: BattleJob) -> None:
+            async with slots:
+                await play_winner(job.p1, job.p2, process=process, format_id=job.format_id, seed=job.seed,
+                                  max_turns=job.max_turns)
+
+        async def every() -> None:
+            with relaxed_gc():  # as run_jobs plays
+                await asyncio.gather(*(one(job) for job in python_jobs(n)))
+
+        cpu0 = time.process_time()
+        asyncio.run(every())
+        return time.process_time() - cpu0
+
+    result: dict = {"ms_per_turn": [], "lean_ms_per_turn": []}
+    once()
+    lean()
+    for _ in range(repeats):  # the two paths alternate
+        seconds, turns, points = once()
+        result["ms_per_turn"].append(seconds * 1000 / turns)
+        result["lean_ms_per_turn"].append(lean() * 1000 / turns)
+    result.update(turns=turns, points=points)
+    if profile:
+        with CpuSampler() as sampler:
+            seconds, _, _ = once()
+        result["categories"] = {cat: share * seconds * 1000 / turns for cat, share in sampler.shares().items()}
+        profiler = cProfile.Profile()
+        profiler.enable()
+        once()
+        profiler.disable()
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(profile)
+        result["cprofile"] = text.getvalue()
+    return result
+
+
+def python_in(code: Path, capture_path: Path, args: argparse.Namespace) -> dict:
+    """``replay_run`` with ``code``'s ``wolfeclick`` in a fresh interpreter (as ``profile_in``)."""
+    env = dict(os.environ, WOLFECLICK_BENCH_CODE=str(code), WOLFECLICK_SHOWDOWN=str(SHOWDOWN))
+    out = subprocess.run([sys.executable, __file__, "--python-json", str(capture_path), "--python", str(args.python),
+                          "--python-repeats", str(args.python_repeats), "--python-profile", str(args.python_profile),
+                          "--profile-concurrency", str(args.profile_concurrency)],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def python_side(args: argparse.Namespace) -> str:
+    """Capture the battles once on a real simulator, then replay them without Node through this checkout (and
+    ``--baseline``'s), alternating, in fresh interpreters; the markdown of the Python CPU per turn."""
+    load0 = open("/proc/loadavg").read().split()[0]
+    busy0, own0, started = machine_busy(), time.process_time(), time.perf_counter()
+    codes = [("after", ROOT)]
+    if args.baseline:
+        codes.insert(0, (f"before ({args.baseline})", checkout(args.baseline)))
+    with tempfile.TemporaryDirectory() as folder:
+        capture_path = Path(folder) / "capture.json"
+        live = capture(args.python, args.profile_concurrency, args.warmup, capture_path)
+        print(f"with the simulator: Python {live['python_ms']:.3f} ms/turn, simulator {live['simulator_ms']:.3f} "
+              f"ms/turn over {live['turns']} turns", flush=True)
+        runs: dict[str, list[dict]] = {name: [] for name, _ in codes}
+        for _ in range(args.python_rounds):  # alternate the checkouts so drifting load hits both alike
+            for name, code in codes:
+                runs[name].append(python_in(code, capture_path, args))
+                print(f"{name}: {', '.join(f'{ms:.3f}' for ms in runs[name][-1]['ms_per_turn'])} ms/turn (floor "
+                      f"{', '.join(f'{ms:.3f}' for ms in runs[name][-1]['lean_ms_per_turn'])})", flush=True)
+    for name, results in runs.items():
+        for result in results:
+            if result.get("cprofile"):
+                print(f"--- cProfile, {name} ---\n{result['cprofile']}")
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the simulator and the replays: the benchmark's own
+    own_children = children.ru_utime + children.ru_stime
+    load1, other = other_work(busy0, own0, own_children, started)
+    command = (f".venv/bin/python scripts/bench_battles.py --python {args.python} --python-rounds {args.python_rounds}"
+               f" --python-repeats {args.python_repeats}" + (f" --baseline {args.baseline}" if args.baseline else "")
+               + f" --warmup {args.warmup} --out docs/benchmarks.md")
+    return python_markdown(runs, live, args, command, (load0, load1), other)
+
+
+def python_markdown(runs: dict[str, list[dict]], live: dict, args: argparse.Namespace, command: str,
+                    load: tuple[str, str], other: float) -> str:
+    names = list(runs)
+    every = {name: [ms for run in results for ms in run["ms_per_turn"]] for name, results in runs.items()}
+    lean = {name: [ms for run in results for ms in run["lean_ms_per_turn"]] for name, results in runs.items()}
+    first = next(iter(runs.values()))[0]
+    pairs = ", ".join(f"{p1} vs {p2}" for p1, p2 in PYTHON_PAIRS)
+    lines = [
+        PYTHON_HEADING,
+        "",
+        f"The recorded path (`run_jobs` as `wolfeclick record` plays it: both trackers, legal actions, the state "
+        f"text, the policies, snapshots, rewards, validated turn records, the recording's JSON saved to disk) over "
+        f"{first['turns']} turns ({first['points']} decision points): {args.python} battles of each of {pairs} in "
+        f"{' and '.join(PYTHON_FORMATS)} (seeds {PYTHON_SEED0}…), {args.profile_concurrency} in flight. The "
+        "simulator's replies are captured once from a real simulator and then replayed with no Node process "
+        "(`ReplayProcess`: the door's check, the request's JSON and the reply's parse are still done), so this "
+        "process's CPU time (`time.process_time`, user + system) is the Python side alone and no other process "
+        "competes for its figure. CPU time, not wall time: the machine has 2 cores shared with other work. Each "
+        f"checkout replays in a fresh interpreter, {args.python_rounds} rounds alternating, {args.python_repeats} "
+        f"measured replays per round after one unmeasured; {os.cpu_count()} cores, "
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}. "
+        f"{other_work_note(load, other)}.",
+        "",
+        f"With the simulator in the loop (the capture, after {args.warmup} warm-up battles of each kind, this "
+        f"checkout): Python {live['python_ms']:.2f} ms a turn, the simulator {live['simulator_ms']:.2f} ms a turn.",
+        "",
+        "| Python CPU ms per turn | " + " | ".join(names) + " |",
+        "| --- |" + " --- |" * len(names),
+        "| median | " + " | ".join(f"{statistics.median(every[n]):.3f}" for n in names) + " |",
+        "| fastest | " + " | ".join(f"{min(every[n]):.3f}" for n in names) + " |",
+        "| slowest | " + " | ".join(f"{max(every[n]):.3f}" for n in names) + " |",
+        "| floor: the same battles for their winner only (`battle.lean`: trackers and policies), median | "
+        + " | ".join(f"{statistics.median(lean[n]):.3f}" for n in names) + " |",
+        "| what recording adds (median less floor) | "
+        + " | ".join(f"{statistics.median(every[n]) - statistics.median(lean[n]):.3f}" for n in names) + " |",
+    ]
+    if len(names) == 2:
+        lines.append(f"| after / before (medians) | | {statistics.median(every[names[1]]) / statistics.median(every[names[0]]):.2f}× |")
+    with_shares = [(name, results[0]["categories"]) for name, results in runs.items() if results[0].get("categories")]
+    if with_shares:
+        cats = sorted({c for _, shares in with_shares for c in shares}, key=lambda c: -with_shares[-1][1].get(c, 0))
+        lines += ["", "Where it goes (`scripts/cpu_sampler.py` over one more replay per checkout, ms per turn):", "",
+                  "| step | " + " | ".join(name for name, _ in with_shares) + " |",
+                  "| --- |" + " --- |" * len(with_shares)]
+        lines += [f"| {cat} | " + " | ".join(f"{shares.get(cat, 0.0):.3f}" for _, shares in with_shares) + " |"
+                  for cat in cats]
+    lines += ["", f"Reproduce: `{command}`", ""]
+    return "\n".join(lines)
 
 
 # --- the profile -------------------------------------------------------------------------------------------------
@@ -579,6 +840,13 @@ def main() -> int:
     parser.add_argument("--profile-rounds", type=int, default=2, help="alternating profile runs per checkout")
     parser.add_argument("--baseline", default=None, help="with --profile: also profile this git revision")
     parser.add_argument("--profile-json", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--python", type=int, default=0, help="the Python side alone: this many battles of each "
+                        "pair and format, captured once and replayed without Node (with --baseline, both checkouts)")
+    parser.add_argument("--python-rounds", type=int, default=2, help="with --python: rounds alternating checkouts")
+    parser.add_argument("--python-repeats", type=int, default=5, help="with --python: measured replays per round")
+    parser.add_argument("--python-profile", type=int, default=0, help="with --python: one more replay per "
+                        "checkout under the CPU sampler, and cProfile's top N functions printed")
+    parser.add_argument("--python-json", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=None, help="rewrite this script's section of this file")
     args = parser.parse_args()
     if shutil.which("node") is None:
@@ -588,7 +856,15 @@ def main() -> int:
         result = asyncio.run(profile_run(args.profile_json, args.profile_concurrency, args.format, args.warmup))
         print(json.dumps(result))
         return 0
-    if args.profile:
+    if args.python_json:
+        result = replay_run(args.python_json, args.python, args.profile_concurrency, args.python_repeats,
+                            args.python_profile)
+        print(json.dumps(result))
+        return 0
+    if args.python:
+        body = python_side(args)
+        heading = PYTHON_HEADING
+    elif args.profile:
         codes = [("after", ROOT)]
         if args.baseline:
             codes.insert(0, (f"before ({args.baseline})", checkout(args.baseline)))
