@@ -28,8 +28,10 @@ from typing import Any, AsyncGenerator, Awaitable, Callable
 
 import wolfeclick
 from wolfeclick.battle.schema import (
+    ActionRecord,
     EndReason,
     PlayerInfo,
+    PokemonSnapshot,
     Recording,
     Result,
     TeamInfo,
@@ -109,6 +111,39 @@ def player_names(p1: str, p2: str) -> dict[Side, str]:
     return door_names({side: re.sub(r"[^A-Za-z0-9 :._@/+-]", "", spec)[:24] for side, spec in zip(SIDES, (p1, p2))})
 
 
+class _Parts:
+    """The small pieces of one battle's turn records, validated once and shared by every turn that repeats them.
+
+    A benched Pokémon's snapshot and the moves on offer are the same turn after turn; a turn record built around
+    model instances only checks them (pydantic does not validate an instance again), so each turn validates a few
+    models instead of dozens. The shared models are frozen, so no reader can change one turn through another.
+    """
+
+    def __init__(self) -> None:
+        self._mons: dict[tuple[Any, ...], PokemonSnapshot] = {}
+        self._actions: dict[tuple[str, str], ActionRecord] = {}
+
+    def snapshot(self, snapshot: dict[str, Any]) -> dict[str, Any]:
+        """``side_snapshot``'s dict with each team entry a shared ``PokemonSnapshot``."""
+        snapshot["team"] = [self._mon(entry) for entry in snapshot["team"]]
+        return snapshot
+
+    def _mon(self, entry: dict[str, Any]) -> PokemonSnapshot:
+        key = tuple(entry.values())  # side_snapshot writes every field, always in one order
+        mon = self._mons.get(key)
+        if mon is None:
+            mon = self._mons[key] = PokemonSnapshot.model_validate(entry)
+        return mon
+
+    def action(self, action: LegalAction) -> ActionRecord:
+        """An action as recorded."""
+        key = (action.kind, action.name)
+        record = self._actions.get(key)
+        if record is None:
+            record = self._actions[key] = ActionRecord.model_validate({"action": action.kind, "choice": action.name})
+        return record
+
+
 @dataclass
 class _Pending:
     """A turn record being built; final once every deciding side has a reward."""
@@ -122,7 +157,7 @@ class _Pending:
     awaiting_reward: set[Side] = field(default_factory=set)
 
     def to_record(self) -> TurnRecord:
-        """One validation of plain data (much cheaper than building each nested model on the way)."""
+        """One validation of plain data around the shared parts (``_Parts``)."""
         return TurnRecord.model_validate({
             "index": self.index, "turn": self.turn, "deciding": self.deciding, "events": self.events,
             "snapshot": self.snapshot, "decisions": self.decisions,
@@ -167,6 +202,7 @@ class BattleRun:
         self.last_record: dict[Side, _Pending] = {}
         self.finished: list[TurnRecord] = []
         self.index = 0
+        self.parts = _Parts()
 
     # --- the recording ---------------------------------------------------------------------------------------
     def recording(self, reason: EndReason, error: str | None, winner: Side | None, sim_info: dict[str, Any]) -> Recording:
@@ -253,7 +289,8 @@ class BattleRun:
         for side in deciding:
             self.settle_reward(side)
         snapshot = {
-            side: side_snapshot(self.trackers[side].battle, self.trackers[other(side)].battle) for side in SIDES
+            side: self.parts.snapshot(side_snapshot(self.trackers[side].battle, self.trackers[other(side)].battle))
+            for side in SIDES
         }
         record = _Pending(self.index, self.turn, list(deciding), self.events_since_point, snapshot,
                           awaiting_reward=set(deciding))
@@ -299,8 +336,9 @@ class BattleRun:
         action = decision.action
         record.decisions[side] = {
             "state": previous["state"] if previous else observation.state,
-            "legal_actions": previous["legal_actions"] if previous else [action_record(a) for a in observation.legal_actions],
-            "action": action_record(action) if action is not None else None,
+            "legal_actions": previous["legal_actions"] if previous else [self.parts.action(a)
+                                                                         for a in observation.legal_actions],
+            "action": self.parts.action(action) if action is not None else None,
             "command": decision.choice(),
             "raw_output": decision.raw_output,
             "illegal": decision.illegal or bool(previous and previous["illegal"]),
@@ -319,11 +357,6 @@ class BattleRun:
 def legal_or_default(request: dict[str, Any]) -> bool:
     """A request that asks for a choice (even one with no listed actions, which then gets ``default``)."""
     return bool(request.get("active") or request.get("forceSwitch") or request.get("teamPreview"))
-
-
-def action_record(action: LegalAction) -> dict[str, str]:
-    """An action as recorded (``ActionRecord``'s fields)."""
-    return {"action": action.kind, "choice": action.name}
 
 
 def versions(showdown: str) -> Versions:

@@ -49,6 +49,8 @@ class _Model(BaseModel):
 class ActionRecord(_Model):
     """An action in the JSON shape the published checkpoints speak: ``{"action": "move", "choice": "Surf"}``."""
 
+    model_config = ConfigDict(frozen=True)  # the runner shares one instance among the turns that offer it
+
     action: Literal["move", "switch", "team", "default"] = Field(
         description="'team' is a team-preview choice: the choice names the lead, the rest follow in team order.")
     choice: str
@@ -88,6 +90,8 @@ class SideDecision(_Model):
 
 
 class PokemonSnapshot(_Model):
+    model_config = ConfigDict(frozen=True)  # the runner shares one instance among the turns with its values
+
     species: str
     hp: float = Field(ge=0, le=100, description="HP percent.")
     status: str | None = None
