@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from game_helpers import TEAMS, both
+from game_helpers import TEAMS, both, feed
 
 from wolfeclick.game.state import format_state, speed_range, speed_stat, stage_multiplier
 
@@ -76,3 +76,15 @@ def test_speed_range_uses_level_and_stage() -> None:
     assert "Possible speed: 180-343" in format_state(p1)
     assert "Speed: 200 (effective 300 at +1)" in format_state(p2)
     assert stage_multiplier(-1) == 2 / 3 and stage_multiplier(6) == 4.0
+
+
+def test_a_roster_cache_never_changes_the_text() -> None:
+    """The runner keeps one cache per side for a whole battle: after every line, the text with it is the text
+    without it, for both sides (HP, status, revealed moves and the active Pokémon all change on the way)."""
+    p1, p2 = both([])
+    caches: dict[str, dict] = {"p1": {}, "p2": {}}
+    for line in LINES:
+        for side, battle in (("p1", p1), ("p2", p2)):
+            feed(battle, [line])
+            assert format_state(battle, caches[side]) == format_state(battle)
+    assert caches["p1"] and caches["p2"]

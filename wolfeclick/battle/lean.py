@@ -88,7 +88,7 @@ class LeanRun(BattleRun):
 
     observed = _LazyObservation
 
-    def state_text(self, battle: Any) -> Any:
+    def state_text(self, side: Side) -> Any:
         return _UNSET  # made by _LazyObservation if a policy reads it
 
     def note_decision(self, record: _Pending, side: Side, observation: Observation, decision: Decision,

@@ -45,7 +45,7 @@ from wolfeclick.errors import WolfeClickError
 from wolfeclick.game.actions import LegalAction, legal_actions
 from wolfeclick.game.reward import RewardBudget, outcome_reward, reward_view, shaped_reward, total
 from wolfeclick.game.snapshot import side_snapshot
-from wolfeclick.game.state import format_state
+from wolfeclick.game.state import RosterLines, format_state
 from wolfeclick.policies.base import Decision, Observation, Policy
 from wolfeclick.sides import Side, other
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
@@ -203,6 +203,8 @@ class BattleRun:
         self.finished: list[TurnRecord] = []
         self.index = 0
         self.parts = _Parts()
+        self.roster_lines: dict[Side, RosterLines] = {side: {} for side in SIDES}
+        """Each side's state-text roster lines by what they show (``format_state``'s cache)."""
 
     # --- the recording ---------------------------------------------------------------------------------------
     def recording(self, reason: EndReason, error: str | None, winner: Side | None, sim_info: dict[str, Any]) -> Recording:
@@ -302,8 +304,8 @@ class BattleRun:
     observed: type[Observation] = Observation
     """What ``observation`` builds (``wolfeclick.battle.lean`` builds one whose state text is made when read)."""
 
-    def state_text(self, battle: Any) -> Any:
-        return format_state(battle)
+    def state_text(self, side: Side) -> Any:
+        return format_state(self.trackers[side].battle, self.roster_lines[side])
 
     def observation(self, side: Side, rejected: tuple[str, ...]) -> Observation:
         tracker = self.trackers[side]
@@ -313,7 +315,7 @@ class BattleRun:
             legal = [a for a in legal if a.command() not in rejected]
         return self.observed(
             side=side, turn=self.turn, format=self.format, battle=tracker.battle, request=request,
-            legal_actions=legal, state=self.state_text(tracker.battle), rng=self.rngs[side], rejected=rejected,
+            legal_actions=legal, state=self.state_text(side), rng=self.rngs[side], rejected=rejected,
         )
 
     async def decide(self, side: Side, rejected: tuple[str, ...]) -> tuple[Observation, Decision, float]:

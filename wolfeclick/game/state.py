@@ -224,38 +224,69 @@ def _part_a(battle: Any) -> list[str]:
     return lines
 
 
-def _part_b(battle: Any) -> list[str]:
+RosterLines = dict[tuple[Any, ...], tuple[str, str]]
+"""One battle's roster lines by everything they show (``format_state``'s ``cache``)."""
+
+
+def _own_lines(mon: Any) -> tuple[str, str]:
+    tags = [tag for tag, on in (("active", mon.active), ("fainted", mon.fainted)) if on]
+    moves = [_move_line(move) for move in mon.moves.values()]
+    return (
+        f"- {display_name(mon)} (L{mon.level}){' [' + ', '.join(tags) + ']' if tags else ''}"
+        f" | HP {hp_percent(mon):.1f}% | Status: {status_name(mon) or 'none'}"
+        f" | Item: {_item(mon.item)} | Ability: {mon.ability or 'unknown'}",
+        "  - Moves: " + ("; ".join(moves) if moves else "unknown"),
+    )
+
+
+def _opp_lines(mon: Any) -> tuple[str, str]:
+    tags = [tag for tag, on in (("active", mon.active), ("fainted", mon.fainted)) if on]
+    moves = [_move_line(move) for move in mon.moves.values()]
+    return (
+        f"- {display_name(mon)} (L{mon.level}){' [' + ', '.join(tags) + ']' if tags else ''}"
+        f" | Last HP {hp_percent(mon):.1f}% | Status: {status_name(mon) or 'none'}"
+        f" | Item: {_item(mon.item)} | Ability: {_opp_ability(mon)}",
+        "  - Revealed moves: " + ("; ".join(moves) if moves else "none"),
+    )
+
+
+def _roster(mons: Any, render: Any, cache: RosterLines | None) -> list[str]:
+    """``render``'s two lines for each Pokémon; with ``cache``, looked up by what they show.
+
+    The key is every value ``render`` reads (the generation aside, which is the battle's, so one cache serves one
+    battle) and the move objects themselves (a move's line depends on its id and generation only). Reading them is
+    a fraction of the cost of writing the lines, and most of a roster is unchanged from one decision to the next.
+    """
+    lines: list[str] = []
+    for mon in mons:
+        if cache is None:
+            lines += render(mon)
+            continue
+        key = (render, mon.species, mon.level, mon.active, mon.fainted, mon.current_hp_fraction, mon.status,
+               mon.item, mon.ability, tuple(mon.possible_abilities or ()), *mon.moves.values())
+        shown = cache.get(key)
+        if shown is None:
+            shown = cache[key] = render(mon)
+        lines += shown
+    return lines
+
+
+def _part_b(battle: Any, cache: RosterLines | None = None) -> list[str]:
     lines = ["## Part B: Full Self Roster"]
     if not battle.team:
         return lines + ["- (team not known yet)"]
-    for mon in battle.team.values():
-        tags = [tag for tag, on in (("active", mon.active), ("fainted", mon.fainted)) if on]
-        lines.append(
-            f"- {display_name(mon)} (L{mon.level}){' [' + ', '.join(tags) + ']' if tags else ''}"
-            f" | HP {hp_percent(mon):.1f}% | Status: {status_name(mon) or 'none'}"
-            f" | Item: {_item(mon.item)} | Ability: {mon.ability or 'unknown'}"
-        )
-        moves = [_move_line(move) for move in mon.moves.values()]
-        lines.append("  - Moves: " + ("; ".join(moves) if moves else "unknown"))
-    return lines
+    return lines + _roster(battle.team.values(), _own_lines, cache)
 
 
-def _part_c(battle: Any) -> list[str]:
-    lines = ["## Part C: Opponent History"]
+def _part_c(battle: Any, cache: RosterLines | None = None) -> list[str]:
     seen = list(battle.opponent_team.values())
-    for mon in seen:
-        tags = [tag for tag, on in (("active", mon.active), ("fainted", mon.fainted)) if on]
-        moves = [_move_line(move) for move in mon.moves.values()]
-        lines.append(
-            f"- {display_name(mon)} (L{mon.level}){' [' + ', '.join(tags) + ']' if tags else ''}"
-            f" | Last HP {hp_percent(mon):.1f}% | Status: {status_name(mon) or 'none'}"
-            f" | Item: {_item(mon.item)} | Ability: {_opp_ability(mon)}"
-        )
-        lines.append("  - Revealed moves: " + ("; ".join(moves) if moves else "none"))
-    lines.append(f"- Unrevealed: {max(0, TEAM_SLOTS - len(seen))}")
-    return lines
+    return (["## Part C: Opponent History"] + _roster(seen, _opp_lines, cache)
+            + [f"- Unrevealed: {max(0, TEAM_SLOTS - len(seen))}"])
 
 
-def format_state(battle: Any) -> str:
-    """The state markdown for the side that owns ``battle`` (a poke-env ``Battle`` fed from that side's stream)."""
-    return "\n".join(_part_a(battle) + [""] + _part_b(battle) + [""] + _part_c(battle)) + "\n"
+def format_state(battle: Any, cache: RosterLines | None = None) -> str:
+    """The state markdown for the side that owns ``battle`` (a poke-env ``Battle`` fed from that side's stream).
+
+    ``cache`` (an empty dict at first, then kept for this one battle) reuses roster lines whose Pokémon show the
+    same as before: the text is the same with or without it."""
+    return "\n".join(_part_a(battle) + [""] + _part_b(battle, cache) + [""] + _part_c(battle, cache)) + "\n"
