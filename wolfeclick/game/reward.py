@@ -62,24 +62,32 @@ class RewardBudget:
     setup_used: tuple[tuple[str, float], ...] = ()
 
 
-def _mean_hp(mons: list[Any]) -> float:
-    return mean_team_hp([0.0 if mon.fainted else max(0.0, min(1.0, float(mon.current_hp_fraction))) for mon in mons],
-                        full=1.0)
+def _team_reading(mons: Any) -> tuple[float, int]:
+    """A team's six-slot mean HP (of fractions) and how many of it fainted, in one pass."""
+    levels: list[float] = []
+    fainted = 0
+    for mon in mons:
+        if mon.fainted:
+            levels.append(0.0)
+            fainted += 1
+        else:
+            levels.append(max(0.0, min(1.0, float(mon.current_hp_fraction))))
+    return mean_team_hp(levels, full=1.0), fainted
 
 
 def reward_view(battle: Any) -> RewardView:
     """Read a ``RewardView`` off a side's poke-env ``Battle``."""
-    own = list(battle.team.values())
-    opp = list(battle.opponent_team.values())
+    own_team_hp, own_fainted = _team_reading(battle.team.values())
+    opp_team_hp, opp_fainted = _team_reading(battle.opponent_team.values())
     active = battle.active_pokemon
     boosts: tuple[tuple[str, int], ...] = ()
     if active is not None:
         boosts = tuple(sorted((s, int(v)) for s, v in active.boosts.items() if s in SETUP_STATS and v))
     return RewardView(
-        own_team_hp=_mean_hp(own),
-        opp_team_hp=_mean_hp(opp),
-        own_fainted=sum(1 for mon in own if mon.fainted),
-        opp_fainted=sum(1 for mon in opp if mon.fainted),
+        own_team_hp=own_team_hp,
+        opp_team_hp=opp_team_hp,
+        own_fainted=own_fainted,
+        opp_fainted=opp_fainted,
         own_active=active.species if active is not None else None,
         own_boosts=boosts,
     )

@@ -11,31 +11,28 @@ from typing import Any
 from wolfeclick.game.state import display_name, hp_percent, mean_team_hp, status_name
 
 
-def _seen_by(opponent_view: Any, key: str) -> bool:
-    """Whether the opponent's ``Battle`` has our Pokémon ``key`` (``'p1: Pikachu'``) in its opponent team."""
-    return key in opponent_view.opponent_team
-
-
 def side_snapshot(own: Any, opponent_view: Any = None) -> dict[str, Any]:
-    """The SideSnapshot dict for the side owning ``own``; ``revealed`` comes from ``opponent_view`` when given."""
+    """The SideSnapshot dict for the side owning ``own``; ``revealed`` comes from ``opponent_view`` when given
+    (whether the opponent's ``Battle`` has our Pokémon ``'p1: Pikachu'`` in its opponent team)."""
+    seen = opponent_view.opponent_team if opponent_view is not None else None  # a property: read once
     team: list[dict[str, Any]] = []
+    active: dict[str, Any] | None = None
     for key, mon in own.team.items():
-        revealed = _seen_by(opponent_view, key) if opponent_view is not None else bool(mon.revealed)
-        team.append(
-            {
-                "species": display_name(mon),
-                "hp": hp_percent(mon),
-                "status": status_name(mon),
-                "fainted": bool(mon.fainted),
-                "active": bool(mon.active),
-                "revealed": revealed,
-            }
-        )
-    active = own.active_pokemon
+        entry = {
+            "species": display_name(mon),
+            "hp": hp_percent(mon),
+            "status": status_name(mon),
+            "fainted": bool(mon.fainted),
+            "active": bool(mon.active),
+            "revealed": key in seen if seen is not None else bool(mon.revealed),
+        }
+        team.append(entry)
+        if active is None and entry["active"]:
+            active = entry  # poke-env's active_pokemon: the first active one in team order
     return {
-        "active": display_name(active) if active is not None else None,
-        "active_hp": hp_percent(active) if active is not None else None,
-        "active_status": status_name(active) if active is not None else None,
+        "active": active["species"] if active is not None else None,
+        "active_hp": active["hp"] if active is not None else None,
+        "active_status": active["status"] if active is not None else None,
         "team_hp": round(mean_team_hp([entry["hp"] for entry in team]), 1),
         "fainted": sum(1 for entry in team if entry["fainted"]),
         "team": team,

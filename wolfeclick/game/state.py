@@ -9,6 +9,7 @@ battle always gives the same text.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Sequence
 
@@ -124,13 +125,20 @@ def speed_range(mon: Any) -> tuple[int, int] | None:
     base = (mon.base_stats or {}).get("spe")
     if not base:
         return None
-    mult = stage_multiplier(mon.boosts.get("spe", 0))
-    low, high = (math.floor(speed_stat(base, mon.level, iv, ev, nat) * mult) for iv, ev, nat in SPEED_SPREADS)
+    return _speed_bounds(base, mon.level, mon.boosts.get("spe", 0))
+
+
+@functools.lru_cache(maxsize=4096)
+def _speed_bounds(base: int, level: int, stage: int) -> tuple[int, int]:
+    """``speed_range``'s arithmetic, remembered: an active's base, level and stage repeat turn after turn."""
+    mult = stage_multiplier(stage)
+    low, high = (math.floor(speed_stat(base, level, iv, ev, nat) * mult) for iv, ev, nat in SPEED_SPREADS)
     return low, high
 
 
 def _stages(mon: Any) -> str:
-    parts = [f"{stat} {mon.boosts[stat]:+d}" for stat in _BATTLE_STATS if mon.boosts.get(stat, 0)]
+    boosts = mon.boosts  # a property: read once, not twice per stat
+    parts = [f"{stat} {boosts[stat]:+d}" for stat in _BATTLE_STATS if boosts.get(stat, 0)]
     return ", ".join(parts) or "none"
 
 
@@ -173,6 +181,8 @@ def _describe_move(move: Any) -> str:
 
 
 def _enum_names(table: dict[Any, Any]) -> str:
+    if not table:  # the usual case: no weather, no field, no side condition
+        return "none"
     names = sorted(key.name.replace("_", " ").lower() for key in table)
     return ", ".join(names) or "none"
 
