@@ -77,6 +77,13 @@ class LegalAction:
         return names
 
 
+@functools.lru_cache(maxsize=4096)
+def _action(kind: ActionKind, name: str, action_id: str, slot: int) -> LegalAction:
+    """An action is an immutable value and the same few come back every turn: each is built once (a frozen
+    dataclass costs about a microsecond to build, most of what a request's legal set cost)."""
+    return LegalAction(kind, name, action_id, slot)
+
+
 def species_of(details: str) -> str:
     """``'Pikachu, L88, M'`` → ``'Pikachu'``."""
     return details.split(",")[0].strip()
@@ -105,7 +112,7 @@ def legal_actions(request: dict[str, Any]) -> list[LegalAction]:
             if move.get("disabled"):
                 continue
             name = move.get("move") or move.get("id") or f"move {index}"
-            actions.append(LegalAction("move", name, move.get("id") or to_id(name), index))
+            actions.append(_action("move", name, move.get("id") or to_id(name), index))
         actions = actions[:MAX_MOVES]
 
     trapped = bool(active.get("trapped")) and not force_switch
@@ -119,7 +126,7 @@ def legal_actions(request: dict[str, Any]) -> list[LegalAction]:
             if mon.get("active") or fainted != reviving:
                 continue
             name = species_of(str(mon.get("details", mon.get("ident", "?"))))
-            switches.append(LegalAction("switch", name, to_id(name), position))
+            switches.append(_action("switch", name, to_id(name), position))
         actions.extend(switches[:MAX_SWITCHES])
     return actions
 
@@ -130,7 +137,7 @@ def preview_actions(request: dict[str, Any]) -> list[LegalAction]:
     actions = []
     for position, mon in enumerate(team, start=1):
         name = species_of(str(mon.get("details", mon.get("ident", "?"))))
-        actions.append(LegalAction("team", name, to_id(name), position))
+        actions.append(_action("team", name, to_id(name), position))
     return actions
 
 
