@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from game_helpers import both, new_battle, request, team
+from game_helpers import both, feed, new_battle, request, team
 
 from wolfeclick.battle.schema import SideSnapshot
 from wolfeclick.game.snapshot import side_snapshot
@@ -73,3 +73,16 @@ def test_team_hp_counts_missing_slots_as_full() -> None:
     assert round(mean_team_hp([50.0]), 1) == round((50 + 500) / 6, 1)
     assert mean_team_hp([0.0] * 6) == 0.0
     assert mean_team_hp([]) == 100.0
+
+
+def test_an_entry_cache_never_changes_the_snapshot() -> None:
+    """The runner keeps one cache per side for a whole battle: after every line, both sides' snapshots with it are
+    the snapshots without it (HP, a faint, a status, a switch and a reveal all happen on the way)."""
+    p1, p2 = both([])
+    caches: dict[str, dict] = {"p1": {}, "p2": {}}
+    for line in LINES:
+        for battle in (p1, p2):
+            feed(battle, [line])
+        for side, own, view in (("p1", p1, p2), ("p2", p2, p1)):
+            assert side_snapshot(own, view, caches[side]) == side_snapshot(own, view)
+    assert caches["p1"] and caches["p2"]

@@ -44,7 +44,7 @@ from wolfeclick.digits import ascii_int
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.game.actions import LegalAction, legal_actions
 from wolfeclick.game.reward import RewardBudget, outcome_reward, reward_view, shaped_reward, total
-from wolfeclick.game.snapshot import side_snapshot
+from wolfeclick.game.snapshot import SnapshotEntries, side_snapshot
 from wolfeclick.game.state import RosterLines, format_state
 from wolfeclick.policies.base import Decision, Observation, Policy
 from wolfeclick.sides import Side, other
@@ -205,6 +205,8 @@ class BattleRun:
         self.parts = _Parts()
         self.roster_lines: dict[Side, RosterLines] = {side: {} for side in SIDES}
         """Each side's state-text roster lines by what they show (``format_state``'s cache)."""
+        self.snapshot_entries: dict[Side, SnapshotEntries] = {side: {} for side in SIDES}
+        """Each side's snapshot entries by what they are read from (``side_snapshot``'s cache)."""
 
     # --- the recording ---------------------------------------------------------------------------------------
     def recording(self, reason: EndReason, error: str | None, winner: Side | None, sim_info: dict[str, Any]) -> Recording:
@@ -291,7 +293,8 @@ class BattleRun:
         for side in deciding:
             self.settle_reward(side)
         snapshot = {
-            side: self.parts.snapshot(side_snapshot(self.trackers[side].battle, self.trackers[other(side)].battle))
+            side: self.parts.snapshot(side_snapshot(self.trackers[side].battle, self.trackers[other(side)].battle,
+                                                    self.snapshot_entries[side]))
             for side in SIDES
         }
         record = _Pending(self.index, self.turn, list(deciding), self.events_since_point, snapshot,

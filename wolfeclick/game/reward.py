@@ -7,7 +7,7 @@ as full), which keeps one hit worth the same whether the opponent has shown one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from wolfeclick.game.state import mean_team_hp
@@ -159,8 +159,7 @@ def shaped_reward(
         "turn": TURN_VALUE,
     }
     rounded = {name: round(float(value), 4) + 0.0 for name, value in components.items()}
-    new_budget = replace(
-        budget,
+    new_budget = RewardBudget(  # built directly: dataclasses.replace inspects the fields on every call
         healing_used=budget.healing_used + healing,
         setup_used=tuple(sorted(setup_used.items())),
     )

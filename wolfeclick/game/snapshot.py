@@ -10,22 +10,39 @@ from typing import Any
 
 from wolfeclick.game.state import display_name, hp_percent, mean_team_hp, status_name
 
+SnapshotEntries = dict[tuple[Any, ...], dict[str, Any]]
+"""One battle's team entries by what they are read from (``side_snapshot``'s ``cache``)."""
 
-def side_snapshot(own: Any, opponent_view: Any = None) -> dict[str, Any]:
+
+def _entry(mon: Any, revealed: bool) -> dict[str, Any]:
+    return {
+        "species": display_name(mon),
+        "hp": hp_percent(mon),
+        "status": status_name(mon),
+        "fainted": bool(mon.fainted),
+        "active": bool(mon.active),
+        "revealed": revealed,
+    }
+
+
+def side_snapshot(own: Any, opponent_view: Any = None, cache: SnapshotEntries | None = None) -> dict[str, Any]:
     """The SideSnapshot dict for the side owning ``own``; ``revealed`` comes from ``opponent_view`` when given
-    (whether the opponent's ``Battle`` has our Pokémon ``'p1: Pikachu'`` in its opponent team)."""
+    (whether the opponent's ``Battle`` has our Pokémon ``'p1: Pikachu'`` in its opponent team).
+
+    ``cache`` (an empty dict at first, then kept for this one battle) hands back the entry of a Pokémon read the
+    same as before instead of writing it again (the raw values are cheaper to read than the entry is to write);
+    its entries are shared between snapshots, so treat them as read-only."""
     seen = opponent_view.opponent_team if opponent_view is not None else None  # a property: read once
     team: list[dict[str, Any]] = []
     active: dict[str, Any] | None = None
     for key, mon in own.team.items():
-        entry = {
-            "species": display_name(mon),
-            "hp": hp_percent(mon),
-            "status": status_name(mon),
-            "fainted": bool(mon.fainted),
-            "active": bool(mon.active),
-            "revealed": key in seen if seen is not None else bool(mon.revealed),
-        }
+        revealed = key in seen if seen is not None else bool(mon.revealed)
+        if cache is None:
+            entry = _entry(mon, revealed)
+        else:  # every value _entry reads (the generation aside: one battle's, so one cache a battle)
+            read = (mon.species, mon.fainted, mon.current_hp_fraction, mon.status, mon.active, revealed)
+            cached = cache.get(read)
+            entry = cached if cached is not None else cache.setdefault(read, _entry(mon, revealed))
         team.append(entry)
         if active is None and entry["active"]:
             active = entry  # poke-env's active_pokemon: the first active one in team order
