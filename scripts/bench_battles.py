@@ -18,11 +18,12 @@ machine disturbs far less.
 
     .venv/bin/python scripts/bench_battles.py --battles 100 --concurrency 1 4 16 --out docs/benchmarks.md
     .venv/bin/python scripts/bench_battles.py --profile 60 --baseline 02a6ff5 --out docs/benchmarks.md
-    .venv/bin/python scripts/bench_battles.py --python 10 --baseline df479d4 --python-profile 40 --out docs/benchmarks.md
+    .venv/bin/python scripts/bench_battles.py --python 5 --baseline df479d4 --python-instructions --out docs/benchmarks.md
 
 ``--python`` measures the Python side alone: the recorded path (heuristic against heuristic, maxdamage and random,
 gen9 and gen4) with the simulator's replies captured once and replayed without Node, so this process's CPU time per
-turn is all Python's; ``--baseline`` replays the same capture through an older checkout, alternating.
+turn is all Python's; ``--baseline`` replays the same capture through an older checkout, alternating, and
+``--python-instructions`` adds each checkout's instruction count per turn (valgrind), which other load cannot move.
 
 Not a test: it prints tables and, with --out, rewrites its own sections of that file.
 """
@@ -38,6 +39,7 @@ import os
 import platform
 import pstats
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -380,10 +382,11 @@ def capture(n: int, concurrency: int, warmup: int, path: Path) -> dict:
     return asyncio.run(go())
 
 
-def replay_run(path: Path, n: int, concurrency: int, repeats: int, profile: int) -> dict:
+def replay_run(path: Path, n: int, concurrency: int, repeats: int, profile: int, only: str = "") -> dict:
     """Replay the captured battles ``repeats`` times (the first one unmeasured: a warm-up), each timed by this
-    process's CPU; with ``profile``, one more replay under the CPU sampler (shares) and cProfile (the top
-    ``profile`` functions by own time)."""
+    process's CPU, the recorded path and the lean floor alternating; with ``profile``, one more replay under the
+    CPU sampler (shares) and cProfile (the top ``profile`` functions by own time). ``only`` (``recorded`` or
+    ``lean``) plays that path alone, for an instruction count (``instructions``)."""
     captured = orjson.loads(path.read_bytes())
     battles = {key: [(op, lines, raw.encode()) for op, lines, raw in exchanges]
                for key, exchanges in captured["battles"].items()}
@@ -415,6 +418,13 @@ def replay_run(path: Path, n: int, concurrency: int, repeats: int, profile: int)
         asyncio.run(every())
         return time.process_time() - cpu0
 
+    if only:  # one path alone, for an instruction count: nothing timed here
+        for _ in range(repeats):
+            if only == "recorded":
+                once()
+            else:
+                lean()
+        return {}
     result: dict = {"ms_per_turn": [], "lean_ms_per_turn": []}
     once()
     lean()
@@ -447,6 +457,25 @@ def python_in(code: Path, capture_path: Path, args: argparse.Namespace) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def instructions(code: Path, capture_path: Path, path: str, turns: int, args: argparse.Namespace) -> float:
+    """User-space instructions per turn of ``path`` (``recorded`` or ``lean``) with ``code``'s ``wolfeclick``,
+    counted by valgrind (cachegrind, no cache simulation): three replays less one, so start-up, imports and the
+    warm-up cancel out. Unlike CPU time, the count does not move with the machine's other load."""
+    env = dict(os.environ, WOLFECLICK_BENCH_CODE=str(code), WOLFECLICK_SHOWDOWN=str(SHOWDOWN))
+    counts = []
+    for repeats in (1, 3):
+        err = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                              sys.executable, __file__, "--python-json", str(capture_path), "--python",
+                              str(args.python), "--python-repeats", str(repeats), "--python-only", path,
+                              "--profile-concurrency", str(args.profile_concurrency)],
+                             env=env, check=True, capture_output=True, text=True).stderr
+        found = re.search(r"I\s+refs:\s+([0-9,]+)", err)
+        if found is None:
+            raise SystemExit(f"no instruction count in valgrind's output: {err[-300:]}")
+        counts.append(int(found.group(1).replace(",", "")))
+    return (counts[1] - counts[0]) / (2 * turns)
+
+
 def python_side(args: argparse.Namespace) -> str:
     """Capture the battles once on a real simulator, then replay them without Node through this checkout (and
     ``--baseline``'s), alternating, in fresh interpreters; the markdown of the Python CPU per turn."""
@@ -466,6 +495,12 @@ def python_side(args: argparse.Namespace) -> str:
                 runs[name].append(python_in(code, capture_path, args))
                 print(f"{name}: {', '.join(f'{ms:.3f}' for ms in runs[name][-1]['ms_per_turn'])} ms/turn (floor "
                       f"{', '.join(f'{ms:.3f}' for ms in runs[name][-1]['lean_ms_per_turn'])})", flush=True)
+        if args.python_instructions:
+            for name, code in codes:
+                turns = runs[name][0]["turns"]
+                runs[name][0]["instructions"] = {path: instructions(code, capture_path, path, turns, args)
+                                                 for path in ("recorded", "lean")}
+                print(f"{name}: {runs[name][0]['instructions']} instructions/turn", flush=True)
     for name, results in runs.items():
         for result in results:
             if result.get("cprofile"):
@@ -475,6 +510,7 @@ def python_side(args: argparse.Namespace) -> str:
     load1, other = other_work(busy0, own0, own_children, started)
     command = (f".venv/bin/python scripts/bench_battles.py --python {args.python} --python-rounds {args.python_rounds}"
                f" --python-repeats {args.python_repeats}" + (f" --baseline {args.baseline}" if args.baseline else "")
+               + (" --python-instructions" if args.python_instructions else "")
                + f" --warmup {args.warmup} --out docs/benchmarks.md")
     return python_markdown(runs, live, args, command, (load0, load1), other)
 
@@ -515,8 +551,19 @@ def python_markdown(runs: dict[str, list[dict]], live: dict, args: argparse.Name
         "| what recording adds (median less floor) | "
         + " | ".join(f"{statistics.median(every[n]) - statistics.median(lean[n]):.3f}" for n in names) + " |",
     ]
+    counted = [runs[name][0].get("instructions") for name in names]
+    if all(counted):
+        lines += [
+            "| instructions per turn (valgrind), recorded path | "
+            + " | ".join(f"{c['recorded'] / 1e6:.2f} M" for c in counted) + " |",
+            "| instructions per turn (valgrind), floor | "
+            + " | ".join(f"{c['lean'] / 1e6:.2f} M" for c in counted) + " |",
+        ]
     if len(names) == 2:
-        lines.append(f"| after / before (medians) | | {statistics.median(every[names[1]]) / statistics.median(every[names[0]]):.2f}× |")
+        ratio = f"{statistics.median(every[names[1]]) / statistics.median(every[names[0]]):.2f}× (CPU medians)"
+        if all(counted):
+            ratio += f", {counted[1]['recorded'] / counted[0]['recorded']:.2f}× (instructions)"
+        lines.append(f"| after / before, recorded path | | {ratio} |")
     with_shares = [(name, results[0]["categories"]) for name, results in runs.items() if results[0].get("categories")]
     if with_shares:
         cats = sorted({c for _, shares in with_shares for c in shares}, key=lambda c: -with_shares[-1][1].get(c, 0))
@@ -846,7 +893,10 @@ def main() -> int:
     parser.add_argument("--python-repeats", type=int, default=5, help="with --python: measured replays per round")
     parser.add_argument("--python-profile", type=int, default=0, help="with --python: one more replay per "
                         "checkout under the CPU sampler, and cProfile's top N functions printed")
+    parser.add_argument("--python-instructions", action="store_true", help="with --python: also count each "
+                        "checkout's instructions per turn under valgrind (load-independent; minutes)")
     parser.add_argument("--python-json", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--python-only", choices=("recorded", "lean"), default="", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=None, help="rewrite this script's section of this file")
     args = parser.parse_args()
     if shutil.which("node") is None:
@@ -858,7 +908,7 @@ def main() -> int:
         return 0
     if args.python_json:
         result = replay_run(args.python_json, args.python, args.profile_concurrency, args.python_repeats,
-                            args.python_profile)
+                            args.python_profile, args.python_only)
         print(json.dumps(result))
         return 0
     if args.python:
