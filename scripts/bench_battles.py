@@ -511,6 +511,7 @@ def python_side(args: argparse.Namespace) -> str:
     command = (f".venv/bin/python scripts/bench_battles.py --python {args.python} --python-rounds {args.python_rounds}"
                f" --python-repeats {args.python_repeats}" + (f" --baseline {args.baseline}" if args.baseline else "")
                + (" --python-instructions" if args.python_instructions else "")
+               + (f" --python-profile {args.python_profile}" if args.python_profile else "")
                + f" --warmup {args.warmup} --out docs/benchmarks.md")
     return python_markdown(runs, live, args, command, (load0, load1), other)
 
