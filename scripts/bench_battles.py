@@ -533,7 +533,7 @@ def python_markdown(runs: dict[str, list[dict]], live: dict, args: argparse.Name
         "simulator's replies are captured once from a real simulator and then replayed with no Node process "
         "(`ReplayProcess`: the door's check, the request's JSON and the reply's parse are still done), so this "
         "process's CPU time (`time.process_time`, user + system) is the Python side alone and no other process "
-        "competes for its figure. CPU time, not wall time: the machine has 2 cores shared with other work. Each "
+        "competes for its figure. CPU time, not wall time: other work on the machine moves wall time far more. Each "
         f"checkout replays in a fresh interpreter, {args.python_rounds} rounds alternating, {args.python_repeats} "
         f"measured replays per round after one unmeasured; {os.cpu_count()} cores, "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}. "
@@ -568,7 +568,8 @@ def python_markdown(runs: dict[str, list[dict]], live: dict, args: argparse.Name
     with_shares = [(name, results[0]["categories"]) for name, results in runs.items() if results[0].get("categories")]
     if with_shares:
         cats = sorted({c for _, shares in with_shares for c in shares}, key=lambda c: -with_shares[-1][1].get(c, 0))
-        lines += ["", "Where it goes (`scripts/cpu_sampler.py` over one more replay per checkout, ms per turn):", "",
+        lines += ["", "Where it goes (`scripts/cpu_sampler.py` over one more replay per checkout, ms per turn; one "
+                  "replay is a few hundred samples, so a small row moves by ±20% between runs):", "",
                   "| step | " + " | ".join(name for name, _ in with_shares) + " |",
                   "| --- |" + " --- |" * len(with_shares)]
         lines += [f"| {cat} | " + " | ".join(f"{shares.get(cat, 0.0):.3f}" for _, shares in with_shares) + " |"
