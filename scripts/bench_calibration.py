@@ -81,6 +81,44 @@ def reliability(ps: list[float], ys: list[float]) -> list[tuple[int, float, floa
             for b in bins]
 
 
+PLOT = Path(__file__).resolve().parents[1] / "docs" / "calibration.svg"
+COLORS = {"rollouts, K = 16": "#94a3b8", "HP logistic": "#d97706", "value model": "#16a34a"}
+"""Each prediction's colour in the diagrams (any other name: K = 64's blue)."""
+
+
+def reliability_svg(series: list[tuple[str, list[tuple[int, float, float]]]], title: str) -> str:
+    """Pure: a reliability diagram (observed against predicted, one line per prediction over its non-empty bins, a
+    dot's area by its count, the diagonal dashed) as a standalone SVG for the docs."""
+    size, pad = 360, 44
+    span = size - 2 * pad
+
+    def at(x: float, y: float) -> str:
+        return f"{pad + x * span:.1f},{size - pad - y * span:.1f}"
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size + 220}" height="{size}" font-family="sans-serif" '
+             f'font-size="11"><rect width="100%" height="100%" fill="#fff"/>',
+             f'<text x="{pad}" y="16" font-size="12">{title}</text>',
+             f'<polyline points="{at(0, 0)} {at(1, 1)}" fill="none" stroke="#9ca3af" stroke-dasharray="4 3"/>',
+             f'<rect x="{pad}" y="{pad}" width="{span}" height="{span}" fill="none" stroke="#d1d5db"/>']
+    for tick in (0, 0.25, 0.5, 0.75, 1):
+        parts.append(f'<text x="{pad + tick * span:.1f}" y="{size - pad + 14}" text-anchor="middle">{tick:.0%}</text>')
+        parts.append(f'<text x="{pad - 6}" y="{size - pad - tick * span + 4:.1f}" text-anchor="end">{tick:.0%}</text>')
+    parts.append(f'<text x="{pad + span / 2}" y="{size - 8}" text-anchor="middle">predicted (bin mean)</text>')
+    parts.append(f'<text x="12" y="{pad + span / 2}" transform="rotate(-90 12 {pad + span / 2})" '
+                 'text-anchor="middle">observed</text>')
+    for i, (name, bins) in enumerate(series):
+        color = COLORS.get(name, "#2563eb")
+        points = [(c, m, o) for c, m, o in bins if c]
+        total = sum(c for c, _, _ in points) or 1
+        parts.append(f'<polyline points="{" ".join(at(m, o) for _, m, o in points)}" fill="none" stroke="{color}" '
+                     'stroke-width="1.5"/>')
+        parts += [f'<circle cx="{at(m, o).split(",")[0]}" cy="{at(m, o).split(",")[1]}" '
+                  f'r="{2 + 10 * math.sqrt(c / total):.1f}" fill="{color}" fill-opacity="0.5"/>' for c, m, o in points]
+        parts.append(f'<rect x="{size + 4}" y="{pad + 18 * i - 8}" width="10" height="10" fill="{color}"/>'
+                     f'<text x="{size + 18}" y="{pad + 18 * i + 1}">{name}</text>')
+    return "".join(parts) + "</svg>\n"
+
+
 async def battles(first: int, count: int, pool: SimPool) -> list:  # type: ignore[type-arg]
     gate = asyncio.Semaphore(16)
 
@@ -96,7 +134,8 @@ def model_probabilities(model: vm.ValueModel, recording) -> list[float]:  # noqa
     return [float(p) for p in vm.win_probability(model, vm.decision_rows(recording.turns, recording.format))]
 
 
-def model_comparison(more: list, model: vm.ValueModel, a: float, b: float, base: float) -> str:  # type: ignore[type-arg]
+def model_comparison(more: list, model: vm.ValueModel, a: float, b: float, base: float,  # type: ignore[type-arg]
+                     plot: Path | None = None) -> str:
     """The value model against the baselines on battles judged without rollouts: Brier scores, the value model's
     gain over the HP logistic with a 95% interval from resampling whole battles (their decisions share an ending),
     and both reliability tables."""
@@ -116,13 +155,17 @@ def model_comparison(more: list, model: vm.ValueModel, a: float, b: float, base:
     gains = (table[draws, 1].sum(axis=1) - table[draws, 0].sum(axis=1)) / table[draws, 2].sum(axis=1)
     low, high = np.percentile(gains, [2.5, 97.5])
     rel2 = [reliability(ps, ys2) for ps in (hp2, vm2)]
+    if plot is not None:
+        plot.write_text(reliability_svg(list(zip(["HP logistic", "value model"], rel2)),
+                                        f"Reliability on {len(ys2)} decisions of {len(more)} battles, no rollouts"),
+                        encoding="utf-8")
     return (f"\n\nThe value model and the baselines need no rollouts, so they are judged again on {len(more)} more "
             f"held-out battles (seeds 3000 on, {len(ys2)} decisions):\n\n| prediction | Brier score |\n| --- | --- |\n"
             f"| logistic on the HP gap | {brier(hp2, ys2):.4f} |\n| value model (public state only) | "
             f"{brier(vm2, ys2):.4f} |\n| base rate ({base:.2f}) | {brier([base] * len(ys2), ys2):.4f} |\n\n"
             f"The HP logistic's Brier score less the value model's (above 0: the value model is better): "
             f"{brier(hp2, ys2) - brier(vm2, ys2):+.4f}, 95% interval {low:+.4f} to {high:+.4f} (2000 resamples of "
-            "the battles).\n\n"
+            "the battles)." + (f"\n\n![reliability diagram]({plot.name})" if plot is not None else "") + "\n\n"
             "| bin | HP logistic: n | predicted | observed | value model: n | predicted | observed |\n"
             + "| --- " * 7 + "|\n"
             + "\n".join(f"| {i / 10:.1f}–{(i + 1) / 10:.1f} | " + " | ".join(
@@ -130,7 +173,7 @@ def model_comparison(more: list, model: vm.ValueModel, a: float, b: float, base:
                 for i in range(10)))
 
 
-async def run(train: int, held_out: int, k: int, model_held_out: int) -> str:
+async def run(train: int, held_out: int, k: int, model_held_out: int, plot: Path | None = None) -> str:
     load = os.getloadavg()[0]
     policy = make_policy("heuristic")
     model = vm.default_model()
@@ -168,7 +211,11 @@ async def run(train: int, held_out: int, k: int, model_held_out: int) -> str:
     bins[0] = (f"| bin | K = 16: n | predicted | observed | K = {k}: n | predicted | observed | HP logistic: n | "
                "predicted | observed | value model: n | predicted | observed |")
     bins[1] = "| --- " * 13 + "|"
-    wide = model_comparison(more, model, a, b, base) if more else ""
+    wide = model_comparison(more, model, a, b, base, plot and plot.with_name("calibration-public.svg")) if more else ""
+    if plot is not None:
+        names = ["rollouts, K = 16", f"rollouts, K = {k}", "HP logistic", "value model"]
+        plot.write_text(reliability_svg(list(zip(names, rel)), f"Reliability on {n} held-out decisions "
+                                        f"({held_out} battles)"), encoding="utf-8")
     end = os.getloadavg()[0]
     return (f"{HEADING}\n\n`.venv/bin/python scripts/bench_calibration.py --train {train} --held-out {held_out} "
             f"--model-held-out {model_held_out} --doc` on {platform.machine()} with {os.cpu_count()} cores: {train} "
@@ -178,7 +225,9 @@ async def run(train: int, held_out: int, k: int, model_held_out: int) -> str:
             f"one battle share its ending, so the {n} are far from independent: read the table as a first look, "
             f"not a verdict. Load average {load:.1f} at the start and {end:.1f} at the end (a shared, busy "
             "machine; nothing here depends on the load). The value model sees only the public state "
-            "(docs/value-model.md).\n\n" + "\n".join(table) + "\n\n" + "\n".join(bins) + wide + "\n")
+            "(docs/value-model.md).\n\n" + "\n".join(table) + "\n\n" + "\n".join(bins)
+            + ("\n\nThe same bins as a reliability diagram (`docs/calibration.svg`, written by this run):\n\n"
+               "![reliability diagram](calibration.svg)" if plot is not None else "") + wide + "\n")
 
 
 def main() -> None:
@@ -190,7 +239,7 @@ def main() -> None:
                         help="more held-out battles for the value model and the baselines alone (0: none)")
     parser.add_argument("--doc", action="store_true")
     args = parser.parse_args()
-    text = asyncio.run(run(args.train, args.held_out, args.k, args.model_held_out))
+    text = asyncio.run(run(args.train, args.held_out, args.k, args.model_held_out, PLOT if args.doc else None))
     print(text)
     if args.doc:
         write_section(HEADING, text)
