@@ -159,6 +159,16 @@ def app(tmp_path: Path, **bounds: Any) -> Any:
     return build_app(library, ctx)
 
 
+def stored_battle(demo: Any, recording: Any = None) -> Any:
+    """A short real battle (or ``recording``) saved in the app's recordings folder, for the Replays handlers."""
+    recording = recording or asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"),
+                                                     format_id="gen4randombattle", seed=7, max_turns=6))
+    library = demo.wolfeclick_context.library
+    library.directory.mkdir(parents=True, exist_ok=True)
+    (library.directory / f"{recording.id}.json").write_text(recording.to_json(), encoding="utf-8")
+    return recording
+
+
 # --------------------------------------------------------------------------------------------------------- pure
 def test_admit_is_pure_matching_against_the_catalogue() -> None:
     """The rule itself: offered specs pass (with the options a visitor may set), everything else is one line, and
@@ -268,11 +278,8 @@ def test_a_recorded_policy_outside_the_catalogue_is_refused_when_taking_over(
 def test_visitor_bounds_are_refused_in_one_line(tmp_path: Path) -> None:
     """Analysis K and battle length, Compare's size and engine, each above the app's bound: one line, nothing run."""
     demo = app(tmp_path, max_k=8, max_decisions=3, max_battles=4)
-    parent = asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen4randombattle",
-                                     seed=7, max_turns=6))
+    parent = stored_battle(demo)
     library = demo.wolfeclick_context.library
-    library.directory.mkdir(parents=True, exist_ok=True)
-    (library.directory / f"{parent.id}.json").write_text(parent.to_json(), encoding="utf-8")
     analyse = next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "analysis_start")
     for k, words in [(9, "from 1 to 8"), (2.5, "whole number"), (10**30, "from 1 to 8"), (4, "at most 3")]:
         said = [u for u in texts(run_stream(analyse, parent.id, k, "both")) if "wc-message" in u]
@@ -296,11 +303,8 @@ def test_ask_a_policy_takes_only_served_policies_and_battles_within_the_bound(tm
     from wolfeclick.battle.rescore import RESCORE_DIR
 
     demo = app(tmp_path, max_decisions=40)
-    parent = asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen4randombattle",
-                                     seed=7, max_turns=6))
+    parent = stored_battle(demo)
     library = demo.wolfeclick_context.library
-    library.directory.mkdir(parents=True, exist_ok=True)
-    (library.directory / f"{parent.id}.json").write_text(parent.to_json(), encoding="utf-8")
     ask = next(f.fn for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "rescore_start")
     for spec, side, words in [("py:os:system", "p1", "not offered"), ("human", "p1", "a person cannot"),
                               ("heuristic", "p3", "p1 or p2"), ("llm:/etc", "p2", "not offered")]:
@@ -308,8 +312,7 @@ def test_ask_a_policy_takes_only_served_policies_and_battles_within_the_bound(tm
         assert words in said[-1] and "\n" not in said[-1].strip(), (spec, said)
     assert not (library.directory / RESCORE_DIR).exists()
     short = app(tmp_path / "short", max_decisions=3)
-    short.wolfeclick_context.library.directory.mkdir(parents=True)
-    (short.wolfeclick_context.library.directory / f"{parent.id}.json").write_text(parent.to_json(), encoding="utf-8")
+    stored_battle(short, parent)
     ask_short = next(f.fn for f in short.fns.values() if getattr(f.fn, "__name__", "") == "rescore_start")
     said = [t for t in texts([asyncio.run(ask_short(parent.id, "random", "p1"))]) if "wc-message" in t]
     assert "at most 3" in said[-1], said

@@ -238,45 +238,37 @@ RosterLines = dict[tuple[Any, ...], tuple[str, str]]
 """One battle's roster lines by everything they show (``format_state``'s ``cache``)."""
 
 
-def _own_lines(mon: Any) -> tuple[str, str]:
+def _mon_lines(mon: Any, own: bool) -> tuple[str, str]:
+    """A roster entry's two lines: one's own Pokémon as it knows them, or the opponent's as revealed so far."""
     tags = [tag for tag, on in (("active", mon.active), ("fainted", mon.fainted)) if on]
     moves = [_move_line(move) for move in mon.moves.values()]
+    hp, ability, moves_label, no_moves = (("HP", mon.ability or "unknown", "Moves", "unknown") if own
+                                          else ("Last HP", _opp_ability(mon), "Revealed moves", "none"))
     return (
         f"- {display_name(mon)} (L{mon.level}){' [' + ', '.join(tags) + ']' if tags else ''}"
-        f" | HP {hp_percent(mon):.1f}% | Status: {status_name(mon) or 'none'}"
-        f" | Item: {_item(mon.item)} | Ability: {mon.ability or 'unknown'}",
-        "  - Moves: " + ("; ".join(moves) if moves else "unknown"),
+        f" | {hp} {hp_percent(mon):.1f}% | Status: {status_name(mon) or 'none'}"
+        f" | Item: {_item(mon.item)} | Ability: {ability}",
+        f"  - {moves_label}: " + ("; ".join(moves) if moves else no_moves),
     )
 
 
-def _opp_lines(mon: Any) -> tuple[str, str]:
-    tags = [tag for tag, on in (("active", mon.active), ("fainted", mon.fainted)) if on]
-    moves = [_move_line(move) for move in mon.moves.values()]
-    return (
-        f"- {display_name(mon)} (L{mon.level}){' [' + ', '.join(tags) + ']' if tags else ''}"
-        f" | Last HP {hp_percent(mon):.1f}% | Status: {status_name(mon) or 'none'}"
-        f" | Item: {_item(mon.item)} | Ability: {_opp_ability(mon)}",
-        "  - Revealed moves: " + ("; ".join(moves) if moves else "none"),
-    )
+def _roster(mons: Any, own: bool, cache: RosterLines | None) -> list[str]:
+    """``_mon_lines`` for each Pokémon; with ``cache``, looked up by what they show.
 
-
-def _roster(mons: Any, render: Any, cache: RosterLines | None) -> list[str]:
-    """``render``'s two lines for each Pokémon; with ``cache``, looked up by what they show.
-
-    The key is every value ``render`` reads (the generation aside, which is the battle's, so one cache serves one
+    The key is every value ``_mon_lines`` reads (the generation aside, which is the battle's, so one cache serves one
     battle) and the move objects themselves (a move's line depends on its id and generation only). Reading them is
     a fraction of the cost of writing the lines, and most of a roster is unchanged from one decision to the next.
     """
     lines: list[str] = []
     for mon in mons:
         if cache is None:
-            lines += render(mon)
+            lines += _mon_lines(mon, own)
             continue
-        key = (render, mon.species, mon.level, mon.active, mon.fainted, mon.current_hp_fraction, mon.status,
+        key = (own, mon.species, mon.level, mon.active, mon.fainted, mon.current_hp_fraction, mon.status,
                mon.item, mon.ability, tuple(mon.possible_abilities or ()), *mon.moves.values())
         shown = cache.get(key)
         if shown is None:
-            shown = cache[key] = render(mon)
+            shown = cache[key] = _mon_lines(mon, own)
         lines += shown
     return lines
 
@@ -285,12 +277,12 @@ def _part_b(battle: Any, cache: RosterLines | None = None) -> list[str]:
     lines = ["## Part B: Full Self Roster"]
     if not battle.team:
         return lines + ["- (team not known yet)"]
-    return lines + _roster(battle.team.values(), _own_lines, cache)
+    return lines + _roster(battle.team.values(), True, cache)
 
 
 def _part_c(battle: Any, cache: RosterLines | None = None) -> list[str]:
     seen = list(battle.opponent_team.values())
-    return (["## Part C: Opponent History"] + _roster(seen, _opp_lines, cache)
+    return (["## Part C: Opponent History"] + _roster(seen, False, cache)
             + [f"- Unrevealed: {max(0, TEAM_SLOTS - len(seen))}"])
 
 
