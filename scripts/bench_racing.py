@@ -187,12 +187,14 @@ LIVE_HEADING = "## Analysis by racing, timed: one battle's win probabilities and
 async def live(processes: int, decisions: int) -> str:
     """Time racing (and uniform K where affordable) on one ~30-decision battle, Python and simulator policies."""
     from scripts.bench_analysis import _sim_cpu, middle_step, pick_battle
+    from scripts.benchdoc import machine_busy, other_work_note
     from wolfeclick.analysis.core import analyse
     from wolfeclick.analysis.sim_rollout import SimPolicy
 
     recording = await pick_battle(decisions)
     step = middle_step(recording)
-    load = os.getloadavg()[0]
+    load = open("/proc/loadavg").read().split()[0]
+    busy0, own0, started0, own_children = machine_busy(), time.process_time(), time.perf_counter(), 0.0
     rows = ["| rollout policy | sampling | measure | rollouts | wall | CPU: Python + simulators | CPU per rollout | "
             "load (1 min) |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     runs = [("heuristic", "racing", False), ("sim:heuristic", "racing", False), ("sim:heuristic", "uniform", False),
@@ -210,17 +212,20 @@ async def live(processes: int, decisions: int) -> str:
                        for d in analysis.decisions)
             what = (f"options of decision {step} ({len(recording.turns[step].decisions['p1'].legal_actions)}) and "
                     "its win probability" if options else f"win-probability pass, {len(recording.turns)} decisions")
+            own_children += sim
             rows.append(f"| {spec} | {sampling} | {what} | {used} | {wall:.1f} s | {cpu:.1f} + {sim:.1f} s | "
                         f"{1000 * (cpu + sim) / used:.0f} ms | {os.getloadavg()[0]:.1f} |")
             print(rows[-1], flush=True)
+    own = time.process_time() - own0 + own_children
+    other = max(0.0, (machine_busy() - busy0 - own) / (time.perf_counter() - started0))
     return (f"{LIVE_HEADING}\n\n`.venv/bin/python scripts/bench_racing.py live --processes {processes}` on "
             f"{os.cpu_count()} cores: the seeded gen9randombattle heuristic-vs-maxdamage battle of "
             f"{len(recording.turns)} decisions that `bench_analysis.py` uses, K = {K} (racing: the most any estimate "
             f"gets; batch 8; win probabilities stop at the width uniform K = {K} gives at one half, "
-            f"{uniform_width(K):.3f}). Load average {load:.1f} at the start: the machine was shared with four "
-            "other developers' work throughout, so these walls are several times what a quiet machine gives; the "
-            "rollout counts are exact, and the CPU seconds (this process, and the simulator processes from /proc) "
-            "are the load-independent cost; with both cores free a pass takes about half its CPU seconds.\n\n" + "\n".join(rows) + "\n")
+            f"{uniform_width(K):.3f}). {other_work_note((load, open('/proc/loadavg').read().split()[0]), other)}. "
+            "The rollout counts are exact, and the CPU seconds (this process, and the simulator processes from "
+            "/proc) are the load-independent cost; with both cores free a pass takes about half its CPU seconds.\n\n"
+            + "\n".join(rows) + "\n")
 
 
 def compare(cache: Path, other: Path) -> str:
