@@ -223,8 +223,8 @@ async def run(train: int, held_out: int, k: int, model_held_out: int, plot: Path
             f"other battles ({n} decisions) are judged: at each decision, heuristic rollouts "
             f"from the true state (K = {k}; K = 16 is their first 16) against how the battle ended. Decisions of "
             f"one battle share its ending, so the {n} are far from independent: read the table as a first look, "
-            f"not a verdict. Load average {load:.1f} at the start and {end:.1f} at the end (a shared, busy "
-            "machine; nothing here depends on the load). The value model sees only the public state "
+            f"not a verdict. Load average {load:.1f} at the start and {end:.1f} at the end (nothing here "
+            "depends on the load). The value model sees only the public state "
             "(docs/value-model.md).\n\n" + "\n".join(table) + "\n\n" + "\n".join(bins)
             + ("\n\nThe same bins as a reliability diagram (`docs/calibration.svg`, written by this run):\n\n"
                "![reliability diagram](calibration.svg)" if plot is not None else "") + wide + "\n")
