@@ -10,6 +10,13 @@ two baselines fitted on the training battles — the base rate (p1's score there
 remaining-HP difference (p1's mean team HP less p2's, from each decision's snapshot). The shipped value model
 (``wolfeclick.analysis.value_model``, trained by scripts/train_value_model.py on battles of other seeds) is judged on
 the same decisions, and again, with the baselines, on ``--model-held-out`` more battles (no rollouts: cheap).
+
+    .venv/bin/python scripts/bench_calibration.py --policies heuristic maxdamage random sim:heuristic ... [--doc]
+
+judges each rollout policy's estimate instead (issue 48, item 2), at the same held-out decisions: K rollouts of that
+policy from the true state, against how the battle ends when that policy plays both sides on from there (one more
+rollout, number K, which shares no luck with the K) — the outcome of a battle between the rollout policies
+themselves, which is what that policy's estimate estimates.
 """
 
 from __future__ import annotations
@@ -230,6 +237,67 @@ async def run(train: int, held_out: int, k: int, model_held_out: int, plot: Path
                "![reliability diagram](calibration.svg)" if plot is not None else "") + wide + "\n")
 
 
+POLICIES_HEADING = "## Analysis: is each rollout policy's estimate calibrated? (issue 48, item 2)"
+
+
+def rollout_policy(spec: str):  # noqa: ANN201
+    from wolfeclick.analysis.sim_rollout import SimPolicy
+
+    return SimPolicy(spec) if spec.startswith("sim:") else make_policy(spec)
+
+
+async def per_policy(specs: list[str], held_out: int, k: int) -> str:
+    """Each rollout policy's K-rollout estimate at every decision of the held-out battles, against that policy's own
+    continuation of the battle from there: Brier scores at K = 16 and K, and a reliability table."""
+    load = open("/proc/loadavg").read().split()[0]
+    results: dict[str, tuple[list[float], list[float], list[float]]] = {}  # K = 16, K, outcome
+    async with SimPool(2) as pool:
+        judged = await battles(2000, held_out, pool)
+        for spec in specs:
+            policy = rollout_policy(spec)
+            small: list[float] = []
+            full: list[float] = []
+            ends: list[float] = []
+            for recording in judged:
+                player = _Player(recording, policy, recording.turns, 1, pool, 16, lambda n: None, None, True, True)
+                outcomes = await asyncio.gather(*[player.many(_Task(t.index), range(k + 1)) for t in recording.turns])
+                await player.close()
+                for found in outcomes:
+                    winners = [score(o.winner) for o in found]
+                    small.append(sum(winners[:min(16, k)]) / min(16, k))
+                    full.append(sum(winners[:k]) / k)
+                    ends.append(winners[k])
+            results[spec] = (small, full, ends)
+            print(f"{spec}: {len(full)} decisions, Brier K={k} {brier(full, ends):.3f}, load "
+                  f"{os.getloadavg()[0]:.1f}", flush=True)
+    n = len(next(iter(results.values()))[0])
+    rows = ["| rollout policy | Brier, K = 16 | Brier, K = " + str(k) + " | Brier, its own base rate | p1 scores "
+            "(mean of the continuations) | largest gap between predicted and observed, bins of ≥ 10 |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for spec, (small, full, ends) in results.items():
+        rate = sum(ends) / len(ends)
+        gaps = [abs(m - o) for c, m, o in reliability(full, ends) if c >= 10]
+        gap = f"{max(gaps):.2f}" if gaps else "–"
+        rows.append(f"| {spec} | {brier(small, ends):.3f} | {brier(full, ends):.3f} | "
+                    f"{brier([rate] * len(ends), ends):.3f} | {rate:.2f} | {gap} |")
+    bins = ["| bin (K = " + str(k) + ") | " + " | ".join(f"{spec}: n · predicted → observed" for spec in results)
+            + " |", "| --- " * (len(results) + 1) + "|"]
+    tables = {spec: reliability(full, ends) for spec, (_, full, ends) in results.items()}
+    for i in range(10):
+        cells = [f"{c} · {m:.2f} → {o:.2f}" if c else "0" for c, m, o in (tables[spec][i] for spec in results)]
+        bins.append(f"| {i / 10:.1f}–{(i + 1) / 10:.1f} | " + " | ".join(cells) + " |")
+    return (f"{POLICIES_HEADING}\n\n`.venv/bin/python scripts/bench_calibration.py --held-out {held_out} --policies "
+            f"{' '.join(specs)} --doc` on {platform.machine()} with {os.cpu_count()} cores: the {held_out} held-out "
+            f"{FORMAT} heuristic-vs-heuristic battles of the section above ({n} decisions). At each decision each "
+            f"rollout policy's estimate (K = {k} rollouts of it from the true state; K = 16 is their first 16) is "
+            f"judged against how the battle ends when that policy plays both sides on from there (rollout number "
+            f"{k}, which shares no luck with the {k}): the outcome of a battle between the rollout policies "
+            "themselves, one per decision, so the decisions are independent draws here. A policy's own base rate "
+            "is the mean of its continuations (fitted on the outcomes it is judged on: a floor, not a rival). "
+            f"Load average {load} at the start and {open('/proc/loadavg').read().split()[0]} at the end (nothing "
+            "here depends on the load).\n\n" + "\n".join(rows) + "\n\n" + "\n".join(bins) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train", type=int, default=40)
@@ -237,8 +305,16 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=64)
     parser.add_argument("--model-held-out", type=int, default=1000,
                         help="more held-out battles for the value model and the baselines alone (0: none)")
+    parser.add_argument("--policies", nargs="+", default=None,
+                        help="judge these rollout policies against their own continuations instead (item 2)")
     parser.add_argument("--doc", action="store_true")
     args = parser.parse_args()
+    if args.policies:
+        text = asyncio.run(per_policy(args.policies, args.held_out, args.k))
+        print(text)
+        if args.doc:
+            write_section(POLICIES_HEADING, text)
+        return
     text = asyncio.run(run(args.train, args.held_out, args.k, args.model_held_out, PLOT if args.doc else None))
     print(text)
     if args.doc:
