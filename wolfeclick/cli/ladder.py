@@ -56,7 +56,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
     from wolfeclick.battle.store import save_recording
     from wolfeclick.ladder.client import DEFAULT_LOGIN_SERVER
     from wolfeclick.ladder.credentials import read_password
-    from wolfeclick.ladder.play import LadderOptions, LadderSession
+    from wolfeclick.ladder.play import LadderOptions, LadderSession, Mode
 
     if not (args.timeout > 0 and args.wait > 0):
         print("error: --timeout and --wait must be positive numbers of seconds", file=sys.stderr)
@@ -71,7 +71,7 @@ def cmd_ladder(args: argparse.Namespace) -> int:
 
         deal = asyncio.run(prepare_deal(TeamSources(args.team, args.team), args.format))  # illegal: one line
         team = deal.p1[0].info() if deal else None
-    mode = "accept" if args.accept_challenges else "challenge" if args.challenge else "search"
+    mode: Mode = "accept" if args.accept_challenges else "challenge" if args.challenge else "search"
     options = LadderOptions(server=args.server, format=args.format, n=args.n, mode=mode,
                             opponent=args.challenge or args.from_user, username=args.user, password=password,
                             login_server=args.login_server or DEFAULT_LOGIN_SERVER, team=team, timeout=args.timeout,
