@@ -32,6 +32,7 @@ from wolfeclick.battle.remote import refuse_server_seats
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.errors import InputError
 from wolfeclick.policies.base import Policy
+from wolfeclick.sides import Side
 from wolfeclick.sim.process import SimPool
 from wolfeclick.sim.protocol import SIDES
 
@@ -131,7 +132,7 @@ class _Task:
     """K rollouts from decision ``step``: the rollout policy's own choice, or ``side`` opening with ``action``."""
 
     step: int
-    side: str | None = None
+    side: Side | None = None
     action: ActionRecord | None = None
 
     def key(self) -> tuple[int, str | None, str | None, str | None]:
@@ -139,7 +140,7 @@ class _Task:
                 self.action.choice if self.action else None)
 
 
-def option_steps(recording: Recording, sides: Iterable[str], at: Iterable[int] | None = None) -> list[tuple[int, str]]:
+def option_steps(recording: Recording, sides: Iterable[str], at: Iterable[int] | None = None) -> list[tuple[int, Side]]:
     """The (decision, side) pairs whose options are valued: every decision of ``sides`` (or only those in ``at``)."""
     wanted = set(at) if at is not None else None
     return [(turn.index, side) for turn in recording.turns for side in SIDES
@@ -243,15 +244,18 @@ async def _local_outcomes(player: _Player, tasks: list[_Task], k: int, sampling:
             if sampling == "uniform":
                 results = await _together([player.many(task, range(k)) for task in tasks])
                 return {task.key(): results[i] for i, task in enumerate(tasks)}, stopped
-            groups: dict[tuple[int, str], list[_Task]] = {}
+            groups: dict[tuple[int, Side], list[_Task]] = {}
             for task in tasks:
                 if task.side is not None:
                     groups.setdefault((task.step, task.side), []).append(task)
             wins = [task for task in tasks if task.side is None]
-            done = await _together(
-                [settle(partial(player.many, task), k, batch, width) for task in wins]
-                + [race(lambda i, numbers, group=group: player.many(group[i], numbers), len(group), side, k, batch,
-                        spread) for (_, side), group in groups.items()])
+
+            def options_of(group: list[_Task]) -> Callable[[int, range], Awaitable[list[Outcome]]]:
+                return lambda i, numbers: player.many(group[i], numbers)
+
+            jobs: list[Awaitable[Any]] = [settle(partial(player.many, task), k, batch, width) for task in wins]
+            jobs += [race(options_of(group), len(group), side, k, batch, spread) for (_, side), group in groups.items()]
+            done = await _together(jobs)
             by_task = {task.key(): done[i] for i, task in enumerate(wins)}
             for group, (outcomes, live) in zip(groups.values(), done[len(wins):]):
                 for task, found, alive in zip(group, outcomes, live):
@@ -337,7 +341,8 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
             values = [(t.action, estimate(by_task[t.key()], side)) for t in tasks
                       if t.step == turn.index and t.side == side and t.action is not None]
             if values:
-                early = [t.action for t in tasks if t.step == turn.index and t.side == side and t.key() in stopped]
+                early = [t.action for t in tasks if t.step == turn.index and t.side == side and t.key() in stopped
+                         and t.action is not None]
                 tables[side] = option_table(side, values, turn.decisions[side].action, margin, early)
         decisions.append(AnalysedDecision(index=turn.index, turn=turn.turn, deciding=list(turn.deciding),
                                           win=estimate(by_task[_Task(turn.index).key()], "p1"), options=tables))

@@ -22,8 +22,9 @@ from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.errors import InputError
 from wolfeclick.extras import require
 from wolfeclick.policies.registry import PolicyRegistry, default_registry
+from wolfeclick.sides import Side
 
-Job = tuple[int, "str | None", "ActionRecord | None"]
+Job = tuple[int, "Side | None", "ActionRecord | None"]
 """One estimate: (decision, the side whose option opens, that option) — (decision, None, None) for the policy's own."""
 IN_FLIGHT = 2
 """Estimates queued on each worker at once (one playing, one waiting), so it never waits for the driver's deal."""
@@ -66,7 +67,7 @@ class RolloutWorker:
         self.forks = Forks()
         return os.getpid()
 
-    async def winners(self, step: int, side: str | None, action: dict[str, str] | None, numbers: Sequence[int],
+    async def winners(self, step: int, side: Side | None, action: dict[str, str] | None, numbers: Sequence[int],
                       seed: int, fork: bool, lean: bool) -> list[str | None]:
         from wolfeclick.analysis.rollout import lean_rollout, prefix_lines, rollout
         from wolfeclick.battle.batch import relaxed_gc

@@ -19,6 +19,7 @@ from wolfeclick.battle.runner import stream_battle
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sides import Side
 from wolfeclick.sim.process import SimProcess
 from wolfeclick.sim.protocol import SIDES, derive_int, reseed_line
 
@@ -109,7 +110,8 @@ class Forks:
         def freeze(out: list[str]) -> bytes:
             if step not in self._frozen:  # the prefix's output is the same on every process: read it once
                 reader = LeanRun(run.policies["p1"], run.policies["p2"], format_id=run.format, seed=0,
-                                 max_turns=run.max_turns, battle_id=run.id, names=run.names, teams=run.teams)
+                                 max_turns=run.max_turns, battle_id=run.id,
+                                 names={side: name for side, name in run.names.items()}, teams=run.teams)
                 reader.absorb(out)
                 self._frozen[step] = reader.freeze()
             return self._frozen[step]
@@ -198,8 +200,8 @@ class Outcome:
     inputlog: list[str] = field(default_factory=list)
 
 
-def _openings(recording: Recording, step: int, policies: dict[str, Policy],
-              first: dict[str, ActionRecord] | None) -> dict[str, _Opening]:
+def _openings(recording: Recording, step: int, policies: dict[Side, Policy],
+              first: dict[Side, ActionRecord] | None) -> dict[str, _Opening]:
     turn = recording.turns[step]
     return {side: _Opening(policies[side], turn.decisions[side].state if side in turn.decisions else None,
                            (first or {}).get(side)) for side in SIDES}
@@ -220,8 +222,8 @@ def _policy_seed(seed: int, step: int, number: int) -> int:
     return derive_int(seed, f"analysis-policy:{step}:{number}") >> 2
 
 
-async def rollout(recording: Recording, step: int, policies: dict[str, Policy], *, process: SimProcess, seed: int,
-                  number: int, first: dict[str, ActionRecord] | None = None,
+async def rollout(recording: Recording, step: int, policies: dict[Side, Policy], *, process: SimProcess, seed: int,
+                  number: int, first: dict[Side, ActionRecord] | None = None,
                   prefix: list[str] | None = None, forks: Forks | None = None) -> Outcome:
     """Continue ``recording`` from decision ``step`` with ``policies``, luck and policy draws from ``seed`` and
     ``number``; ``first`` forces a side's first action; ``forks`` starts it as a copy of the decision rather than
@@ -244,8 +246,8 @@ async def rollout(recording: Recording, step: int, policies: dict[str, Policy], 
     return Outcome(result.result.winner, result.result.reason, result.log, result.inputlog)
 
 
-async def lean_rollout(recording: Recording, step: int, policies: dict[str, Policy], *, process: SimProcess,
-                       seed: int, number: int, first: dict[str, ActionRecord] | None = None,
+async def lean_rollout(recording: Recording, step: int, policies: dict[Side, Policy], *, process: SimProcess,
+                       seed: int, number: int, first: dict[Side, ActionRecord] | None = None,
                        prefix: list[str] | None = None, forks: Forks | None = None) -> Outcome:
     """``rollout`` for its winner only (``wolfeclick.battle.lean``): the same battle, the same winner, no log."""
     lines = prefix if prefix is not None else prefix_lines(recording, step)

@@ -7,15 +7,16 @@ It holds no timings or dates, so the same recording, policy, K and seed give the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from wolfeclick.battle.runner import slug
-from wolfeclick.battle.schema import ActionRecord, Side
+from wolfeclick.battle.schema import ActionRecord
 from wolfeclick.battle.store import write_atomic
+from wolfeclick.sides import Side
 
-ANALYSIS_SCHEMA = "wolfeclick.analysis/1"
+ANALYSIS_SCHEMA: Final = "wolfeclick.analysis/1"
 ANALYSIS_DIR = "analyses"
 MAX_FILE = 20 * 1024 * 1024
 

@@ -17,6 +17,7 @@ from wolfeclick.battle.branch import turn_limit_of
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.errors import InputError
 from wolfeclick.policies.base import Decision, Observation
+from wolfeclick.sides import Side
 from wolfeclick.sim.process import SimProcess
 from wolfeclick.sim.protocol import derive_seed, reseed_line
 
@@ -49,7 +50,7 @@ def is_sim_spec(spec: str) -> bool:
 
 
 async def sim_rollout(recording: Recording, step: int, policy: SimPolicy, *, process: SimProcess, seed: int,
-                      number: int, forks: Forks, prefix: list[str], first: dict[str, ActionRecord] | None = None,
+                      number: int, forks: Forks, prefix: list[str], first: dict[Side, ActionRecord] | None = None,
                       inputlog: bool = False) -> Outcome:
     """Rollout ``number`` from decision ``step``, played out by ``policy`` inside the simulator: the same luck as a
     Python rollout of that number (the same ``>reseed``), its own seeded policy draws."""

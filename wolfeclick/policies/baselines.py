@@ -28,7 +28,7 @@ PLAYERS = {cls.__name__: cls for cls in (RandomPlayer, MaxBasePowerPlayer, Simpl
 ``wolfeclick.policies.registry``)."""
 
 _RNG_LOCK = threading.Lock()
-_RNG_MODULES = (_pe_player, _pe_baselines)
+_RNG_MODULES: tuple[Any, ...] = (_pe_player, _pe_baselines)  # modules whose `random` is swapped per call
 
 
 def _fresh_rng_lock() -> None:
