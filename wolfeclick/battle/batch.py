@@ -19,6 +19,7 @@ from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, BattleNotStarted, play_b
 from wolfeclick.battle.schema import Recording, TeamInfo
 from wolfeclick.battle.stream import Stream
 from wolfeclick.policies.base import Policy
+from wolfeclick.sides import Side
 from wolfeclick.sim.process import SimPool, default_processes, processes_for
 
 _GC_BATCH_THRESHOLD = (50_000, 50, 100)
@@ -106,7 +107,7 @@ class BattleJob:
     seed: int
     max_turns: int = DEFAULT_MAX_TURNS
     battle_id: str | None = None
-    teams: dict[str, TeamInfo] | None = None
+    teams: dict[Side, TeamInfo] | None = None
     """Both sides' teams in a given-team format (``TeamDeal.infos(seed)``); None for random battles."""
 
     def __post_init__(self) -> None:

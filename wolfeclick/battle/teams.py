@@ -16,6 +16,7 @@ from pathlib import Path
 
 from wolfeclick.battle.schema import TeamInfo
 from wolfeclick.errors import InputError
+from wolfeclick.sides import Side
 from wolfeclick.sim.process import SimProcess, SimulatorError
 from wolfeclick.sim.protocol import SIDES, derive_int
 
@@ -83,11 +84,11 @@ class TeamDeal:
     p1: tuple[Team, ...]
     p2: tuple[Team, ...]
 
-    def deal(self, seed: int) -> dict[str, Team]:
+    def deal(self, seed: int) -> dict[Side, Team]:
         pools = {"p1": self.p1, "p2": self.p2}
         return {side: pools[side][derive_int(seed, f"team:{side}") % len(pools[side])] for side in SIDES}
 
-    def infos(self, seed: int) -> dict[str, TeamInfo]:
+    def infos(self, seed: int) -> dict[Side, TeamInfo]:
         """A battle's two teams as the runner takes them (and the recording keeps them)."""
         return {side: team.info() for side, team in self.deal(seed).items()}
 

@@ -45,6 +45,7 @@ from wolfeclick.game.prompts import Candidate, Prompt, make_profile
 from wolfeclick.game.reward import COMPONENTS
 from wolfeclick.paths import recordings_dir as default_recordings_dir
 from wolfeclick.policies.base import Decision, Observation, Policy, fallback_decision
+from wolfeclick.sides import Side, is_side
 
 DEFAULT_PROMPT = "wolfeclick-v1"
 MAX_OBSERVATION_CHARS = 100_000
@@ -192,7 +193,7 @@ class ShowdownEnv(gym.Env):
                  render_mode: str | None = None, step_timeout_s: float = STEP_TIMEOUT_S,
                  agent_spec: str = AGENT_SPEC, teams: TeamSources | None = None, horizon: int | None = None,
                  observation: str = "text", action: str = "text", **llm_options: Any) -> None:
-        if agent_side not in ("p1", "p2"):
+        if not is_side(agent_side):
             raise EnvError(f"agent_side must be 'p1' or 'p2', not {agent_side!r}")
         if observation not in OBSERVATIONS:
             raise EnvError(f"observation must be one of {', '.join(OBSERVATIONS)}, not {observation!r}")
@@ -205,7 +206,7 @@ class ShowdownEnv(gym.Env):
         self.max_turns = max_turns
         self.horizon = check_horizon(horizon)
         """Cut each episode after this many agent decisions (None: play the battle out)."""
-        self.agent_side = agent_side
+        self.agent_side: Side = agent_side
         self.recordings = recordings_dir(recordings)
         self.service = service or default_service()
         self.render_mode = render_mode

@@ -24,6 +24,7 @@ from wolfeclick.battle.teams import TeamSources, load_deal
 from wolfeclick.env.service import SimService
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.base import Decision, Observation, Policy
+from wolfeclick.sides import Side
 
 AGENT_SPEC = "env:agent"
 STEP_TIMEOUT_S = 120.0
@@ -79,7 +80,7 @@ class EpisodeEnd:
 class Episode:
     """A battle in flight on ``service``; ``wait`` returns the turn records up to the agent's next decision."""
 
-    def __init__(self, service: SimService, opponent: Policy, *, agent_side: str, format_id: str, seed: int,
+    def __init__(self, service: SimService, opponent: Policy, *, agent_side: Side, format_id: str, seed: int,
                  max_turns: int, recordings: Path | None, source_detail: str | None, agent_spec: str = AGENT_SPEC,
                  teams: TeamSources | None = None, start: tuple[Recording, int] | None = None) -> None:
         self.events: Stream[tuple[str, Any]] = Stream()

@@ -162,7 +162,8 @@ class EpisodeTable:
     def __init__(self, *, opponent: str, format: str, prompt: str, max_turns: int, recordings: Path | None | bool,
                  max_episodes: int, idle_timeout_s: float, processes: int | None = None,
                  teams: TeamSources | None = None) -> None:
-        self.defaults = {"opponent": opponent, "format": format, "prompt": prompt, "max_turns": max_turns}
+        self.defaults: dict[str, Any] = {"opponent": opponent, "format": format, "prompt": prompt,
+                                         "max_turns": max_turns}
         self.teams = teams
         self.recordings = recordings
         self.max_episodes = max_episodes

@@ -53,10 +53,10 @@ def run_requests(entry: Any, requests: list[Any]) -> list[Any]:
                 results[i] = ScoreResult(token_logprobs, batch_size=len(scores), model_ms=ms)
         if gens:
             started = time.perf_counter()
-            out = sample_requests(entry.model, [requests[i] for i in gens], [names[i] for i in gens], pad_id,
-                                  stop_ids(tokenizer))
+            sampled = sample_requests(entry.model, [requests[i] for i in gens], [names[i] for i in gens], pad_id,
+                                      stop_ids(tokenizer))
             ms = (time.perf_counter() - started) * 1000.0
-            for i, token_ids in zip(gens, out):
+            for i, token_ids in zip(gens, sampled):
                 results[i] = GenerateResult(token_ids, batch_size=len(gens), model_ms=ms)
     return results
 

@@ -9,7 +9,7 @@ Requests that use different LoRA adapters on one base share the same passes (pef
 from __future__ import annotations
 
 import inspect
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -188,7 +188,8 @@ def reference_scores(model: Any, prompt_ids: list[int], candidate_ids: list[list
     """The slow way, for checking: one full forward per candidate, no cache, no padding, no batching."""
     device = model_device(model)
     results = []
-    ctx = adapters_for(model, [adapter_name]) if hasattr(model, "peft_config") else nullcontext({})
+    ctx: AbstractContextManager[dict[str, Any]] = (adapters_for(model, [adapter_name]) if hasattr(model, "peft_config")
+                                                    else nullcontext({}))
     with ctx as kwargs:
         for cand in candidate_ids:
             ids = torch.tensor([prompt_ids + cand], device=device)

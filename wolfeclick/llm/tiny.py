@@ -126,7 +126,7 @@ def build_tiny_checkpoint(root: str | Path, *, seed: int = 0, chat_template: str
                 if "lora_B" in param_name:
                     param.normal_(0.0, 0.3)
         target = root / "adapters" / name
-        peft_model.save_pretrained(target)
+        peft_model.save_pretrained(str(target))
         config_path = target / "adapter_config.json"
         adapter_config = json.loads(config_path.read_text())
         adapter_config["base_model_name_or_path"] = base_name

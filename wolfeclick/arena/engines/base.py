@@ -30,7 +30,7 @@ class SpecJob:
     seed: int
     max_turns: int = DEFAULT_MAX_TURNS
     battle_id: str | None = None
-    teams: dict[str, TeamInfo] | None = None
+    teams: dict[Side, TeamInfo] | None = None
 
 
 @dataclass(frozen=True)
