@@ -244,8 +244,8 @@ def test_a_person_asks_a_served_policy_at_one_sides_decisions_from_the_replay(se
                          "e.textContent.includes('Ask a policy')).click()")
         side = "document.querySelector('#wc-rescore-side input[value=p2]')"
         browser.wait_for(f"{side} != null && {side}.getBoundingClientRect().width > 0", timeout=30)
-        browser.evaluate(f"{side}.click()")
-        browser.wait_for(f"{side}.checked", timeout=30)
+        # clicked again until it holds: while the replay's own events still run, the radio may not take a click yet
+        browser.wait_for(f"{side}.checked || ({side}.click(), false)", timeout=60)
         browser.evaluate("document.querySelector('#wc-rescore-start').click()")
         status = "document.querySelector('#wc-rescore-status')?.innerText || ''"
         text = browser.wait_for(f"/agrees|error|not|refused/.test({status}) && {status}", timeout=180)
