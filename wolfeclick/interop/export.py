@@ -26,10 +26,9 @@ from typing import Any, Callable, Iterable, Iterator
 from wolfeclick.battle.schema import Recording, SideDecision
 from wolfeclick.battle.store import load_recording, write_atomic
 from wolfeclick.errors import WolfeClickError
-from wolfeclick.sides import SIDES
+from wolfeclick.sides import SIDES, Side, is_side
 
 KINDS = ("sft", "grpo", "jsonl")
-SIDE_CHOICES = ("p1", "p2", "both")
 WINNER_CHOICES = ("p1", "p2", "none")
 
 
@@ -55,7 +54,7 @@ class ExportFilter:
                 return False
         return True
 
-    def side_ok(self, recording: Recording, side: str) -> bool:
+    def side_ok(self, recording: Recording, side: Side) -> bool:
         return not self.policy or recording.players[side].policy == self.policy
 
 
@@ -101,14 +100,14 @@ def prompt_of(decision: SideDecision) -> tuple[str, str]:
     return seen, "observation" if seen is not decision.state else "state"
 
 
-def outcome_word(recording: Recording, side: str) -> str:
+def outcome_word(recording: Recording, side: Side) -> str:
     winner = recording.result.winner
     if winner is None:
         return "tie" if recording.result.reason == "tie" else "unfinished"
     return "win" if winner == side else "loss"
 
 
-def decision_rows(recording: Recording, sides: Iterable[str], kind: str, stats: ExportStats) -> Iterator[dict]:
+def decision_rows(recording: Recording, sides: Iterable[Side], kind: str, stats: ExportStats) -> Iterator[dict]:
     """The rows of one recording for ``sides``, in decision order."""
     sides = list(sides)
     for turn in recording.turns:
@@ -154,14 +153,21 @@ def decision_rows(recording: Recording, sides: Iterable[str], kind: str, stats: 
             yield row
 
 
+def wanted_sides(side: str) -> list[Side]:
+    """The sides an export's ``side`` option names: ``p1``, ``p2`` or ``both`` (anything else: one line)."""
+    if side == "both":
+        return list(SIDES)
+    if not is_side(side):
+        raise ExportError(f"unknown side {side!r}; choose p1, p2 or both")
+    return [side]
+
+
 def export_rows(recordings: Iterable[Recording], side: str, kind: str, flt: ExportFilter,
                 stats: ExportStats) -> Iterator[dict]:
     """Every row of ``recordings`` that passes ``flt``, for ``side`` (``p1``, ``p2`` or ``both``)."""
     if kind not in KINDS:
         raise ExportError(f"unknown export kind {kind!r}; choose one of {', '.join(KINDS)}")
-    if side not in SIDE_CHOICES:
-        raise ExportError(f"unknown side {side!r}; choose p1, p2 or both")
-    wanted = list(SIDES) if side == "both" else [side]
+    wanted = wanted_sides(side)
     for recording in recordings:
         stats.recordings += 1
         if not flt.battle_ok(recording):

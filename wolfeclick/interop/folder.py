@@ -130,7 +130,7 @@ def import_files(paths: Iterable[Path], out: Path, *, saved: Callable[[Path], No
     files = expand(paths)
     workers = max(1, min(workers or default_processes(), len(files) or 1))
     with SimHost(workers) as host, ThreadPoolExecutor(workers, thread_name_prefix="wolfeclick-import") as pool:
-        pending: deque = deque()
+        pending: deque[tuple[Path, Future]] = deque()
         for path in files:
             pending.append((path, pool.submit(_read, path, host)))
             if len(pending) > 2 * workers:  # a bounded window: a folder of thousands is never all in memory

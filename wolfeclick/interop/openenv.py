@@ -32,7 +32,7 @@ from wolfeclick.interop.public import (
     turn_cuts,
     validated,
 )
-from wolfeclick.sides import other
+from wolfeclick.sides import Side, other
 
 RECORD_FORMAT = "openenv-wolfeclick record_battle"
 REPLAY_FORMAT = "openenv-wolfeclick replay_battle"
@@ -93,7 +93,7 @@ def _policy(model: str | None) -> str:
     return default_registry().spec_naming(model) or model or ""
 
 
-def _agent_side(turns: list[dict[str, Any]], key: str) -> str:
+def _agent_side(turns: list[dict[str, Any]], key: str) -> Side:
     """p1, unless the logged opponent actions come from p1."""
     for turn in turns:
         other = turn.get(key)
@@ -140,7 +140,7 @@ def _rendered_lines(turn: dict[str, Any]) -> list[str]:
     return ["|" + "|".join(part.strip() for part in event.split(" | ")) for event in events if isinstance(event, str)]
 
 
-def _positions(log: list[str], battle_turns: list[int], side: str) -> list[int]:
+def _positions(log: list[str], battle_turns: list[int], side: Side) -> list[int]:
     """Where in ``log`` each decision was made: after ``|turn|N``; a second decision in one turn (a replacement
     after a faint) at the side's first switch after ``|upkeep|``."""
     cuts = turn_cuts(log)
@@ -168,7 +168,7 @@ EARLY_NOTE = ("no event tokens (an early reference log): no protocol log; each d
               "state_markdown")
 
 
-def _state_lines(turns: list[dict[str, Any]], side: str) -> list[list[str]] | None:
+def _state_lines(turns: list[dict[str, Any]], side: Side) -> list[list[str]] | None:
     """Tracker-only lines per step, from the actives its ``state_markdown`` names (``### Active Self`` / ``### Active
     Opponent``: name, HP %, status), for an early log that kept no events; None when no step names them."""
     steps: list[list[str]] = []
@@ -186,7 +186,7 @@ def _state_lines(turns: list[dict[str, Any]], side: str) -> list[list[str]] | No
 
 def _build(*, data: bytes, prefix: str, detail: str, fmt: str, tag: str | None, model: str | None, outcome: Any,
            finished: bool, final_reason: Any, turns: list[dict[str, Any]], log: list[str], dropped: int,
-           decision_of: Any, side: str, total_turns: Any = None) -> Recording:
+           decision_of: Any, side: Side, total_turns: Any = None) -> Recording:
     opponent = other(side)
     early = _state_lines(turns, side) if not log else None
     turn_key = "turn" if early else "battle_turn"  # an early log kept only the step number (else its place)

@@ -22,7 +22,7 @@ from wolfeclick.battle.tracker import SideTracker, generation
 from wolfeclick.digits import ascii_int
 from wolfeclick.game.reward import RewardView, reward_view
 from wolfeclick.game.snapshot import side_snapshot
-from wolfeclick.sides import SIDES, other
+from wolfeclick.sides import SIDES, Side, is_side, other
 
 ROOM_ONLY = frozenset({
     "c", "c:", "chat", "j", "J", "join", "l", "L", "leave", "n", "N", "name", "b", "B", "battle", "raw", "html",
@@ -197,17 +197,17 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
-def player_names(log: list[str]) -> dict[str, str]:
+def player_names(log: list[str]) -> dict[Side, str]:
     """Names from ``|player|p1|NAME|…`` lines (the last non-empty one wins)."""
-    names: dict[str, str] = {}
+    names: dict[Side, str] = {}
     for line in log:
         parts = line.split("|")
-        if len(parts) > 3 and parts[1] == "player" and parts[2] in SIDES and parts[3]:
+        if len(parts) > 3 and parts[1] == "player" and is_side(parts[2]) and parts[3]:
             names[parts[2]] = parts[3]
     return names
 
 
-def winner_of(log: list[str], names: dict[str, str]) -> tuple[str | None, bool]:
+def winner_of(log: list[str], names: dict[Side, str]) -> tuple[Side | None, bool]:
     """(winning side or None, whether the log shows the battle ended: ``|win|`` or ``|tie``)."""
     for line in reversed(log):
         parts = line.split("|")
@@ -226,7 +226,7 @@ _LOSS_MESSAGE = re.compile(r"^\|-?message\|(.+) (forfeited|lost due to inactivit
 log may end there, without the ``|win|`` line that followed (poke-env saves its logs before it)."""
 
 
-def loss_message(log: list[str], names: dict[str, str]) -> tuple[str, str] | None:
+def loss_message(log: list[str], names: dict[Side, str]) -> tuple[Side, str] | None:
     """(losing side, ``forfeited``/``lost due to inactivity``) from the last such message naming a player of the
     battle (names compared as Showdown's user ids: case, spaces and symbols ignored), or None."""
     ids = {side: _user_id(names.get(side, "")) for side in SIDES}
@@ -268,11 +268,11 @@ class PublicPoint:
     """Both sides' public state at one position of the log."""
 
     position: int
-    snapshot: dict[str, dict[str, Any]]
-    views: dict[str, RewardView]
+    snapshot: dict[Side, dict[str, Any]]
+    views: dict[Side, RewardView]
 
 
-def replay_public(log: list[str], format_id_: str, names: dict[str, str], positions: list[int]) -> list[PublicPoint]:
+def replay_public(log: list[str], format_id_: str, names: dict[Side, str], positions: list[int]) -> list[PublicPoint]:
     """Feed ``log`` to one tracker per side and read both sides at each of ``positions`` (non-decreasing)."""
     check_protocol(log)
     trackers = {side: SideTracker("import", side, names.get(side) or side, format_id_) for side in SIDES}

@@ -41,7 +41,7 @@ from wolfeclick.interop.public import (
 )
 from wolfeclick.interop.showdown import from_public_log, tier_text
 from wolfeclick.policies.base import Decision, Observation
-from wolfeclick.sides import other
+from wolfeclick.sides import Side, other
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
 from wolfeclick.sim.protocol import MAX_INPUT_LINE, UnsafeInput, check_input_lines, parse_chunk
 
@@ -213,7 +213,7 @@ class ScriptedSide:
     blocking = False
     spec = ""
 
-    def __init__(self, side: str, choices: list[str], ending: str | None) -> None:
+    def __init__(self, side: Side, choices: list[str], ending: str | None) -> None:
         self.side = side
         self.choices = choices
         self.position = 0

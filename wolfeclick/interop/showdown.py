@@ -37,7 +37,7 @@ from wolfeclick.interop.public import (
     validated,
     winner_of,
 )
-from wolfeclick.sides import other
+from wolfeclick.sides import Side, is_side, other
 
 REPLAY_FORMAT = "showdown replay"
 LOG_FORMAT = "showdown protocol log"
@@ -59,16 +59,16 @@ def looks_like_log(text: str) -> bool:
     return len(lines) >= 3 and bool(tags & {"player", "switch", "turn", "start", "gametype"})
 
 
-def decision_points(log: list[str]) -> list[tuple[int, int, list[str]]]:
+def decision_points(log: list[str]) -> list[tuple[int, int, list[Side]]]:
     """(log position, battle turn, deciding sides) for each choice a side must have made, read from public lines.
 
     Every ``|turn|N`` asks both sides. A side switching in after it already acted or fainted this turn (a
     replacement after a faint, a U-turn or Baton Pass, an Eject Button) was asked again: that is a decision point
     too, shared by the sides that switch in before the next move or turn.
     """
-    points: list[tuple[int, int, list[str]]] = []
+    points: list[tuple[int, int, list[Side]]] = []
     turn = 0
-    busy: set[str] = set()
+    busy: set[Side] = set()
     open_block = False
     for position, line in enumerate(log):
         parts = line.split("|")
@@ -81,14 +81,14 @@ def decision_points(log: list[str]) -> list[tuple[int, int, list[str]]]:
             busy, open_block = set(), False
         elif turn == 0:
             continue
-        elif tag == "switch" and side in SIDES:
+        elif tag == "switch" and is_side(side):
             if side in busy:
                 if not open_block or side in points[-1][2]:
                     points.append((position, turn, []))
                     open_block = True
                 points[-1][2].append(side)
             busy.add(side)
-        elif tag in ("move", "cant", "faint") and side in SIDES:
+        elif tag in ("move", "cant", "faint") and is_side(side):
             busy.add(side)
             if tag != "faint":
                 open_block = False
@@ -111,7 +111,7 @@ def seen_action(segment: list[str], side: str) -> dict[str, str] | None:
 
 
 def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
-                    names: dict[str, str] | None = None, dropped: int = 0, note: str = "") -> Recording:
+                    names: dict[Side, str] | None = None, dropped: int = 0, note: str = "") -> Recording:
     """A recording of a battle known only from its spectator log ``log`` (already cleaned)."""
     check_singles(log, fmt, detail)
     names = {**(names or {}), **player_names(log)}
@@ -132,7 +132,7 @@ def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
     turns = []
     previous = 0
     for k, (position, turn, deciding) in enumerate(points):
-        decisions = {}
+        decisions: dict[Side, Any] = {}
         for side in deciding:
             later = next((j for j in range(k + 1, len(points)) if side in points[j][2]), len(points))
             end = public[later].position

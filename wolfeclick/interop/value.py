@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterator
 from wolfeclick.analysis.schema import Analysis, load_analyses, pick_analysis
 from wolfeclick.battle.schema import Recording, SideDecision
 from wolfeclick.battle.store import load_recording, write_atomic
-from wolfeclick.interop.export import SIDE_CHOICES, ExportError, ExportFilter, ExportStats, prompt_of
-from wolfeclick.sides import SIDES
+from wolfeclick.interop.export import ExportError, ExportFilter, ExportStats, prompt_of, wanted_sides
+from wolfeclick.sides import Side
 
 
 def analysis_for(path: Path, recording: Recording) -> Analysis | None:
@@ -26,7 +26,7 @@ def analysis_for(path: Path, recording: Recording) -> Analysis | None:
     return pick_analysis(found)
 
 
-def value_rows(recording: Recording, analysis: Analysis, sides: list[str],
+def value_rows(recording: Recording, analysis: Analysis, sides: list[Side],
                prompt: Callable[[SideDecision], tuple[str, str]] = prompt_of) -> Iterator[dict[str, Any]]:
     """Pure: one row per analysed decision of ``sides``, in decision order, with the prompt ``export`` gives."""
     analysed = {decision.index: decision for decision in analysis.decisions}
@@ -42,9 +42,10 @@ def value_rows(recording: Recording, analysis: Analysis, sides: list[str],
             value, low, high = (win.value, win.low, win.high) if side == "p1" else \
                 (round(1 - win.value, 6), round(1 - win.high, 6), round(1 - win.low, 6))
             table = entry.options.get(side)
-            options = [{"action": o.action.action, "choice": o.action.choice, "value": o.estimate.value,
-                        "low": o.estimate.low, "high": o.estimate.high, "rank": o.rank}
-                       for o in (table.options if table else [])]
+            options: list[dict[str, Any]] = [
+                {"action": o.action.action, "choice": o.action.choice, "value": o.estimate.value,
+                 "low": o.estimate.low, "high": o.estimate.high, "rank": o.rank}
+                for o in (table.options if table else [])]
             played = next((o for o in options if decision.action is not None
                            and (o["action"], o["choice"]) == (decision.action.action, decision.action.choice)), None)
             text, prompt_kind = prompt(decision)
@@ -78,9 +79,7 @@ def export_value_files(files: list[Path], out: Path, *, side: str, flt: ExportFi
                        progress: Callable[[Path], None] | None = None) -> ExportStats:
     """The value rows of every recording in ``files`` that has a stored analysis, written to ``out`` atomically;
     recordings without one are counted as skipped."""
-    if side not in SIDE_CHOICES:
-        raise ExportError(f"unknown side {side!r}; choose p1, p2 or both")
-    wanted = list(SIDES) if side == "both" else [side]
+    wanted = wanted_sides(side)
     stats = ExportStats()
     lines = []
     for path in files:
