@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scripts.benchdoc import write_section  # noqa: E402
+from scripts.benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
 from wolfeclick.arena.stats import wilson_interval  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
@@ -76,8 +77,15 @@ def row(label: str, score: float, n: int, seconds: float) -> str:
     return f"| {label} | {n} | {score / n:.2f} [{low:.2f}, {high:.2f}] | {n / seconds:.1f} |"
 
 
+def children_cpu() -> float:
+    """CPU seconds of this process's reaped children (the simulators, once their pools have closed)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 async def run(battles: int, python: int) -> str:
-    load = os.getloadavg()[0]
+    load = open("/proc/loadavg").read().split()[0]
+    busy0, own0, children0, started = machine_busy(), time.process_time(), children_cpu(), time.perf_counter()
     rows = ["| pairing (first scores) | battles | score rate [95%] | battles/s |", "| --- | --- | --- | --- |"]
     async with SimPool(2) as pool:
         for a, b in PAIRS:
@@ -87,13 +95,14 @@ async def run(battles: int, python: int) -> str:
         if python:
             score, seconds = await python_pair(a, b, python)
             rows.append(row(f"{a} v {b} (Python)", score, python, seconds))
-    end = os.getloadavg()[0]
+    own = time.process_time() - own0 + children_cpu() - children0
+    other = max(0.0, (machine_busy() - busy0 - own) / (time.perf_counter() - started))
+    end = open("/proc/loadavg").read().split()[0]
     return (f"{HEADING}\n\n`.venv/bin/python scripts/bench_sim_policies.py --battles {battles} --python {python} "
             f"--doc` on {os.cpu_count()} cores, two simulator processes: seeded {FORMAT} battles from their first "
             "decision, seats alternating. The sim: rows play whole battles inside the simulator (`playout`); the "
             "Python rows through the runner with poke-env.\n\n" + "\n".join(rows)
-            + f"\n\nLoad average {load:.2f} at the start and {end:.2f} at the end: a shared, busy 2-core machine "
-            "(other developers' work ran throughout), so the battles/s are low and only comparable within a run.\n")
+            + f"\n\n{other_work_note((load, end), other)}. The battles/s are only comparable within a run.\n")
 
 
 def main() -> None:
