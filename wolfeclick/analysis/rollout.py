@@ -110,8 +110,7 @@ class Forks:
         def freeze(out: list[str]) -> bytes:
             if step not in self._frozen:  # the prefix's output is the same on every process: read it once
                 reader = LeanRun(run.policies["p1"], run.policies["p2"], format_id=run.format, seed=0,
-                                 max_turns=run.max_turns, battle_id=run.id,
-                                 names={side: name for side, name in run.names.items()}, teams=run.teams)
+                                 max_turns=run.max_turns, battle_id=run.id, names=run.names, teams=run.teams)
                 reader.absorb(out)
                 self._frozen[step] = reader.freeze()
             return self._frozen[step]

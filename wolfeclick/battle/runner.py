@@ -168,7 +168,7 @@ class BattleRun:
     """The state of one battle in progress. Use ``stream_battle`` / ``play_battle`` rather than this directly."""
 
     def __init__(self, p1: Policy, p2: Policy, *, format_id: str, seed: int, max_turns: int,
-                 battle_id: str | None, names: dict[str, str] | None = None,
+                 battle_id: str | None, names: dict[Side, str] | None = None,
                  teams: dict[Side, TeamInfo] | None = None) -> None:
         generation(format_id)  # fail early, in one line, on a format without a generation
         self.policies = {"p1": p1, "p2": p2}
@@ -388,7 +388,7 @@ async def stream_battle(
     stop: asyncio.Event | None = None,
     checkpoint: Callable[[Recording], Awaitable[None]] | None = None,
     checkpoint_every: int = 10,
-    names: dict[str, str] | None = None,
+    names: dict[Side, str] | None = None,
     teams: dict[Side, TeamInfo] | None = None,
     opening: list[str] | None = None,
 ) -> AsyncGenerator[TurnRecord | Recording, None]:

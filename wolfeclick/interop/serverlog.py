@@ -41,7 +41,7 @@ from wolfeclick.interop.public import (
 )
 from wolfeclick.interop.showdown import from_public_log, tier_text
 from wolfeclick.policies.base import Decision, Observation
-from wolfeclick.sides import Side, other
+from wolfeclick.sides import Side, is_side, other
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
 from wolfeclick.sim.protocol import MAX_INPUT_LINE, UnsafeInput, check_input_lines, parse_chunk
 
@@ -83,7 +83,7 @@ class ServerInput:
     """A server's input log made fit for the door: the opening lines, each side's choices, how it ended."""
 
     opening: list[str]
-    names: dict[str, str]
+    names: dict[Side, str]
     formatid: str
     choices: dict[str, list[str]]
     ending: str | None
@@ -120,7 +120,7 @@ def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:
     if not isinstance(value, list) or not all(isinstance(line, str) for line in value):
         raise ImportFormatError(f"{what}: its 'inputLog' is not a list of lines")
     opening: list[str] = []
-    names: dict[str, str] = {}
+    names: dict[Side, str] = {}
     choices: dict[str, list[str]] = {side: [] for side in SIDES}
     dropped_keys: set[str] = set()
     early: set[str] = set()
@@ -153,7 +153,7 @@ def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:
             if not opening and side in SIDES and side not in early:
                 early.add(side)  # a player with no battle started: the input log is unusable, not hostile
                 continue
-            if not opening or side not in SIDES or side in names or choices["p1"] or choices["p2"]:
+            if not opening or not is_side(side) or side in names or choices["p1"] or choices["p2"]:
                 raise ImportFormatError(f"{what}: its input log has a '>player' line out of place "
                                         "(a third player, a rename mid-battle or a player before '>start')")
             options, extra = _options(line, "player", what)

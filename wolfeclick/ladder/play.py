@@ -41,7 +41,7 @@ from wolfeclick.interop.public import ROOM_ONLY
 from wolfeclick.ladder.client import DEFAULT_LOGIN_SERVER, ArenaClient, wait_any
 from wolfeclick.ladder.credentials import Secret
 from wolfeclick.policies.base import Decision, Observation, Policy
-from wolfeclick.sides import Side
+from wolfeclick.sides import Side, is_side
 from wolfeclick.sides import other as opponent
 from wolfeclick.sim.protocol import SIDES, derive_int, is_timestamp
 
@@ -158,7 +158,7 @@ class ServerBattle:
         """Choices sent at the current decision point (refused ones included)."""
         self.lost_reason = "lost the connection to the server"
         self._early: list[list[str]] = []
-        self._names: dict[str, str] = {}
+        self._names: dict[Side, str] = {}
 
     # --- frames in ---------------------------------------------------------------------------------------------
     def absorb(self, frame: list[str]) -> None:
@@ -166,7 +166,7 @@ class ServerBattle:
             self._early.append(frame)
             for line in frame:
                 parts = line.split("|")
-                if len(parts) > 3 and parts[1] == "player" and parts[3]:
+                if len(parts) > 3 and parts[1] == "player" and is_side(parts[2]) and parts[3]:
                     self._names[parts[2]] = parts[3]
             if all(self._names.get(side) for side in SIDES):
                 self._begin()

@@ -264,7 +264,7 @@ def door_name(text: str, fallback: str) -> str:
     return kept if _NAME.fullmatch(kept) else fallback
 
 
-def door_names(names: Mapping[str, str]) -> dict[Side, str]:
+def door_names(names: Mapping[Side, str]) -> dict[Side, str]:
     """Both sides' names made safe for ``>player`` lines (``door_name``) and distinct, as the runner needs them
     to tell the winner: equal names (ignoring case) become ``NAME (p1)`` and ``NAME (p2)``."""
     safe = {side: door_name(names.get(side, ""), side) for side in SIDES}
