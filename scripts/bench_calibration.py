@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripts.benchdoc import write_section  # noqa: E402
 from wolfeclick.analysis import value_model as vm  # noqa: E402
 from wolfeclick.analysis.core import _Player, _Task  # noqa: E402
+from wolfeclick.analysis.sim_rollout import rollout_policy  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
@@ -238,12 +239,6 @@ async def run(train: int, held_out: int, k: int, model_held_out: int, plot: Path
 
 
 POLICIES_HEADING = "## Analysis: is each rollout policy's estimate calibrated? (issue 48, item 2)"
-
-
-def rollout_policy(spec: str):  # noqa: ANN201
-    from wolfeclick.analysis.sim_rollout import SimPolicy
-
-    return SimPolicy(spec) if spec.startswith("sim:") else make_policy(spec)
 
 
 async def per_policy(specs: list[str], held_out: int, k: int) -> str:

@@ -52,10 +52,10 @@ def picks(recording) -> list[int]:  # noqa: ANN001
 
 
 async def collect(first: int, last: int, cache: Path, processes: int, spec: str = "heuristic") -> None:
-    from wolfeclick.analysis.sim_rollout import SimPolicy
+    from wolfeclick.analysis.sim_rollout import rollout_policy
 
     cache.mkdir(parents=True, exist_ok=True)
-    policy = SimPolicy(spec) if spec.startswith("sim:") else make_policy(spec)
+    policy = rollout_policy(spec)
     async with SimPool(processes) as pool:
         for number in range(first, last):
             recording = await battle(number)
@@ -189,7 +189,7 @@ async def live(processes: int, decisions: int) -> str:
     from scripts.bench_analysis import _sim_cpu, middle_step, pick_battle
     from scripts.benchdoc import machine_busy, other_work_note
     from wolfeclick.analysis.core import analyse
-    from wolfeclick.analysis.sim_rollout import SimPolicy
+    from wolfeclick.analysis.sim_rollout import rollout_policy
 
     recording = await pick_battle(decisions)
     step = middle_step(recording)
@@ -202,7 +202,7 @@ async def live(processes: int, decisions: int) -> str:
             ("sim:heuristic", "uniform", True)]
     async with SimPool(processes) as pool:
         for spec, sampling, options in runs:
-            policy = SimPolicy(spec) if spec.startswith("sim:") else make_policy(spec)
+            policy = rollout_policy(spec)
             extra = {"options": ("p1",), "at": [step], "steps": [step]} if options else {}
             started, cpu, sim = time.perf_counter(), time.process_time(), _sim_cpu(pool)
             analysis = await analyse(recording, policy, pool=pool, k=K, seed=1, sampling=sampling, **extra)

@@ -16,7 +16,7 @@ from wolfeclick.analysis.rollout import Forks, Outcome, luck_label
 from wolfeclick.battle.branch import turn_limit_of
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.errors import InputError
-from wolfeclick.policies.base import Decision, Observation
+from wolfeclick.policies.base import Decision, Observation, Policy
 from wolfeclick.sides import Side
 from wolfeclick.sim.process import SimProcess
 from wolfeclick.sim.protocol import derive_seed, reseed_line
@@ -47,6 +47,16 @@ class SimPolicy:
 
 def is_sim_spec(spec: str) -> bool:
     return spec.strip().startswith(PREFIX)
+
+
+def rollout_policy(spec: str, **options: Any) -> Policy:
+    """The rollout policy ``spec`` names: a ``sim:`` kind plays inside the simulator, any other is built by the
+    registry (``options``: what ``make_policy`` takes, such as a checkpoint's loading options)."""
+    if is_sim_spec(spec):
+        return SimPolicy(spec)
+    from wolfeclick.battle.specs import make_policy
+
+    return make_policy(spec, **options)
 
 
 async def sim_rollout(recording: Recording, step: int, policy: SimPolicy, *, process: SimProcess, seed: int,

@@ -106,7 +106,6 @@ def cmd_analyse(args: argparse.Namespace) -> int:
 
     from wolfeclick.analysis.core import analyse, summary_line
     from wolfeclick.analysis.schema import save_analysis
-    from wolfeclick.battle.specs import make_policy
     from wolfeclick.battle.store import load_recording
     from wolfeclick.sim.process import SimPool
 
@@ -116,7 +115,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         raise InputError("--at says where to value options; give --options p1|p2|both too")
     paths = expand_paths(args.recordings)
     recordings = [load_recording(path) for path in paths]
-    from wolfeclick.analysis.sim_rollout import SimPolicy, is_sim_spec
+    from wolfeclick.analysis.sim_rollout import is_sim_spec, rollout_policy
 
     if is_sim_spec(args.policy) and args.engine == "ray":
         raise InputError(f"{args.policy.strip()[:40]} plays inside this machine's simulators only: use --engine local")
@@ -124,7 +123,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         from wolfeclick.analysis.ray_rollouts import check_ray_rollouts
 
         check_ray_rollouts(args.policy)
-    policy = SimPolicy(args.policy) if is_sim_spec(args.policy) else make_policy(args.policy, **llm_options(args))
+    policy = rollout_policy(args.policy, **llm_options(args))
     sides = {"p1": ("p1",), "p2": ("p2",), "both": SIDES, None: ()}[args.options]
 
     if args.address and args.engine != "ray":
