@@ -138,6 +138,15 @@ async def battles(first: int, count: int, pool: SimPool) -> list:  # type: ignor
     return list(await asyncio.gather(*[one(first + n) for n in range(count)]))
 
 
+async def rollouts(recording, policy, pool: SimPool, count: int) -> list:  # type: ignore[no-untyped-def,type-arg]
+    """Rollouts 0 to ``count`` - 1 (seed 1, lean, forked) from every decision of ``recording``, in decision order."""
+    player = _Player(recording, policy, recording.turns, 1, pool, 16, lambda n: None, None, True, True)
+    try:
+        return list(await asyncio.gather(*[player.many(_Task(t.index), range(count)) for t in recording.turns]))
+    finally:
+        await player.close()
+
+
 def model_probabilities(model: vm.ValueModel, recording) -> list[float]:  # noqa: ANN001
     return [float(p) for p in vm.win_probability(model, vm.decision_rows(recording.turns, recording.format))]
 
@@ -194,9 +203,7 @@ async def run(train: int, held_out: int, k: int, model_held_out: int, plot: Path
         judged = await battles(2000, held_out, pool)
         rows: list[tuple[float, float, float, float, float]] = []  # K=16, K=64, HP logistic, value model, outcome
         for recording in judged:
-            player = _Player(recording, policy, recording.turns, 1, pool, 16, lambda n: None, None, True, True)
-            outcomes = await asyncio.gather(*[player.many(_Task(t.index), range(k)) for t in recording.turns])
-            await player.close()
+            outcomes = await rollouts(recording, policy, pool, k)
             y = score(recording.result.winner)
             for turn, found, p in zip(recording.turns, outcomes, model_probabilities(model, recording)):
                 winners = [o.winner for o in found]
@@ -254,9 +261,7 @@ async def per_policy(specs: list[str], held_out: int, k: int) -> str:
             full: list[float] = []
             ends: list[float] = []
             for recording in judged:
-                player = _Player(recording, policy, recording.turns, 1, pool, 16, lambda n: None, None, True, True)
-                outcomes = await asyncio.gather(*[player.many(_Task(t.index), range(k + 1)) for t in recording.turns])
-                await player.close()
+                outcomes = await rollouts(recording, policy, pool, k + 1)
                 for found in outcomes:
                     winners = [score(o.winner) for o in found]
                     small.append(sum(winners[:min(16, k)]) / min(16, k))
