@@ -207,7 +207,7 @@ async def run(train: int, held_out: int, k: int, model_held_out: int, plot: Path
             y = score(recording.result.winner)
             for turn, found, p in zip(recording.turns, outcomes, model_probabilities(model, recording)):
                 winners = [o.winner for o in found]
-                rows.append((sum(map(score, winners[:16])) / 16, sum(map(score, winners)) / len(winners),
+                rows.append((sum(map(score, winners[:min(16, k)])) / min(16, k), sum(map(score, winners)) / len(winners),
                              1 / (1 + math.exp(-(a + b * hp_gap(turn)))), p, y))
             print(f"{recording.id}: {len(recording.turns)} decisions, load {os.getloadavg()[0]:.1f}", flush=True)
         more = await battles(3000, model_held_out, pool) if model_held_out else []
