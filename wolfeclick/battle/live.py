@@ -243,7 +243,7 @@ async def play_live(
     stop: asyncio.Event | None = None,
     takeover: tuple[Recording, int] | None = None,
     seats: dict[str, HumanSeat] | None = None,
-) -> AsyncIterator[LiveEvent]:
+) -> AsyncGenerator[LiveEvent, None]:
     """Play one battle, yielding an event per finished turn record.
 
     ``takeover`` (a recording and a decision index) plays on from that decision of a recorded battle instead of a

@@ -91,7 +91,7 @@ def check_size(decisions: int, max_decisions: int) -> None:
 
 async def analysis_start(ctx: AppContext, ui: AnalysisUI, reopen: Callable[[str], Awaitable[dict]],
                          replay_id: str | None, k: float, options: str,
-                         request: gr.Request = None) -> AsyncIterator[dict]:
+                         request: gr.Request | None = None) -> AsyncIterator[dict]:
     """Analyse the open replay, yielding the progress line, then store it and open the replay again."""
     if not replay_id:
         yield {ui.status: message_html("Open a replay first.")}
@@ -130,7 +130,7 @@ async def analysis_start(ctx: AppContext, ui: AnalysisUI, reopen: Callable[[str]
         ctx.stops.finish(KIND, request, stop)
 
 
-async def analysis_stop(ctx: AppContext, request: gr.Request = None) -> str:
+async def analysis_stop(ctx: AppContext, request: gr.Request | None = None) -> str:
     if ctx.stops.stop(KIND, request):
         return message_html("Stopping the analysis…")
     return message_html("No analysis is running in this session.")

@@ -26,7 +26,7 @@ from wolfeclick.ui.library import Library
 from wolfeclick.ui.tabs import api, compare, live, replays
 from wolfeclick.ui.tabs import leaderboard as board
 
-__all__ = ["build_app", "launch", "launch_options", "CSS_PATH"]
+__all__ = ["build_app", "app_context", "launch", "launch_options", "CSS_PATH"]
 
 CSS_PATH = Path(__file__).with_name("assets") / "app.css"
 TITLE = "WolfeClick Arena"
@@ -92,9 +92,16 @@ def build_app(library: Library | None = None, ctx: AppContext | None = None) -> 
         api.register(ctx)
         board.register(ctx)
     set_default_concurrency(demo, 32)
-    demo.wolfeclick_context = ctx  # for tests and scripts
-    demo.wolfeclick_library = ctx.library
+    vars(demo)["wolfeclick_context"] = ctx  # read by launch_options, tests and scripts (``app_context``)
     return demo
+
+
+def app_context(demo: gr.Blocks) -> AppContext:
+    """The context ``build_app`` built ``demo`` around."""
+    ctx = vars(demo).get("wolfeclick_context")
+    if not isinstance(ctx, AppContext):
+        raise TypeError("these Blocks were not made by build_app")
+    return ctx
 
 
 def set_default_concurrency(demo: gr.Blocks, limit: int) -> None:
@@ -112,14 +119,15 @@ def launch_options(demo: gr.Blocks) -> dict[str, Any]:
     """What ``launch()`` needs besides host and port: CSS, file access for downloads, the upload size limit, the
     warm-up started once the first request is answered (``wolfeclick.ui.first_answer``) and the script the page
     runs before Gradio's own (``wolfeclick.ui.early_script``)."""
-    lib: Library = demo.wolfeclick_library
+    ctx = app_context(demo)
+    lib = ctx.library
     css = CSS_PATH.read_text(encoding="utf-8") if CSS_PATH.exists() else ""
     return {
         "app_kwargs": {"middleware": [Middleware(AfterFirstAnswer, task=warm_up), Middleware(EarlyScript)]},
         "css": css,
         "theme": gr.themes.Soft(primary_hue="indigo"),
         "allowed_paths": [str(lib.directory), str(lib.exports)],
-        "max_file_size": min(MAX_RECORDING_BYTES, demo.wolfeclick_context.settings.max_upload_bytes) + 1024 * 1024,
+        "max_file_size": min(MAX_RECORDING_BYTES, ctx.settings.max_upload_bytes) + 1024 * 1024,
         "footer_links": ["api"],
         "show_error": True,
     }

@@ -140,20 +140,17 @@ class AppContext:
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("wolfeclick.ui"))
     uploads: UploadGate = field(default_factory=UploadGate)
     """Uploads are checked in a worker process, one in flight per session (``ui.uploads``)."""
-    standings: Standings | None = None
-    """The battle history of ``results`` and the library, rated together (made from them when not given)."""
+    standings: Standings = field(init=False)
+    """The battle history of ``results`` and the library, rated together (made from them)."""
     value_model: ValueModel | None = field(default_factory=default_model)
     """The win-probability estimate every replay opens with (``analysis.value_model``; the shipped weights, read
     once per process); None draws none."""
-    catalogue: ServedCatalogue | None = None
+    catalogue: ServedCatalogue = field(default_factory=lambda: ServedCatalogue.from_registry(default_registry()))
     """The policies a visitor may choose (default: the registry's own offer, nothing more); every spec a UI event
     or API call plays passes ``admit`` first (``policies.catalogue``)."""
 
     def __post_init__(self) -> None:
-        if self.standings is None:
-            self.standings = Standings(self.results, self.library.directory)
-        if self.catalogue is None:
-            self.catalogue = ServedCatalogue.from_registry(default_registry())
+        self.standings = Standings(self.results, self.library.directory)
         if self.policies.admit is None:  # the app's cache builds only what a visitor may choose
             self.policies.admit = self.admit
 
@@ -167,7 +164,6 @@ class AppContext:
     def admit(self, spec: object, *, human: bool = True) -> str:
         """A visitor's chosen policy as the app may play it, or a one-line ``PolicyRefused``: nothing outside the
         served catalogue is imported, read or connected to."""
-        assert self.catalogue is not None
         return self.catalogue.admit(spec, human=human)
 
     def saver(self) -> RecordingSaver:

@@ -17,6 +17,7 @@ parse, names fewer than two players, or is a symlink is left out of the list and
 from __future__ import annotations
 
 import atexit
+import builtins
 import contextlib
 import hashlib
 import shutil
@@ -98,7 +99,7 @@ class ReplayInfo:
 
 
 LIST_HEADERS = ["id", "p1", "p2", "winner", "turns", "format", "source", "date (UTC)"]
-LIST_WIDTHS = ["180px", "96px", "96px", "150px", "64px", "176px", "116px", "176px"]
+LIST_WIDTHS: list[str | int] = ["180px", "96px", "96px", "150px", "64px", "176px", "116px", "176px"]
 """Fixed widths (1054 px): a long id wraps in its own column instead of pushing the others out of view (Gradio
 otherwise sizes each column to its longest text), so every column shows at 1280 px and a phone's row shows the id
 and both players. Inline widths are all Gradio offers: its header table ignores CSS widths."""
@@ -251,7 +252,7 @@ class Library:
     def view(self, replay_id: str) -> BattleView:
         return self._open(replay_id)[1]
 
-    def annotated(self, replay_id: str) -> tuple[BattleView, list[str]]:
+    def annotated(self, replay_id: str) -> tuple[BattleView, builtins.list[str]]:  # `list` here is Library.list
         """The view with what stored rescores (``<folder>/rescores/<id>/``) say in its decision panels, and the
         agreement summary (one line per rescore; a last line counts unreadable rescore files). Rescores are read
         on every open, so one stored after the replay was first opened shows at once."""

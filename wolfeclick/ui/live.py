@@ -166,7 +166,7 @@ async def run_live(p1_spec: str, p2_spec: str, **options: Any) -> AsyncIterator[
             if view is None and battle is not None:
                 view = BattleView(BattleMeta(id=battle.id, format=battle.format, seed=battle.seed,
                                              names=played_by(battle.names, battle.policies, battle.branch),
-                                             policies=dict(battle.policies)))
+                                             policies={side: policy for side, policy in battle.policies.items()}))
                 view.rename({side: YOU for side in battle.humans})
             if view is not None and event.turn is not None:
                 view.add(event.turn)

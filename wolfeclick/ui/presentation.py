@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from wolfeclick.digits import ascii_int
 from wolfeclick.errors import InputError, WolfeClickError
-from wolfeclick.sides import is_side
+from wolfeclick.sides import Side, is_side
 
 __all__ = [
     "InputError", "BUG_MESSAGE", "error_line", "result_text", "status_line", "clamp_pace", "parse_step",
@@ -45,7 +45,7 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
     return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
-def played_by(names: Mapping[str, str], policies: Mapping[str, str], branch: bool) -> dict[str, str]:
+def played_by(names: Mapping[Side, str], policies: Mapping[Side, str], branch: bool) -> dict[str, str]:
     """The name a page shows for each side: the recorded name, except where a branch's side was taken over.
 
     A branch keeps its parent's player names in the simulator (its first decisions replay the parent's exactly,
@@ -54,7 +54,7 @@ def played_by(names: Mapping[str, str], policies: Mapping[str, str], branch: boo
     shown: the header, the cards, the narration, the legends, the Replays list."""
     from wolfeclick.battle.runner import player_names
 
-    shown = {side: str(name) for side, name in names.items()}
+    shown: dict[str, str] = {side: str(name) for side, name in names.items()}
     if not branch or "p1" not in policies or "p2" not in policies:
         return shown
     own = player_names(str(policies["p1"]), str(policies["p2"]))
@@ -143,8 +143,8 @@ def parse_step(value: Any) -> int:
         number = value
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
-    elif isinstance(value, str) and ascii_int(value.strip(), 9) is not None:
-        number = ascii_int(value.strip(), 9)
+    elif isinstance(value, str) and (parsed := ascii_int(value.strip(), 9)) is not None:
+        number = parsed
     elif value is None:
         number = 0
     else:

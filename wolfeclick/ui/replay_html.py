@@ -64,7 +64,7 @@ def _tier(recording: Recording) -> str:
 def replay_file(recording: Recording) -> str:
     """The replay ``.html`` text for ``recording``."""
     esc = lambda value: html.escape(str(value), quote=True)  # noqa: E731
-    names = {side: recording.players[side].name for side in SIDES}
+    names: dict[str, str] = {side: recording.players[side].name for side in SIDES}  # the log's side ids
     tier = _tier(recording)
     replay_id = _ID_SAFE.sub("", recording.id.lower().replace("_", "-").replace(".", "-")) or "replay"
     log = "\n".join(safe_log_lines(recording.log)).replace("/", "\\/")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 import gradio as gr
 
@@ -77,7 +77,7 @@ async def rescore_start(ctx: AppContext, ui: RescoreUI, reopen: Callable[[str], 
 
 
 def wire(ctx: AppContext, ui: RescoreUI, replay: gr.Dropdown, reopen: Callable[[str], Awaitable[dict]],
-         opened: list[object]) -> None:
+         opened: list[Any]) -> None:
     """Ask reads the replay chosen in ``replay``; ``reopen`` opens it into ``opened`` (summary and notes)."""
     ui.start.click(bind(rescore_start, ctx, ui, reopen), [replay, ui.policy, ui.side], [ui.status, *opened],
                    api_visibility="private", concurrency_limit=1, concurrency_id="analysis")

@@ -12,7 +12,7 @@ import html
 from typing import Any, Mapping, Sequence
 
 from wolfeclick.battle.schema import Recording, TurnRecord
-from wolfeclick.sides import SIDES
+from wolfeclick.sides import SIDES, Side
 from wolfeclick.ui.presentation import InputError
 from wolfeclick.ui.view import SIDE_COLORS, BattleView
 from wolfeclick.ui.viewer import TEXT_LIMIT, nice_ticks
@@ -45,7 +45,7 @@ def _choices(record: TurnRecord) -> dict[str, str | None]:
     return {side: decision.command for side, decision in sorted(record.decisions.items())}
 
 
-def _events(record: TurnRecord, names: Mapping[str, str]) -> list[str]:
+def _events(record: TurnRecord, names: Mapping[Side, str]) -> list[str]:
     """The protocol lines that followed, with the players' names written as their seats (``|player|p1|heuristic``
     and ``|win|maxdamage`` say who played, not what happened) and timestamps dropped."""
     by_name = {name: side for side, name in names.items() if name}

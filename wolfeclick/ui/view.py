@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from wolfeclick.battle.schema import PokemonSnapshot, Recording, SideDecision, SideSnapshot, TurnRecord
 from wolfeclick.game.state import mean_team_hp
 from wolfeclick.settings import settings
-from wolfeclick.sides import SIDES, other
+from wolfeclick.sides import SIDES, Side, other
 from wolfeclick.ui.narrate import Narrator, Sentence, public_hp
 from wolfeclick.ui.presentation import played_by, result_text
 
@@ -432,8 +432,8 @@ class BattleView:
     _narrator: Narrator | None = None
     _hp: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SIDES})
     _x: list[int] = field(default_factory=list)
-    _end: dict[str, SideSnapshot | None] | None = None
-    _shown: list[dict[str, SideSnapshot | None]] = field(default_factory=list)
+    _end: dict[Side, SideSnapshot | None] | None = None
+    _shown: list[dict[Side, SideSnapshot | None]] = field(default_factory=list)
     """Each decision's snapshots with the spectator log's HP (``end_snapshot``): the view's one HP source."""
     notes: dict[int, dict[str, list[str]]] = field(default_factory=dict)
     """Lines stored rescores add to decision panels: ``{decision index: {side: [line, …]}}``."""
@@ -536,7 +536,7 @@ class BattleView:
                 f'<span style="color:{SIDE_COLORS["p1"]}">{esc(names["p1"])}</span> vs '
                 f'<span style="color:{SIDE_COLORS["p2"]}">{esc(names["p2"])}</span>{inner}</div>')
 
-    def _field(self, snaps: Mapping[str, SideSnapshot | None], perspective: str | None) -> str:
+    def _field(self, snaps: Mapping[Side, SideSnapshot | None], perspective: str | None) -> str:
         names = {s: self.meta.names.get(s, s) for s in SIDES}
         hide = {side: None if perspective is None else perspective != side for side in SIDES}
         return (f'<div class="wc-field">{_active_card("p1", names["p1"], snaps.get("p1"))}'
@@ -615,7 +615,7 @@ class BattleView:
                     "text": result_text(self.meta.result, self.meta.names)}
         record = self.turns[index]
         followed = self.narration[index + 1] if index + 1 < len(self.turns) else (self.tail or [])
-        acts = {side: ("hidden" if side == secret else action_text(record.decisions[side]))
+        acts: dict[str, str] = {side: ("hidden" if side == secret else action_text(record.decisions[side]))
                 if side in record.decisions else "" for side in SIDES}
         return {"turn": record.turn, "label": f"T{record.turn}", **acts,
                 "kos": [s.text for s in followed if s.kind == "faint"] if self.settled(index) else [], "text": ""}

@@ -49,7 +49,7 @@ def nice_ticks(low: float, high: float, most: int = 8, integer: bool = False) ->
     if integer:
         step = max(1, round(step))
     start = math.ceil(low / step) * step
-    ticks = []
+    ticks: list[float] = []
     value = start
     while value <= high + 1e-9 and len(ticks) < 50:
         ticks.append(round(value, 6))

@@ -140,12 +140,12 @@ async def battle_stream(ctx: AppContext, p1: str, p2: str, format_id: str = DEFA
     saver = ctx.saver()
     async for event in run_live(p1s, p2s, cache=ctx.policies, saver=saver, format_id=format_id, seed=seed_value,
                                 max_turns=turns_cap):
-        if event.kind == "turn":
+        if event.kind == "turn" and event.turn is not None:
             yield event.turn.model_dump(mode="json")
         elif event.kind == "error":
             yield {"error": event.message}
             return
-        elif event.kind == "done":
+        elif event.kind == "done" and event.recording is not None:
             yield {"done": True, "recording": event.recording.id,
                    "result": event.recording.result.model_dump(mode="json"),
                    **({"error": event.message} if event.message else {})}

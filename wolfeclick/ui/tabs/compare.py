@@ -60,7 +60,7 @@ def _shown(ui: CompareUI, update: compare_mod.CompareUpdate) -> dict:
 
 
 async def compare_run(ctx: AppContext, ui: CompareUI, chosen: list[str], battles: float, format_id: str, seed: str,
-                      mode: str, engine: str = "local", request: gr.Request = None,
+                      mode: str, engine: str = "local", request: gr.Request | None = None,
                       progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
     """Run a small tournament; table and charts update as each battle finishes. Every policy is one of the app's
     served ones (``ctx.admit``), the engine one the operator opened, the size within ``settings.max_battles``."""
@@ -90,7 +90,7 @@ async def compare_run(ctx: AppContext, ui: CompareUI, chosen: list[str], battles
         ctx.stops.finish("compare", request, stop)
 
 
-async def compare_stop(ctx: AppContext, request: gr.Request = None) -> str:
+async def compare_stop(ctx: AppContext, request: gr.Request | None = None) -> str:
     if ctx.stops.stop("compare", request):
         return status_line("stopping", "", "after the battles in flight")
     return "No comparison is running in this session."

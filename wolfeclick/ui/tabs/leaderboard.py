@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import gradio as gr
 
@@ -139,19 +139,19 @@ async def _table_for(ctx: AppContext, ui: LeaderboardUI, filters: tuple, policy:
 
 
 async def refresh(ctx: AppContext, ui: LeaderboardUI, format_id: Any, since: Any, sources: Any, min_battles: Any,
-                  period: Any, policy: Any, request: gr.Request = None) -> dict:
+                  period: Any, policy: Any, request: gr.Request | None = None) -> dict:
     """Rebuild the index from the files on disk, then the table, its exports and the open policy page."""
     return await _table(ctx, ui, (format_id, since, sources, min_battles, period), policy, True, request)
 
 
 async def apply_filters(ctx: AppContext, ui: LeaderboardUI, format_id: Any, since: Any, sources: Any,
-                        min_battles: Any, period: Any, policy: Any, request: gr.Request = None) -> dict:
+                        min_battles: Any, period: Any, policy: Any, request: gr.Request | None = None) -> dict:
     """The table over the last index, cut by the filters (an index is built if there is none yet)."""
     return await _table(ctx, ui, (format_id, since, sources, min_battles, period), policy, False, request)
 
 
 async def first_open(ctx: AppContext, ui: LeaderboardUI, loaded: Any, format_id: Any, since: Any, sources: Any,
-                     min_battles: Any, period: Any, policy: Any, request: gr.Request = None) -> dict:
+                     min_battles: Any, period: Any, policy: Any, request: gr.Request | None = None) -> dict:
     """The tab's first opening in a session rebuilds the index (unless a rebuild has just finished, e.g. for the
     share link that selected the tab); later openings leave the table as it is."""
     if loaded:
@@ -161,7 +161,7 @@ async def first_open(ctx: AppContext, ui: LeaderboardUI, loaded: Any, format_id:
 
 
 async def show_policy(ctx: AppContext, ui: LeaderboardUI, policy: Any, format_id: Any, since: Any, sources: Any,
-                      min_battles: Any, period: Any, request: gr.Request = None) -> dict:
+                      min_battles: Any, period: Any, request: gr.Request | None = None) -> dict:
     """A policy's page over the current index and filters."""
     try:
         name = _check_policy(policy)
@@ -223,6 +223,11 @@ def register(ctx: AppContext) -> None:
     gr.api(bind(policy_json, ctx), api_name="leaderboard_policy")
 
 
+def _link_last(headers: list[str]) -> list[Literal["str", "markdown"]]:
+    """A table's column types: text, and a markdown link in the last column."""
+    return ["markdown" if index == len(headers) - 1 else "str" for index in range(len(headers))]
+
+
 def build(ctx: AppContext) -> LeaderboardUI:
     """The tab's layout and events (inside a ``gr.Tab``)."""
     with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
@@ -240,9 +245,9 @@ def build(ctx: AppContext) -> LeaderboardUI:
         with gr.Column(scale=4):
             status = gr.Markdown("Open this tab or press **Refresh** to rate every battle played here.")
             table = gr.Dataframe(headers=view.TABLE_HEADERS, label="Leaderboard (Bradley–Terry, random = 1000)",
-                                 datatype=["str"] * 8 + ["markdown"], interactive=False)
+                                 datatype=_link_last(view.TABLE_HEADERS), interactive=False)
             too_few = gr.Dataframe(headers=view.TABLE_HEADERS, label="Too few battles (rated with everyone, not "
-                                   "ranked)", datatype=["str"] * 8 + ["markdown"], interactive=False)
+                                   "ranked)", datatype=_link_last(view.TABLE_HEADERS), interactive=False)
             with gr.Accordion("Every pairing", open=False):
                 matrix = gr.Dataframe(headers=view.MATRIX_HEADERS, datatype="str", interactive=False)
     with gr.Group(elem_id="wc-policy-page"):
@@ -250,10 +255,10 @@ def build(ctx: AppContext) -> LeaderboardUI:
         page = gr.HTML("", elem_id="wc-policy-head")
         with gr.Row(equal_height=False, elem_classes=["wc-chart-row"]):
             record = gr.Dataframe(headers=view.RECORD_HEADERS, label="Against every opponent (score: ties ½)",
-                                  datatype=["str"] * 4 + ["markdown"], interactive=False, elem_id="wc-policy-record")
+                                  datatype=_link_last(view.RECORD_HEADERS), interactive=False, elem_id="wc-policy-record")
             chart = gr.Plot(show_label=False)
         recent = gr.Dataframe(headers=view.RECENT_HEADERS, label="Recent battles (open any replay)",
-                              datatype=["str"] * 8 + ["markdown"], interactive=False, elem_id="wc-policy-recent",
+                              datatype=_link_last(view.RECENT_HEADERS), interactive=False, elem_id="wc-policy-recent",
                               max_height=100_000)
     loaded = gr.State(False)
     ui = LeaderboardUI(format_box, since, sources, min_battles, period, refresh_button, status, table, too_few,
@@ -262,8 +267,8 @@ def build(ctx: AppContext) -> LeaderboardUI:
                          api_name="leaderboard_refresh", concurrency_limit=2, concurrency_id="leaderboard")
     for box in (format_box, sources, period):
         box.input(bind(apply_filters, ctx, ui), [*ui.filters(), policy], ui.outputs(), api_visibility="private")
-    for box in (since, min_battles):
-        box.submit(bind(apply_filters, ctx, ui), [*ui.filters(), policy], ui.outputs(), api_visibility="private")
+    for typed in (since, min_battles):
+        typed.submit(bind(apply_filters, ctx, ui), [*ui.filters(), policy], ui.outputs(), api_visibility="private")
     policy.input(bind(show_policy, ctx, ui), [policy, *ui.filters()], [*ui.page_outputs(), status],
                  api_name="leaderboard_page")
     return ui

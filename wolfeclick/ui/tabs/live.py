@@ -19,7 +19,7 @@ from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.game.actions import MAX_MOVES, MAX_SWITCHES
 from wolfeclick.policies.human import HumanAnswerError, HumanSeat, check_timer
-from wolfeclick.sides import is_side
+from wolfeclick.sides import Side, is_side
 from wolfeclick.sides import other as opponent
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
@@ -76,7 +76,7 @@ class HumanUI:
 
     def hide(self, text: str = "", over: bool = True) -> dict:
         """No buttons; ``over``: nobody plays any more, so the state box goes too (it is only for a person)."""
-        update = {self.prompt: text, self.key: "", **{button: gr.Button(visible=False) for button in self.buttons}}
+        update: dict[Any, Any] = {self.prompt: text, self.key: "", **{button: gr.Button(visible=False) for button in self.buttons}}
         if over:
             update[self.state_box] = gr.Accordion(visible=False)
         return update
@@ -115,7 +115,7 @@ def _link(request: gr.Request | None, query: str) -> str:
     return (page + query) if page else query
 
 
-def _seats(ctx: AppContext, specs: dict[str, str], timer: Any, request: gr.Request | None) -> dict[str, HumanSeat]:
+def _seats(ctx: AppContext, specs: dict[str, str], timer: Any, request: gr.Request | None) -> dict[Side, HumanSeat]:
     """A seat for the side this session's person plays (if any), registered so their clicks find it."""
     sides = human_sides(specs)
     timer_s = check_timer(timer)
@@ -127,7 +127,7 @@ def _seats(ctx: AppContext, specs: dict[str, str], timer: Any, request: gr.Reque
 
 async def live_start(ctx: AppContext, ui: LiveUI, agent: str, opponent: str, format_id: str, seed: str, mode: str,
                      pace: float, timer: str | None = None,
-                     request: gr.Request = None, progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
+                     request: gr.Request | None = None, progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
     """Start a live battle and stream it into the Live viewer. A side chosen as "You" is played with the buttons
     (``timer``: seconds per decision, blank for none). Each side is one of the app's served policies
     (``ctx.admit``): anything else is refused in one line before anything is imported or built."""
@@ -164,7 +164,7 @@ def live_error_text(message: str) -> str:
 
 async def _stream(ctx: AppContext, ui: LiveUI, events: AsyncIterator[Any], title: str, stop: Any,
                   request: gr.Request | None, progress: Any,
-                  seats: dict[str, HumanSeat] | None = None) -> AsyncIterator[dict]:
+                  seats: dict[Side, HumanSeat] | None = None) -> AsyncIterator[dict]:
     """A live run's events as updates of the Live tab (status, viewer payloads, a person's buttons, the link at
     the end)."""
     run = uuid.uuid4().hex[:12]
@@ -238,7 +238,7 @@ def seen_turn(turn: Any, you: str | None) -> dict:
     return data
 
 
-async def human_choose(ctx: AppContext, index: int, key: str | None, request: gr.Request = None) -> str:
+async def human_choose(ctx: AppContext, index: int, key: str | None, request: gr.Request | None = None) -> str:
     """A click on button ``index`` of the prompt ``key``: answers this session's own seat, nobody else's."""
     seat = ctx.seats.get(request)
     if seat is None:
@@ -278,7 +278,7 @@ def recorded_policy(ctx: AppContext, parent: Any, side: str) -> str:
 
 
 async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: str, p2_choice: str, mode: str,
-                         pace: float, replay_id: str, step: Any, timer: str | None = None, request: gr.Request = None,
+                         pace: float, replay_id: str, step: Any, timer: str | None = None, request: gr.Request | None = None,
                          progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
     """Replays' *Take over from here*: the shown replay plays on live, from the shown decision, with the chosen
     policies — or "You" with the buttons (``timer`` seconds per decision) — in the Live viewer
@@ -316,7 +316,7 @@ async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: 
         yield update
 
 
-async def live_stop(ctx: AppContext, request: gr.Request = None) -> str:
+async def live_stop(ctx: AppContext, request: gr.Request | None = None) -> str:
     """Stop this session's live battle (what was played is still recorded)."""
     if ctx.stops.stop("live", request):
         return status_line("stopping", "", "the battle ends after the decision in flight")

@@ -245,12 +245,14 @@ async def select(ctx: AppContext, ui: ReplaysUI, replay_id: str | None) -> dict:
     return await open_replay(ctx, ui, replay_id)
 
 
-async def upload(ctx: AppContext, ui: ReplaysUI, file: Any, request: gr.Request = None) -> dict:
+async def upload(ctx: AppContext, ui: ReplaysUI, file: Any, request: gr.Request | None = None) -> dict:
     """Validate and store an upload (byte for byte), then open it. A bad upload changes nothing but the message.
     The check runs in the upload worker process (``ui.uploads``), one upload per session at a time."""
     if not file:
         return {ui.message: message_html("Choose a recording file to upload.")}
     path = file if isinstance(file, str) else getattr(file, "name", None) or getattr(file, "path", None)
+    if not isinstance(path, str):
+        return {ui.message: message_html("⚠ The upload could not be read: Gradio passed no file path.")}
     try:
         def read() -> bytes:
             with open(path, "rb") as handle:  # Gradio's own temporary copy; the uploader's file name is never used
