@@ -67,3 +67,25 @@ def test_app_port_serves_on_that_port(tmp_path: Path) -> None:
             server.wait(15)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+
+
+def test_a_folder_with_nothing_to_read_is_an_error_not_silence(tmp_path: Path) -> None:
+    """A folder stands for the recordings (or logs) inside it; one with none made every command exit 0 saying
+    nothing, as if all had gone well (pytest's "no tests" rule, for files)."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.md").write_text("not a recording", encoding="utf-8")
+    for args in (["validate", str(empty)], ["analyse", str(empty)], ["rescore", str(empty), "--policy", "random",
+                                                                       "--side", "p1"],
+                 ["export", str(empty), "--out", str(tmp_path / "rows.jsonl")],
+                 ["import", str(empty), "--out", str(tmp_path / "imported")]):
+        done = wolfeclick(*args)
+        assert done.returncode == 2, (args, done.returncode, done.stdout, done.stderr)
+        message = done.stderr.strip()
+        assert "\n" not in message and str(empty) in message and "Traceback" not in message, (args, message)
+    assert not (tmp_path / "rows.jsonl").exists()
+    folder = tmp_path / "recs"  # a folder that holds one is read as before, the empty one beside it refused
+    folder.mkdir()
+    shutil.copy(SAMPLE, folder / SAMPLE.name)
+    assert wolfeclick("validate", str(folder)).returncode == 0
+    assert wolfeclick("validate", str(folder), str(empty)).returncode == 2

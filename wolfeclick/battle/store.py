@@ -8,14 +8,14 @@ import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import orjson
 from pydantic import ValidationError
 
 from wolfeclick.battle.schema import SCHEMA_VERSION, Recording, SourceInfo, is_valid_id
 from wolfeclick.digits import ascii_int
-from wolfeclick.errors import StorageError, WolfeClickError
+from wolfeclick.errors import InputError, StorageError, WolfeClickError
 
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
 """Larger files are refused unread: a 300-turn battle with full LLM prompts is a few MB."""
@@ -121,6 +121,22 @@ def write_atomic(path: Path, text: str | bytes, *, replace: bool = True) -> Path
     except OSError as exc:
         raise storage_error(path, exc) from None
     return path
+
+
+def recording_files(paths: Iterable[Path]) -> list[Path]:
+    """Files as given; a folder stands for the ``*.json`` files directly inside it (sorted, symbolic links skipped).
+
+    A folder with none is a one-line ``InputError``: a command that read nothing must not look as if all went well."""
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if not path.is_dir():
+            files.append(path)
+            continue
+        inside = [p for p in sorted(path.glob("*.json")) if not p.is_symlink()]
+        if not inside:
+            raise InputError(f"no recordings in {path}: a folder stands for the *.json files directly inside it")
+        files.extend(inside)
+    return files
 
 
 def _identity(recording: Recording) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS
-from wolfeclick.cli.options import CONCURRENCY, add_llm_options, bounded_int, expand_paths, llm_options
+from wolfeclick.cli.options import CONCURRENCY, add_llm_options, bounded_int, llm_options
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.sides import SIDES
 
@@ -30,9 +30,9 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> None:
 def cmd_rescore(args: argparse.Namespace) -> int:
     from wolfeclick.battle.rescore import Rescore, agreement_by_turn, rescore_many, save_rescore
     from wolfeclick.battle.specs import make_policy
-    from wolfeclick.battle.store import load_recording
+    from wolfeclick.battle.store import load_recording, recording_files
 
-    paths = expand_paths(args.recordings)
+    paths = recording_files(args.recordings)
     recordings = [load_recording(path) for path in paths]
     folders = {recording.id: (args.out or path.parent) for recording, path in zip(recordings, paths)}
     policy = make_policy(args.policy, **llm_options(args))
@@ -106,14 +106,14 @@ def cmd_analyse(args: argparse.Namespace) -> int:
 
     from wolfeclick.analysis.core import analyse, summary_line
     from wolfeclick.analysis.schema import save_analysis
-    from wolfeclick.battle.store import load_recording
+    from wolfeclick.battle.store import load_recording, recording_files
     from wolfeclick.sim.process import SimPool
 
     if not 0.0 <= args.margin <= 1.0:
         raise InputError(f"--margin must lie between 0 and 1, got {args.margin}")
     if args.at and not args.options:
         raise InputError("--at says where to value options; give --options p1|p2|both too")
-    paths = expand_paths(args.recordings)
+    paths = recording_files(args.recordings)
     recordings = [load_recording(path) for path in paths]
     from wolfeclick.analysis.sim_rollout import is_sim_spec, rollout_policy
 

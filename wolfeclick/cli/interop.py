@@ -63,9 +63,10 @@ def add_export_parser(commands: argparse._SubParsersAction) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from wolfeclick.interop.export import ExportError, ExportFilter, expand, export_files
+    from wolfeclick.battle.store import recording_files
+    from wolfeclick.interop.export import ExportError, ExportFilter, export_files
 
-    files = expand(args.recordings)
+    files = recording_files(args.recordings)
     flt = ExportFilter(policy=args.policy, winner=args.winner, format=args.format)
     with tqdm(total=len(files), unit="recording", file=sys.stderr, disable=len(files) < 2) as bar:
         if args.kind != "value":

@@ -9,7 +9,7 @@ import argparse
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS
 from wolfeclick.errors import WolfeClickError
@@ -122,14 +122,3 @@ SEED = bounded_int(0, MAX_SEED - MAX_BATTLES)
 COUNT = bounded_int(1, MAX_BATTLES)
 CONCURRENCY = bounded_int(1, 256)
 TURNS = bounded_int(1, MAX_TURNS)
-
-
-def expand_paths(paths: Sequence[Path]) -> list[Path]:
-    """Files as given; a directory stands for the ``*.json`` files directly inside it (symbolic links skipped)."""
-    expanded: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            expanded.extend(p for p in sorted(path.glob("*.json")) if not p.is_symlink())
-        else:
-            expanded.append(path)
-    return expanded

@@ -7,8 +7,6 @@ import asyncio
 import sys
 from pathlib import Path
 
-from wolfeclick.cli.options import expand_paths
-
 
 def add_validate_parser(commands: argparse._SubParsersAction) -> None:
     validate = commands.add_parser("validate", help="check recording files against the schema",
@@ -19,7 +17,7 @@ def add_validate_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from wolfeclick.battle.store import RecordingError, load_recording
+    from wolfeclick.battle.store import RecordingError, load_recording, recording_files
 
     bad = 0
     if not args.files:
@@ -27,7 +25,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
         args.files = [recordings_dir()]
         print(f"checking {args.files[0]}", file=sys.stderr)
-    for path in expand_paths(args.files):
+    for path in recording_files(args.files):
         try:
             recording = load_recording(path)
         except RecordingError as exc:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from wolfeclick.battle.schema import Recording, SideDecision
-from wolfeclick.battle.store import load_recording, write_atomic
+from wolfeclick.battle.store import load_recording, recording_files, write_atomic
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.sides import SIDES, Side, is_side
 
@@ -184,7 +184,7 @@ def export_rows(recordings: Iterable[Recording], side: str, kind: str, flt: Expo
 def export_files(paths: list[Path], out: Path, *, side: str = "both", kind: str = "grpo",
                  flt: ExportFilter | None = None, progress: Callable[[Path], None] | None = None) -> ExportStats:
     """Read recordings from ``paths`` (files, or folders of ``*.json``) and write the rows to ``out`` atomically."""
-    files = expand(paths)
+    files = recording_files(paths)
     if not files:
         raise ExportError("no recordings to export (no .json files in the paths given)")
     stats = ExportStats()
@@ -202,15 +202,6 @@ def export_files(paths: list[Path], out: Path, *, side: str = "both", kind: str 
         raise ExportError(f"nothing to export: {stats.summary()}")
     write_atomic(out, "".join(lines))
     return stats
-
-
-def expand(paths: list[Path]) -> list[Path]:
-    """Files as given; folders as their ``*.json`` files, sorted."""
-    out: list[Path] = []
-    for path in paths:
-        path = Path(path)
-        out.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
-    return out
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, file_kind, read_at_most, save_recording
+from wolfeclick.errors import InputError
 from wolfeclick.interop.public import ImportFormatError
 from wolfeclick.interop.serverlog import FALLBACK_NOTE, RESIMULATED_NOTE, SimHost
 from wolfeclick.interop.sniff import FORMATS, read_any
@@ -50,13 +51,17 @@ def read_bounded(path: Path, limit: int = MAX_RECORDING_BYTES) -> bytes:
 
 
 def expand(paths: Iterable[Path]) -> list[Path]:
-    """Each path, and for a folder every battle-looking file below it (by suffix, sorted, hidden ones skipped)."""
+    """Each path, and for a folder every battle-looking file below it (by suffix, sorted, hidden ones skipped); a
+    folder with none is a one-line ``InputError`` (an import that read nothing must not look as if all went well)."""
     files: list[Path] = []
     for path in paths:
         if Path(path).is_dir():
-            files.extend(sorted(p for p in Path(path).rglob("*") if p.suffix.lower() in IMPORT_SUFFIXES
-                                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                                and not p.is_dir()))
+            found = sorted(p for p in Path(path).rglob("*") if p.suffix.lower() in IMPORT_SUFFIXES
+                           and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                           and not p.is_dir())
+            if not found:
+                raise InputError(f"nothing to import in {path}: no {', '.join(IMPORT_SUFFIXES)} files below it")
+            files.extend(found)
         else:
             files.append(Path(path))
     return files
