@@ -89,3 +89,12 @@ def test_a_folder_with_nothing_to_read_is_an_error_not_silence(tmp_path: Path) -
     shutil.copy(SAMPLE, folder / SAMPLE.name)
     assert wolfeclick("validate", str(folder)).returncode == 0
     assert wolfeclick("validate", str(folder), str(empty)).returncode == 2
+
+
+def test_serve_env_refuses_out_of_range_numbers_in_one_usage_line() -> None:
+    """A port past 65535 reached the socket's bind and ended in a traceback called a bug; a count of 0 or less
+    started a server that could hold no battle. Refused by argparse before anything is imported or bound."""
+    for option, value in (("--port", "99999"), ("--port", "0"), ("--max-sessions", "0"), ("--max-turns", "-5")):
+        done = wolfeclick("serve-env", option, value)
+        assert done.returncode == 2, (option, value, done.returncode, done.stderr[-400:])
+        assert "Traceback" not in done.stderr and f"argument {option}: " in done.stderr, (option, done.stderr[-400:])

@@ -84,12 +84,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8001, help="port (default 8001)")
+    parser.add_argument("--port", type=bounded_int(1, 65535), default=8001, help="port (default 8001)")
     parser.add_argument("--opponent", default="random", help="default opponent spec (a reset may name another)")
     parser.add_argument("--format", default=DEFAULT_FORMAT, help=f"default format (default {DEFAULT_FORMAT})")
     parser.add_argument("--prompt", default="wolfeclick-v1", help="prompt profile of the observation text")
-    parser.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help="truncate battles after this turn")
-    parser.add_argument("--max-sessions", type=int, default=32, help="battles in flight at once")
+    parser.add_argument("--max-turns", type=TURNS, default=DEFAULT_MAX_TURNS, help="truncate battles after this turn")
+    parser.add_argument("--max-sessions", type=bounded_int(1, 4096), default=32, help="battles in flight at once")
     parser.add_argument("--out", type=Path, default=None,
                         help="directory for the recordings (default $WOLFECLICK_RECORDINGS or recordings)")
     parser.add_argument("--no-recordings", dest="recordings", action="store_false",
