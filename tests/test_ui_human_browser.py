@@ -47,10 +47,14 @@ def pick(browser: Browser, elem_id: str, text: str) -> None:
         type_in(browser, f"#{elem_id} input", text)
         # the option's place, read in the same poll that finds it (the filtered list re-renders as it settles: an
         # option found in one read could be gone in the next)
-        x, y = browser.wait_for("(() => { const o = [...document.querySelectorAll('li[role=option]')]"
-                                f".find(o => o.ariaLabel.startsWith({text!r})); if (!o) return null;"
-                                " const r = o.getBoundingClientRect(); return r.width ? [r.x + r.width / 2,"
-                                " r.y + r.height / 2] : null; })()")
+        try:  # a list that never opened (the typing landed while the page re-rendered the field) is typed again
+            x, y = browser.wait_for("(() => { const o = [...document.querySelectorAll('li[role=option]')]"
+                                    f".find(o => o.ariaLabel.startsWith({text!r})); if (!o) return null;"
+                                    " const r = o.getBoundingClientRect(); return r.width ? [r.x + r.width / 2,"
+                                    " r.y + r.height / 2] : null; })()", timeout=15)
+        except AssertionError:
+            browser.evaluate("document.activeElement && document.activeElement.blur()")
+            continue
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):  # a real click on the option
             browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
         browser.evaluate("document.activeElement && document.activeElement.blur()")
@@ -93,7 +97,9 @@ class Person:
                               f".step === '{step}'")
         self.browser.evaluate("[...document.querySelectorAll('.label-wrap')].find(l => l.textContent.includes("
                               "'Take over from here')).click()")
-        self.browser.wait_for("document.querySelector('#wc-takeover-p1 input') !== null")
+        # as in start_fresh: a choice made while the page's own events are in flight can be lost (once, in a
+        # 2-worker run, the option list never opened and the pick timed out)
+        self.browser.wait_for("document.querySelector('#wc-takeover-p1 input') !== null && " + PAGE_IDLE, timeout=60)
         pick(self.browser, "wc-takeover-p1", "You")
         self.browser.evaluate("document.querySelector('#wc-takeover').click()")
 
