@@ -58,17 +58,25 @@ def relaxed_gc():  # type: ignore[no-untyped-def]
 
 
 class PoolSizer:
-    """Grows a batch's pool once, from the CPU used while the first battles played (``processes_for``).
+    """Grows a batch's pool once, from the CPU this process and the simulators used over a window of the batch
+    (``processes_for``).
 
-    The window opens once ``max(8, 2 × in_flight)`` battles have finished and closes ``WINDOW`` battles later. Not
-    sooner: a fresh simulator's first battles cost it about twice the CPU per turn of later ones (V8 still compiling
-    Showdown's code; 3.1 ms against 1.7-1.9 measured in issue 49), which would make the simulator look like the
-    bottleneck. CPU accrues to every battle in flight meanwhile, and only the ratio of this process's CPU to the
-    simulators' matters to the rule, so no turns are counted. A batch too short to reach the window keeps one
-    simulator.
+    The window opens once the simulators have used ``WARM_CPU_S`` of CPU in their lives and ``max(8, 2 × in_flight)``
+    battles have finished (so the battles in flight are a steady mix), and closes once the simulators have used
+    ``WINDOW_CPU_S`` more. Not sooner and not shorter, for two reasons measured on this 2-core machine (issue 49):
+    a fresh simulator's first hundred battles or so cost it up to twice the CPU per turn of later ones (V8 still
+    compiling Showdown's code: Python read as 0.5 of the simulator over the first battles, 0.8 after 200), which makes
+    it look like the bottleneck; and CPU is counted in clock ticks, so the four-battle window this used to be (about
+    0.1 s of CPU at 16 in flight) read the ratio anywhere from 0.40 to 0.64. Both together grew the pool to two
+    simulators in 2 of 6 fresh starts, and the batch ran 14% slower than with one. Only the ratio of this process's
+    CPU to the simulators' matters to the rule, so no turns are counted. A batch too short to close the window (about
+    150 battles of gen9 random battles) keeps one simulator.
     """
 
-    WINDOW = 4
+    WARM_CPU_S = 3.0
+    """Simulator CPU, over its life, before the window opens."""
+    WINDOW_CPU_S = 2.0
+    """Simulator CPU the window spans: 200 clock ticks, so a tick either way moves the ratio by 1%."""
 
     def __init__(self, pool: SimPool, in_flight: int) -> None:
         self.pool, self.in_flight = pool, in_flight
@@ -77,6 +85,7 @@ class PoolSizer:
         self.start: tuple[float, float] | None = None
 
     def _now(self) -> tuple[float, float]:
+        """This process's CPU seconds, and the pool's simulators' over their lives."""
         return time.process_time(), self.pool.cpu()
 
     async def finished(self) -> bool:
@@ -84,12 +93,14 @@ class PoolSizer:
         self.seen += 1
         if self.seen < self.opens:
             return False
+        now = self._now()
         if self.start is None:
-            self.start = self._now()
+            if now[1] >= self.WARM_CPU_S:
+                self.start = now
             return False
-        if self.seen < self.opens + self.WINDOW:
+        python, simulators = (later - then for later, then in zip(now, self.start))
+        if simulators < self.WINDOW_CPU_S:
             return False
-        python, simulators = (now - then for now, then in zip(self._now(), self.start))
         size = processes_for(os.cpu_count() or 1, python, simulators / max(1, len(self.pool.processes)),
                              self.in_flight)
         if size > len(self.pool.processes):
@@ -137,9 +148,9 @@ async def run_jobs(
     readers still answer, rather than at interpreter shutdown.
 
     With ``size_pool`` (the default when neither ``pool`` nor ``processes`` is given) the pool starts with one
-    simulator and, once a few battles have finished, grows to what ``processes_for`` makes of the CPU this process
-    and the simulators have used meanwhile (``PoolSizer``): a second simulator on a second core when Python leaves
-    room for it.
+    simulator and, once it is warm and a window of its CPU has been read (``PoolSizer``: about 150 gen9 battles at
+    16 in flight), grows to what ``processes_for`` makes of the CPU this process and the simulators used over that
+    window: a second simulator on a second core when Python leaves room for it.
     """
     concurrency = max(1, concurrency)
     own_pool = pool is None
