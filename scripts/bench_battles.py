@@ -67,7 +67,7 @@ from wolfeclick.sim.process import cpu_seconds as proc_cpu  # noqa: E402
 from wolfeclick.sim.protocol import check_input_lines, start_lines  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
+from benchdoc import machine_busy, other_work, other_work_note, write_section  # noqa: E402
 from cpu_sampler import CpuSampler  # noqa: E402
 
 SHOWDOWN = SHOWDOWN_DIR
@@ -766,14 +766,6 @@ def race(args: argparse.Namespace) -> str:
         rows.append({"k": k, **median})
     load1, other = other_work(busy0, own0, own_children, started)
     return markdown(rows, args, reproduce(args, f"--repeats {args.repeats}"), (load0, load1), other)
-
-
-def other_work(busy0: float, own0: float, own_children: float, started: float) -> tuple[str, float]:
-    """The load average now, and the other work during the run: the machine's busy CPU less this benchmark's own
-    (this process since ``own0``, its children's ``own_children``), in cores."""
-    own = time.process_time() - own0 + own_children
-    other = max(0.0, (machine_busy() - busy0 - own) / (time.perf_counter() - started))
-    return open("/proc/loadavg").read().split()[0], other
 
 
 def reproduce(args: argparse.Namespace, mode: str) -> str:

@@ -194,7 +194,7 @@ LIVE_HEADING = "## Analysis by racing, timed: one battle's win probabilities and
 async def live(processes: int, decisions: int) -> str:
     """Time racing (and uniform K where affordable) on one ~30-decision battle, Python and simulator policies."""
     from scripts.bench_analysis import _sim_cpu, middle_step, pick_battle
-    from scripts.benchdoc import machine_busy, other_work_note
+    from scripts.benchdoc import machine_busy, other_work, other_work_note
     from wolfeclick.analysis.core import analyse
     from wolfeclick.analysis.sim_rollout import rollout_policy
 
@@ -223,13 +223,12 @@ async def live(processes: int, decisions: int) -> str:
             rows.append(f"| {spec} | {sampling} | {what} | {used} | {wall:.1f} s | {cpu:.1f} + {sim:.1f} s | "
                         f"{1000 * (cpu + sim) / used:.0f} ms | {os.getloadavg()[0]:.1f} |")
             print(rows[-1], flush=True)
-    own = time.process_time() - own0 + own_children
-    other = max(0.0, (machine_busy() - busy0 - own) / (time.perf_counter() - started0))
+    end, other = other_work(busy0, own0, own_children, started0)
     return (f"{LIVE_HEADING}\n\n`.venv/bin/python scripts/bench_racing.py live --processes {processes}` on "
             f"{os.cpu_count()} cores: the seeded gen9randombattle heuristic-vs-maxdamage battle of "
             f"{len(recording.turns)} decisions that `bench_analysis.py` uses, K = {K} (racing: the most any estimate "
             f"gets; batch 8; win probabilities stop at the width uniform K = {K} gives at one half, "
-            f"{uniform_width(K):.3f}). {other_work_note((load, open('/proc/loadavg').read().split()[0]), other)}. "
+            f"{uniform_width(K):.3f}). {other_work_note((load, end), other)}. "
             "The rollout counts are exact, and the CPU seconds (this process, and the simulator processes from "
             "/proc) are the load-independent cost; with both cores free a pass takes about half its CPU seconds.\n\n"
             + "\n".join(rows) + "\n")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scripts.benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
+from scripts.benchdoc import machine_busy, other_work, other_work_note, write_section  # noqa: E402
 from wolfeclick.arena.stats import wilson_interval  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
@@ -95,9 +95,7 @@ async def run(battles: int, python: int) -> str:
         if python:
             score, seconds = await python_pair(a, b, python)
             rows.append(row(f"{a} v {b} (Python)", score, python, seconds))
-    own = time.process_time() - own0 + children_cpu() - children0
-    other = max(0.0, (machine_busy() - busy0 - own) / (time.perf_counter() - started))
-    end = open("/proc/loadavg").read().split()[0]
+    end, other = other_work(busy0, own0, children_cpu() - children0, started)
     return (f"{HEADING}\n\n`.venv/bin/python scripts/bench_sim_policies.py --battles {battles} --python {python} "
             f"--doc` on {os.cpu_count()} cores, two simulator processes: seeded {FORMAT} battles from their first "
             "decision, seats alternating. The sim: rows play whole battles inside the simulator (`playout`); the "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
@@ -30,6 +31,15 @@ def machine_busy() -> float:
     """CPU seconds every core has spent busy since boot (/proc/stat: all but idle and iowait)."""
     fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
     return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def other_work(busy0: float, own0: float, own_children: float, started: float) -> tuple[str, float]:
+    """The load average now, and the other work during the run: the machine's busy CPU since ``busy0``
+    (``machine_busy``) less this benchmark's own (this process since ``own0``, ``time.process_time``, and its
+    children's ``own_children`` CPU seconds), in cores, over the wall time since ``started`` (``time.perf_counter``)."""
+    own = time.process_time() - own0 + own_children
+    other = max(0.0, (machine_busy() - busy0 - own) / (time.perf_counter() - started))
+    return open("/proc/loadavg").read().split()[0], other
 
 
 def other_work_note(load: tuple[str, str], other: float) -> str:
