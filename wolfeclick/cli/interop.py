@@ -70,7 +70,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     flt = ExportFilter(policy=args.policy, winner=args.winner, format=args.format)
     with tqdm(total=len(files), unit="recording", file=sys.stderr, disable=len(files) < 2) as bar:
         if args.kind != "value":
-            stats = export_files(args.recordings, args.out, side=args.side, kind=args.kind, flt=flt,
+            stats = export_files(files, args.out, side=args.side, kind=args.kind, flt=flt,
                                  progress=lambda _: bar.update(1))
         else:  # Monte-Carlo values from the analyses stored beside the recordings
             from wolfeclick.interop.value import export_value_files
