@@ -29,6 +29,7 @@ from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS, Recording, is_valid_id
 from wolfeclick.battle.store import RecordingError, as_filed, load_recording
 from wolfeclick.errors import one_line
 from wolfeclick.sides import SIDES
+from wolfeclick.sim.protocol import forced_ending
 
 __all__ = [
     "INDEX_FILE",
@@ -38,6 +39,7 @@ __all__ = [
     "ScanCache",
     "Verifier",
     "scan_history",
+    "unplayed",
     "unratable",
     "write_index",
     "read_index",
@@ -137,6 +139,28 @@ def unratable(entry: BattleEntry) -> str | None:
         return f"a mirror match ({entry.p1[:60]} vs itself): nothing to rate"
     if entry.winner is not None and entry.winner not in (entry.p1, entry.p2):
         return f"its winner {entry.winner[:60]!r} is neither player"
+    if entry.decisions_p1 + entry.decisions_p2 == 0:
+        return NO_DECISION
+    return None
+
+
+NO_DECISION = "no decision was played: nothing to rate"
+
+
+def unplayed(recording: Recording) -> str | None:
+    """Why a recording's result was not played out by its policies, or None: only played battles are rated.
+
+    A result the simulator was told (``>forcewin``, ``>forcelose``, ``>forcetie``) is not a game, with one exception:
+    a battle played here whose failing policy forfeited (the runner's own ``>forcelose``, its error recorded) lost it
+    by failing. An upload never gets that exception (anyone can write the line); neither does a battle in which no
+    decision was made."""
+    ending = forced_ending(recording.inputlog)
+    own_forfeit = (ending is not None and ending.startswith(">forcelose ") and recording.source.kind != "imported"
+                   and recording.result.reason == "forfeit" and bool(recording.result.error))
+    if ending is not None and not own_forfeit:
+        return f"its ending was forced ({ending}), not played"
+    if not any(turn.decisions for turn in recording.turns):
+        return NO_DECISION
     return None
 
 
@@ -313,7 +337,7 @@ def _read_recording(path: Path, verify: Verifier | None) -> _Read:
     except RecordingError as exc:
         return _Read(None, str(exc))
     entry = _from_recording(recording)
-    why, unverified = unratable(entry), False
+    why, unverified = unplayed(recording) or unratable(entry), False
     if why is None and recording.source.kind == "imported":  # checked first: a fake never claims a battle
         why = _unverified(path, recording, verify)
         unverified = why is not None

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from wolfeclick.sides import SIDES, Side
-from wolfeclick.sim.protocol import check_input_lines
+from wolfeclick.sim.protocol import check_ending_last, check_input_lines
 
 SCHEMA_VERSION: Literal["wolfeclick.recording/1"] = "wolfeclick.recording/1"
 """Bump on any incompatible change; readers reject versions they do not know."""
@@ -219,6 +219,7 @@ class Recording(_Model):
     def _battle_input_only(cls, value: list[str]) -> list[str]:
         """What ``resim`` would feed the simulator: the door's rules (no ``>eval``, one line per entry)."""
         check_input_lines(value)  # UnsafeInput is a ValueError: reported as this field's one-line error
+        check_ending_last(value)
         return value
 
     def reward_totals(self) -> dict[Side, dict[str, float]]:

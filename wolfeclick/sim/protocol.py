@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import orjson
 
@@ -254,6 +254,20 @@ def check_input_lines(lines: Any) -> None:
             check_input_line(line)
         except UnsafeInput as exc:
             raise UnsafeInput(f"input entry {index} refused: {exc} (allowed: {ALLOWED_INPUT})") from None
+
+
+def forced_ending(lines: Sequence[str]) -> str | None:
+    """The first ``>forcewin``/``>forcelose``/``>forcetie`` line of an input log, or None: a result the simulator
+    was told rather than one the sides played out (a forfeit, or a forgery). Only played results are rated."""
+    return next((line for line in lines if isinstance(line, str) and _ENDING.fullmatch(line)), None)
+
+
+def check_ending_last(lines: Sequence[str]) -> None:
+    """Raise ``UnsafeInput`` when a forced ending is not the input log's last line: the battle ends there, so a
+    log that goes on after it was not written by a simulator (a forged ending inserted into a real battle)."""
+    for index, line in enumerate(lines[:-1]):
+        if isinstance(line, str) and _ENDING.fullmatch(line):
+            raise UnsafeInput(f"input entry {index} refused: {line} ends the battle, so it can only be the last line")
 
 
 def door_name(text: str, fallback: str) -> str:
