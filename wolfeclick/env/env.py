@@ -51,6 +51,8 @@ DEFAULT_PROMPT = "wolfeclick-v1"
 MAX_OBSERVATION_CHARS = 100_000
 MAX_ACTION_CHARS = 4_096
 SEED_LIMIT = 2**31 - 1
+START_ATTEMPTS = 3
+"""How often ``reset`` starts its battle again when the simulator dies before the agent's first decision."""
 EMPTY_RESULT: dict[str, Any] = {"winner": "", "reason": "", "turns": 0, "error": ""}
 """``info["result"]`` before the battle ends (after it: the recording's result, ``""`` for a missing winner)."""
 
@@ -278,12 +280,17 @@ class ShowdownEnv(gym.Env):
         self._reported = set()
         self.last_cut = False
         detail = f"wolfeclick.env vs {self.opponent.spec}"
-        episode = Episode(self.service, self.opponent, agent_side=self.agent_side, format_id=self.format,
-                          seed=battle_seed, max_turns=self.max_turns, recordings=self.recordings,
-                          source_detail=detail, agent_spec=self.agent_spec, teams=self.teams, start=start)
-        self._episode = episode
-        self._finalizer = weakref.finalize(self, Episode.abandon, episode)
-        records, observation = episode.wait(self.step_timeout_s)
+        for attempt in range(START_ATTEMPTS):
+            episode = Episode(self.service, self.opponent, agent_side=self.agent_side, format_id=self.format,
+                              seed=battle_seed, max_turns=self.max_turns, recordings=self.recordings,
+                              source_detail=detail, agent_spec=self.agent_spec, teams=self.teams, start=start)
+            self._episode = episode
+            self._finalizer = weakref.finalize(self, Episode.abandon, episode)
+            records, observation = episode.wait(self.step_timeout_s)
+            lost = observation is None and episode.end is not None and episode.end.recording.result.reason == "aborted"
+            if not lost or attempt == START_ATTEMPTS - 1:
+                break
+            self._end_episode()  # the simulator died before the first decision: start the battle on a fresh one
         if observation is None:  # the battle ended before the agent was asked anything (it never does in practice)
             self._set_observation(None)
             return self._obs(), self._info(records, terminal=True)
@@ -311,7 +318,10 @@ class ShowdownEnv(gym.Env):
         self._played_candidates = self._prompt.candidates if self._prompt is not None else []
         self.steps += 1
         episode.answer(decision)
-        records, next_observation = episode.wait(self.step_timeout_s)
+        try:
+            records, next_observation = episode.wait(self.step_timeout_s)
+        except EnvError as exc:  # the simulator is wedged: this episode ends here, the next reset starts afresh
+            return self._lost(decision, str(exc))
         self._set_observation(next_observation)
         if next_observation is not None and self.horizon is not None and self.steps >= self.horizon:
             return self._cut(records, decision)
@@ -321,9 +331,9 @@ class ShowdownEnv(gym.Env):
         if next_observation is None:
             assert episode.end is not None
             result = episode.end.recording.result
-            if result.reason == "aborted":
-                raise EnvError(f"the battle was aborted: {result.error}")
-            truncated = result.reason == "turn_limit"
+            # a simulator that died (killed, crashed) ends only this episode, as a truncation with the error in
+            # info: a vector env's other battles and the training loop go on; the next reset gets a fresh simulator
+            truncated = result.reason in ("turn_limit", "aborted")
             terminated = not truncated
         return self._obs(), float(reward), terminated, truncated, info
 
@@ -343,6 +353,16 @@ class ShowdownEnv(gym.Env):
         info.update(legal_actions=legal, turn=turn, cut=True, action_mask=mask.copy())
         self._text, self._groups, self._mask = text, groups, mask
         return self._obs(), float(info["reward"]["shaped"]), False, True, info
+
+    def _lost(self, decision: Decision, error: str) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """The battle was lost to the simulator mid-step (it stopped answering): end the episode as a truncation
+        with ``error`` in ``info``; its recording is saved as far as it got."""
+        self._end_episode()
+        end = self.last_end
+        self._text = end_text(end.recording, self.agent_side) if end is not None else f"The battle is over: {error}"
+        info = self._info([], end=end, decision=decision, outcome=False)
+        info["error"] = error
+        return self._obs(), 0.0, False, True, info
 
     def render(self) -> str | None:
         return self._text if self.render_mode == "ansi" else None
@@ -481,6 +501,7 @@ class ShowdownEnv(gym.Env):
             "recording_id": end.recording.id if end is not None else "",
             "result": result,
             "cut": False,
+            "error": result["error"] if result["reason"] == "aborted" else "",
             "action_mask": self._mask.copy(),
         }
 
