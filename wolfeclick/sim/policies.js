@@ -16,7 +16,9 @@ function speciesOf(details) {
 }
 
 // What the side may do now, in the order `wolfeclick.game.actions.legal_actions` lists it (moves first, then
-// switches; team-preview leads), each with what the policies read: the move's data or the Pokémon itself.
+// switches; team-preview leads), each with what the policies read: the move's data or the Pokémon itself. After
+// Revival Blessing the request is a forced switch whose active Pokémon is `reviving`: its "switches" are the
+// fainted Pokémon, the one the move brings back (and only a fainted one), as the Python side lists them.
 function legalChoices(battle, side, request) {
   if (!request || request.wait) return [];
   const team = (request.side && request.side.pokemon) || [];
@@ -33,11 +35,12 @@ function legalChoices(battle, side, request) {
       choices.push({kind: 'move', slot: i + 1, name, move: battle.dex.moves.get(move.id || name)});
     });
   }
+  const reviving = forced && team.some((mon) => mon.active && mon.reviving);
   if (!active.trapped || forced) {
     let switches = 0;
     team.forEach((mon, i) => {
-      const condition = String(mon.condition || '');
-      if (mon.active || condition.endsWith(' fnt') || switches >= MAX_SWITCHES) return;
+      const fainted = String(mon.condition || '').endsWith(' fnt');
+      if (mon.active || fainted !== reviving || switches >= MAX_SWITCHES) return;
       switches++;
       choices.push({kind: 'switch', slot: i + 1, name: speciesOf(mon.details), mon: side.pokemon[i]});
     });
