@@ -323,9 +323,13 @@ class ShowdownEnv(gym.Env):
         except EnvError as exc:  # the simulator is wedged: this episode ends here, the next reset starts afresh
             return self._lost(decision, str(exc))
         self._set_observation(next_observation)
+        refusal = self._refusal(decision, records, next_observation)
+        if refusal[0] and not refusal[1]:
+            self.steps -= 1  # not a decision: the same one is asked again, so the horizon does not count it
         if next_observation is not None and self.horizon is not None and self.steps >= self.horizon:
             return self._cut(records, decision)
         info = self._info(records, terminal=next_observation is None, decision=decision)
+        info["refused_action"], info["played_instead"] = refusal
         reward = info["reward"]["shaped"] + info["reward"]["outcome"]
         terminated = truncated = False
         if next_observation is None:
@@ -353,6 +357,19 @@ class ShowdownEnv(gym.Env):
         info.update(legal_actions=legal, turn=turn, cut=True, action_mask=mask.copy())
         self._text, self._groups, self._mask = text, groups, mask
         return self._obs(), float(info["reward"]["shaped"]), False, True, info
+
+    def _refusal(self, decision: Decision, records: list[TurnRecord],
+                 observation: Observation | None) -> tuple[str, str]:
+        """(the answer the simulator refused in this step, what the agent's seat sent instead: ``""`` when the agent
+        is asked the same decision again, with the refused action masked out), or ``("", "")``."""
+        command = decision.choice()
+        if observation is not None and command in observation.rejected:
+            return self._answer_text(decision) or command, ""
+        for record in records:
+            mine = record.decisions.get(self.agent_side)
+            if mine is not None and command in mine.rejected:  # nothing listed was left: the seat sent the default
+                return self._answer_text(decision) or command, mine.command
+        return "", ""
 
     def _lost(self, decision: Decision, error: str) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """The battle was lost to the simulator mid-step (it stopped answering): end the episode as a truncation
@@ -502,6 +519,8 @@ class ShowdownEnv(gym.Env):
             "result": result,
             "cut": False,
             "error": result["error"] if result["reason"] == "aborted" else "",
+            "refused_action": "",
+            "played_instead": "",
             "action_mask": self._mask.copy(),
         }
 
