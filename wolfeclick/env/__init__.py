@@ -13,7 +13,10 @@ from wolfeclick.env.episode import EnvError
 from wolfeclick.env.service import SimService, default_service
 
 ENV_ID = "WolfeClick/Showdown-v0"
-"""``gymnasium.make(ENV_ID, opponent=…, format=…)`` and ``gymnasium.make_vec``; keyword arguments are ShowdownEnv's."""
+"""``gymnasium.make(ENV_ID, opponent=…, format=…)`` and ``gymnasium.make_vec``; keyword arguments are ShowdownEnv's.
+Registered when this package is imported; Gymnasium 1.x loads no plugins, so in a fresh interpreter use the
+module-qualified id ``"wolfeclick.env:WolfeClick/Showdown-v0"`` (Gymnasium imports this package first) or
+``import wolfeclick.env`` with ``gymnasium.register_envs(wolfeclick.env)`` (docs/training.md)."""
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="wolfeclick.env.env:ShowdownEnv")
 
