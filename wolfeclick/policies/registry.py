@@ -637,6 +637,20 @@ def builtin_kinds() -> list[PolicyKind]:
                   "Uses the move with the highest base power; switches only when it must.", "max-damage baseline"),
         _baseline("heuristic", "SimpleHeuristicsPlayer",
                   "poke-env's SimpleHeuristicsPlayer: matchups, boosts, hazards, switching.", "heuristic baseline"),
+        PolicyKind("search", "Fair search: samples what its side cannot see from the format's set data and plays "
+                   "the option that wins most rollouts in those worlds (random-battle formats; docs/search.md).",
+                   "wolfeclick.analysis.search:make_search", options=(
+                       Option("level", int, 2, "strength and cost: 1 (≤ 0.2 s a decision), 2, 3 (≤ 2 s)",
+                              choices=(1, 2, 3)),
+                       Option("worlds", int, None, "sampled worlds per decision (default: the level's)",
+                              visitor_range=(1, 8)),
+                       Option("rollouts", int, None, "most rollouts per option (default: the level's)",
+                              visitor_range=(1, 64)),
+                       Option("horizon", int, None, "turns a rollout plays before its HP is scored; 0: to the end "
+                              "(default: the level's)", visitor_range=(0, 50))),
+                   form="search[?level=1|2|3&worlds=N&rollouts=N&horizon=N]",
+                   listed=[("search?level=1", "search, level 1"), ("search?level=2", "search, level 2"),
+                           ("search?level=3", "search, level 3")]),
         PolicyKind("human", "A person choosing among the legal actions with buttons (the app's Live tab).",
                    "wolfeclick.policies.human:HumanPolicy", buildable=False,
                    refusal="'human' is a person choosing with buttons in the app (Live: You, or Replays: take "

@@ -253,6 +253,10 @@ function handle(req) {
     }
     case 'playout':
       return playout(req);
+    case 'set-tally':
+      return setTally(req);
+    case 'world':
+      return buildWorld(req);
     case 'forget':
       snapshots.delete(req.snapshot);
       return {out: [], ended: false};
@@ -302,8 +306,10 @@ function playout(req) {
   host.feed(req.lines);
   const prng = new PRNG(req.seed);
   const pending = {...first};
+  if (req.horizon !== undefined && !whole(req.horizon, 1, 1000)) throw new Error('horizon must be a whole number 1-1000');
+  const lastTurn = req.horizon !== undefined ? Math.min(req.maxTurns, battle.turn + req.horizon - 1) : req.maxTurns;
   const refused = {p1: 0, p2: 0};
-  while (!battle.ended && battle.turn <= req.maxTurns) {
+  while (!battle.ended && battle.turn <= lastTurn) {
     const side = battle.sides.find((s) => s.activeRequest && !s.activeRequest.wait && !s.isChoiceDone());
     if (!side) throw new Error(`rollout stalled at turn ${battle.turn}: no side to decide`);
     const request = side.activeRequest;
@@ -322,9 +328,167 @@ function playout(req) {
     refused[side.id] = side.activeRequest === request && !side.isChoiceDone() ? refused[side.id] + 1 : 0;
   }
   const winner = battle.ended ? (battle.winner === battle.p1.name ? 'p1' : battle.winner === battle.p2.name ? 'p2' : null) : null;
-  const reply = {winner, reason: battle.ended ? (winner ? 'win' : 'tie') : 'turn limit', turns: battle.turn};
+  const stopped = battle.turn > req.maxTurns ? 'turn limit' : 'horizon';
+  const reply = {winner, reason: battle.ended ? (winner ? 'win' : 'tie') : stopped, turns: battle.turn};
   if (req.inputlog === true) reply.inputlog = battle.inputLog.slice();
+  if (req.horizon !== undefined) {
+    // what each side has left, as a fraction of its whole team's HP: the search's value of a cut-short rollout
+    reply.left = {};
+    for (const side of battle.sides) {
+      reply.left[side.id] = side.pokemon.reduce((sum, mon) => sum + (mon.fainted ? 0 : mon.hp / mon.maxhp), 0) /
+        side.pokemon.length;
+    }
+  }
   return reply;
+}
+
+// What the format's own team generator makes (issue 61): `teams` random teams drawn from a generator seeded with
+// `seed`, every set tallied by species (level, moves, ability, item, tera type, EVs, IVs, role) with its count.
+// The search policy's sampler weighs the opponent's unseen sets by these counts (wolfeclick/sim/setdata.py).
+function setTally(req) {
+  const info = checkFormat(req.format);
+  if (info.teams !== 'random') throw new Error(`'${info.id}' plays given teams; only a random format has a generator to tally`);
+  if (!whole(req.teams, 1, 100000)) throw new Error('teams must be a whole number 1-100000');
+  if (!Array.isArray(req.seed) || seedRule(req.seed) !== null) throw new Error('seed must be four integers 0-65535');
+  const generator = Teams.getGenerator(info.id, req.seed);
+  const species = {};
+  for (let n = 0; n < req.teams; n++) {
+    for (const set of generator.getTeam()) {
+      const id = Dex.species.get(set.species).id;
+      const entry = species[id] || (species[id] = {level: set.level, sets: {}});
+      const moves = set.moves.map((m) => Dex.moves.get(m).id).sort();
+      const record = {moves, ability: Dex.abilities.get(set.ability).id, item: Dex.items.get(set.item).id,
+        teraType: set.teraType || '', evs: set.evs || {}, ivs: set.ivs || {}, role: set.role || '', level: set.level};
+      const key = JSON.stringify(record);
+      entry.sets[key] = (entry.sets[key] || 0) + 1;
+    }
+  }
+  const out = {};
+  for (const id of Object.keys(species).sort()) {
+    out[id] = Object.entries(species[id].sets).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .map(([key, count]) => ({...JSON.parse(key), count}));
+  }
+  return {format: info.id, teams: req.teams, species: out};
+}
+
+const STATUSES = ['brn', 'par', 'slp', 'frz', 'psn', 'tox'];
+const WORLD_VOLATILES = ['substitute', 'leechseed', 'confusion', 'taunt', 'encore', 'yawn', 'perishsong', 'curse'];
+
+// A battle made from one side's view and a sample of what that side cannot see (issue 61), frozen as a snapshot
+// for `playout`. `sides.pN.team` is each side's sets in Showdown's JSON team form, the active Pokémon first;
+// `sides.pN.mons[i]` the state of its i-th Pokémon: `hp` (points) or `hpFraction`, `fainted`, `status`, `boosts`,
+// `stats` and `maxhp` (exact values the side's own request gives), `pp` (per move slot), `terastallized` (a type),
+// `volatiles` (a few ids; any the simulator refuses is left out); `sides.pN.teraUsed`; `field`: `weather`,
+// `weatherTurns`, `terrain`, `terrainTurns`, `pseudo` (ids), `conditions` ({pN: {id: layers}}); `turn`;
+// `switching`: the sides that must choose a Pokémon to send in (else both choose a move). Nothing of any other
+// battle is read: what the world holds is what the request holds. → {ended, deciding}.
+function buildWorld(req) {
+  const info = checkFormat(req.format);
+  if (typeof req.snapshot !== 'string' || !req.snapshot) throw new Error('world needs a snapshot name');
+  if (!Array.isArray(req.seed) || seedRule(req.seed) !== null) throw new Error('seed must be four integers 0-65535');
+  const sides = req.sides || {};
+  const lines = [`>start ${JSON.stringify({formatid: info.id, seed: req.seed})}`];
+  for (const id of ['p1', 'p2']) {
+    const view = sides[id];
+    if (!view || !Array.isArray(view.team) || !view.team.length || view.team.length > 24) {
+      throw new Error(`world: side ${id} needs a team of 1-24 sets`);
+    }
+    lines.push(`>player ${id} ${JSON.stringify({name: id, seed: req.seed, team: Teams.pack(view.team)})}`);
+  }
+  const host = openStream();
+  host.feed(checkLines(lines));
+  const battle = host.stream.battle;
+  if (!battle || battle.ended) throw new Error('world: the battle did not start');
+  const field = req.field || {};
+  for (const side of battle.sides) {
+    const view = sides[side.id];
+    (view.mons || []).forEach((state, i) => placeMon(battle, side, side.pokemon[i], state || {}));
+    if (view.teraUsed) side.pokemon.forEach((mon) => { mon.canTerastallize = null; });
+  }
+  const weather = field.weather ? String(field.weather) : '';
+  if (weather && battle.field.weather !== Dex.conditions.get(weather).id) battle.field.setWeather(weather, 'debug');
+  if (!weather && battle.field.weather) battle.field.clearWeather();
+  if (battle.field.weather && whole(field.weatherTurns, 0, 100)) battle.field.weatherState.duration = field.weatherTurns;
+  const terrain = field.terrain ? String(field.terrain) : '';
+  if (terrain && battle.field.terrain !== Dex.conditions.get(terrain).id) battle.field.setTerrain(terrain, 'debug');
+  if (!terrain && battle.field.terrain) battle.field.clearTerrain();
+  if (battle.field.terrain && whole(field.terrainTurns, 0, 100)) battle.field.terrainState.duration = field.terrainTurns;
+  for (const id of field.pseudo || []) tryEffect(() => battle.field.addPseudoWeather(String(id), 'debug'));
+  for (const side of battle.sides) {
+    for (const [id, layers] of Object.entries((field.conditions || {})[side.id] || {})) {
+      tryEffect(() => side.addSideCondition(id, 'debug'));
+      const condition = side.sideConditions[Dex.conditions.get(id).id];
+      if (condition && whole(layers, 1, 3) && condition.layers !== undefined) condition.layers = layers;
+    }
+  }
+  if (whole(req.turn, 1, 100000)) battle.turn = req.turn;
+  const switching = Array.isArray(req.switching) ? req.switching : [];
+  for (const side of battle.sides) {
+    if (switching.includes(side.id) && side.active[0]) side.active[0].switchFlag = true;
+  }
+  battle.makeRequest(switching.length ? 'switch' : 'move');
+  snapshots.set(req.snapshot, JSON.stringify(State.serializeBattle(battle)));
+  const deciding = battle.sides.filter((s) => s.activeRequest && !s.activeRequest.wait).map((s) => s.id);
+  return {out: [], ended: !!battle.ended, deciding};
+}
+
+// An effect the simulator will not take in this world (an immunity, a missing source) is left out: the world is a
+// guess anyway, and the rest of it still stands.
+function tryEffect(apply) {
+  try {
+    apply();
+  } catch (err) {
+    // left out
+  }
+}
+
+function placeMon(battle, side, mon, state) {
+  if (!mon) return;
+  if (state.stats && typeof state.stats === 'object') {
+    for (const stat of ['atk', 'def', 'spa', 'spd', 'spe']) {
+      if (whole(state.stats[stat], 1, 10000)) mon.storedStats[stat] = mon.baseStoredStats[stat] = state.stats[stat];
+    }
+  }
+  if (whole(state.maxhp, 1, 10000)) mon.maxhp = mon.baseMaxhp = state.maxhp;
+  if (state.fainted) {
+    mon.hp = 0;
+    mon.fainted = true;
+    mon.status = 'fnt';
+    mon.isActive = false;
+    if (side.pokemonLeft) side.pokemonLeft--;
+    return;
+  }
+  if (whole(state.hp, 1, 10000)) mon.hp = Math.min(mon.maxhp, state.hp);
+  else if (typeof state.hpFraction === 'number') {
+    mon.hp = Math.max(1, Math.min(mon.maxhp, Math.round(state.hpFraction * mon.maxhp)));
+  }
+  if (STATUSES.includes(state.status)) {
+    mon.status = state.status;
+    mon.statusState = battle.initEffectState({id: state.status, target: mon});
+    if (state.status === 'slp') Object.assign(mon.statusState, {startTime: 2, time: 2});
+    if (state.status === 'tox') mon.statusState.stage = 0;
+  }
+  if (Array.isArray(state.pp)) {
+    state.pp.forEach((pp, j) => { if (mon.moveSlots[j] && whole(pp, 0, 64)) mon.moveSlots[j].pp = pp; });
+  }
+  if (state.terastallized) {
+    mon.teraType = String(state.terastallized);
+    if (mon.isActive) tryEffect(() => battle.actions.terastallize(mon));
+    else mon.terastallized = mon.teraType;
+  }
+  if (!mon.isActive) return;
+  if (state.boosts && typeof state.boosts === 'object') {
+    for (const stat of Object.keys(mon.boosts)) {
+      mon.boosts[stat] = whole(state.boosts[stat], -6, 6) ? state.boosts[stat] : 0;
+    }
+  }
+  for (const id of state.volatiles || []) {
+    if (!WORLD_VOLATILES.includes(id)) continue;
+    tryEffect(() => mon.addVolatile(id, side.foe.active[0]));
+  }
+  if (typeof state.lockedMove === 'string' && state.lockedMove) {
+    mon.volatiles.choicelock = battle.initEffectState({id: 'choicelock', target: mon, move: state.lockedMove});
+  }
 }
 
 function answer(key, host, out) {

@@ -1,0 +1,243 @@
+"""``search``: a fair player that decides by rollouts in sampled worlds (issue 61).
+
+At each decision the policy reads only its own side's ``Observation`` (its poke-env ``Battle`` and its own request).
+It samples the hidden part of the battle from the format's set data (``wolfeclick.game.sets``: the opponent's
+unseen Pokémon and every unrevealed move, item, ability and tera type, consistent with what was revealed), builds
+each sampled world in a simulator of its own (the bridge's ``world`` op, from ``wolfeclick.game.world``) and values
+each legal option by rollouts there (the bridge's ``playout`` with ``sim:heuristic`` on both sides, the option
+forced first), raced as the analysis races options (``wolfeclick.analysis.racing``): rollout *n* of every option
+plays in world *n mod W* with the same luck. It plays the option of the highest mean. Every draw derives from the
+observation's seeded generator, so the same battle seed gives the same decisions at any concurrency.
+
+``docs/search.md`` says what it sees, how it decides and what each ``level`` costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import itertools
+import os
+import random
+import threading
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Coroutine, TypeVar
+
+from wolfeclick.analysis.racing import Tally, leader, next_round, still_racing
+from wolfeclick.errors import InputError
+from wolfeclick.game.actions import LegalAction
+from wolfeclick.game.sets import sample_team
+from wolfeclick.game.world import revealed_foes, team_size, world_request
+from wolfeclick.policies.base import Decision, Observation
+from wolfeclick.sim.process import SimProcess, SimulatorError
+from wolfeclick.sim.protocol import derive_int, derive_seed, is_random_format, reseed_line
+from wolfeclick.sim.setdata import load_book
+
+__all__ = ["LEVELS", "Budget", "SearchPolicy", "budget_for", "make_search"]
+
+ROLLOUT_POLICY = "heuristic"
+"""The ``policies.js`` player that plays both sides of every rollout."""
+ROLLOUT_TURNS = 300
+"""A rollout that reaches this many turns past the decision is a tie (as a battle at the runner's turn limit)."""
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one decision may spend: ``worlds`` sampled worlds; up to ``rollouts`` rollouts per option, played in
+    rounds of one per world (racing stops an option early once it is clearly worse); each rollout cut after
+    ``horizon`` turns (0: played to the end) and then valued by the HP each side has left."""
+
+    worlds: int
+    rollouts: int
+    horizon: int
+
+    @property
+    def batch(self) -> int:
+        return max(1, min(self.worlds, self.rollouts))
+
+
+LEVELS: dict[int, Budget] = {
+    1: Budget(worlds=2, rollouts=4, horizon=2),
+    2: Budget(worlds=4, rollouts=12, horizon=6),
+    3: Budget(worlds=8, rollouts=32, horizon=0),
+}
+DEFAULT_LEVEL = 2
+
+
+def budget_for(level: int, worlds: int | None = None, rollouts: int | None = None,
+               horizon: int | None = None) -> Budget:
+    """The level's budget with any of its numbers overridden (each refused in one line when out of range)."""
+    if level not in LEVELS:
+        raise InputError(f"search level must be 1, 2 or 3, not {level}")
+    budget = LEVELS[level]
+    if worlds is not None:
+        if not 1 <= worlds <= 64:
+            raise InputError(f"search worlds must be 1-64, not {worlds}")
+        budget = replace(budget, worlds=worlds)
+    if rollouts is not None:
+        if not 1 <= rollouts <= 1024:
+            raise InputError(f"search rollouts must be 1-1024, not {rollouts}")
+        budget = replace(budget, rollouts=rollouts)
+    if horizon is not None:
+        if not 0 <= horizon <= 300:
+            raise InputError(f"search horizon must be 0-300 turns, not {horizon}")
+        budget = replace(budget, horizon=horizon)
+    return budget
+
+
+class _Engine:
+    """One simulator process and an event loop in a thread of their own, shared by every ``search`` policy in this
+    Python process: a decision is submitted from whatever thread the runner decides in and waits for its answer."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._process: SimProcess | None = None
+        self._starting: asyncio.Lock | None = None
+        self._pid = os.getpid()
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        with self._lock:
+            if self._loop is None or self._pid != os.getpid():  # first use, or a forked child: a fresh loop
+                self._pid = os.getpid()
+                self._process = None
+                self._loop = asyncio.new_event_loop()
+                self._starting = None
+                threading.Thread(target=self._loop.run_forever, name="wolfeclick-search", daemon=True).start()
+            loop = self._loop
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+
+    async def process(self) -> SimProcess:
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:
+            if self._process is None or not self._process.alive:
+                process = SimProcess()
+                await process.start()
+                self._process = process
+            return self._process
+
+    def close(self) -> None:
+        if self._process is not None and self._pid == os.getpid():
+            self._process.kill()
+            self._process = None
+
+
+_ENGINE = _Engine()
+atexit.register(_ENGINE.close)
+_NAMES = itertools.count(1)
+
+
+def _value(reply: dict[str, Any], side: str) -> float:
+    """A rollout's score for ``side``: 1 for a win, 0 for a loss, ½ for a tie; a rollout cut at its horizon scores
+    ½ plus half the difference between the shares of team HP the two sides have left."""
+    if reply["reason"] == "horizon":
+        left = reply["left"]
+        foe = "p2" if side == "p1" else "p1"
+        return 0.5 + 0.5 * (float(left[side]) - float(left[foe]))
+    winner = reply.get("winner")
+    return 1.0 if winner == side else 0.0 if winner else 0.5
+
+
+class SearchPolicy:
+    """The ``search`` kind: fair search by rollouts in sampled worlds."""
+
+    blocking = True
+    """Its rollouts take a while: the runner calls it from a worker thread, and other battles go on meanwhile."""
+
+    def __init__(self, spec: str = "search", *, level: int = DEFAULT_LEVEL, worlds: int | None = None,
+                 rollouts: int | None = None, horizon: int | None = None) -> None:
+        self.spec = spec
+        self.level = level
+        self.budget = budget_for(level, worlds, rollouts, horizon)
+
+    def metadata(self) -> dict[str, Any]:
+        return {"kind": "search", "level": self.level, **asdict(self.budget), "rollout_policy": "sim:" + ROLLOUT_POLICY}
+
+    def decide(self, observation: Observation) -> Decision:
+        seed = observation.rng.getrandbits(48)  # one draw per decision, whatever follows: the sequence stays fixed
+        allowed = observation.allowed()
+        team = (observation.request.get("side") or {}).get("pokemon") or []
+        reviving = any(mon.get("reviving") for mon in team if mon.get("active"))
+        if len(allowed) <= 1 or observation.request.get("teamPreview") or reviving:
+            return Decision(action=allowed[0] if allowed else None, info={"search": "one option"})
+        if not is_random_format(observation.format):
+            raise InputError(f"search samples unseen sets from a random-battle format's data; {observation.format} "
+                             "plays given teams")
+        return _ENGINE.run(self._search(observation, allowed, seed))
+
+    async def _search(self, observation: Observation, allowed: list[LegalAction], seed: int) -> Decision:
+        process = await _ENGINE.process()
+        book = await load_book(observation.format, process)
+        side = observation.side
+        foe = "p2" if side == "p1" else "p1"
+        foes = revealed_foes(observation.battle)
+        size = max(team_size(observation.battle, foe), len(foes))
+        prefix = f"search-{os.getpid()}-{next(_NAMES)}"
+        worlds: list[str] = []
+        try:
+            for w in range(self.budget.worlds):
+                team = sample_team(book, [f.revealed for f in foes], size,
+                                   random.Random(derive_int(seed, f"search-sample:{w}")))
+                name = f"{prefix}-{w}"
+                request = world_request(observation.battle, observation.request, side, foes, team,
+                                        derive_seed(seed, f"search-world:{w}"), name, observation.format)
+                reply = await process.call("world", **request)
+                worlds.append(name)
+                if side not in reply.get("deciding", [side]):
+                    worlds.pop()
+            if not worlds:
+                return Decision(action=allowed[0], info={"search": "no world to play"})
+            tallies = await self._race(process, worlds, allowed, side, seed, observation.turn)
+        finally:
+            for name in worlds:
+                if process.alive:
+                    await process.call("forget", snapshot=name)
+        best = leader(tallies, [True] * len(tallies))
+        chosen = allowed[best if best is not None else 0]
+        values = {f"{a.kind} {a.name}": [round(t.mean, 4), t.n] for a, t in zip(allowed, tallies)}
+        return Decision(action=chosen, info={"search": {"level": self.level, "worlds": len(worlds),
+                                                        "rollouts": sum(t.n for t in tallies), "values": values}})
+
+    async def _race(self, process: SimProcess, worlds: list[str], allowed: list[LegalAction], side: str, seed: int,
+                    turn: int) -> list[Tally]:
+        budget = self.budget
+        scores: list[list[float]] = [[] for _ in allowed]
+
+        async def play(option: int, number: int) -> float:
+            action = allowed[option]
+            fields: dict[str, Any] = {
+                "snapshot": worlds[number % len(worlds)], "lines": [reseed_line(seed, f"search:{number}")],
+                "policy": ROLLOUT_POLICY, "seed": derive_seed(seed, f"search-policy:{number}"),
+                "maxTurns": max(1, turn) + ROLLOUT_TURNS, "first": {side: {"action": action.kind,
+                                                                          "choice": action.name}}}
+            if budget.horizon:
+                fields["horizon"] = budget.horizon
+            try:
+                reply = await process.call("playout", **fields)
+            except SimulatorError as exc:
+                if "not legal" not in str(exc):
+                    raise
+                return 0.5  # the option is not open in this world (a guess at a lock or a trap): no evidence
+            return _value(reply, side)
+
+        def tallies() -> list[Tally]:
+            return [Tally(sum(s), len(s)) for s in scores]
+
+        live = [True] * len(allowed)
+        while True:
+            plan = next_round(tallies(), live, budget.rollouts, budget.batch)
+            if not any(plan):
+                return tallies()
+            jobs = [(i, n) for i, more in enumerate(plan) for n in range(len(scores[i]), len(scores[i]) + more)]
+            results = await asyncio.gather(*(play(i, n) for i, n in jobs))
+            for (i, _), value in zip(jobs, results):
+                scores[i].append(value)
+            live = still_racing(tallies(), live)
+
+
+def make_search(spec: str = "search", *, level: int = DEFAULT_LEVEL, worlds: int | None = None,
+                rollouts: int | None = None, horizon: int | None = None) -> SearchPolicy:
+    """The registry's factory for the ``search`` kind."""
+    return SearchPolicy(spec, level=level, worlds=worlds, rollouts=rollouts, horizon=horizon)
