@@ -40,7 +40,7 @@
   // panels, list items and chart markers are held by absolute step (sparse: a long replay arrives in windows)
   const state = { data: null, panels: [], turns: [], total: 0, index: 0, marks: null, playing: false, timer: null,
                   follow: true, open: {}, token: null, items: [], want: null, fetching: false, queued: null,
-                  shown: false, analysis: null };
+                  shown: false, analysis: null, addressTimer: 0 };
   const AHEAD = 60;  // steps kept ready on either side of the shown one; a window is fetched before they run out
   const failedSprites = new Set();  // a sprite that failed once is never asked for again (offline: text only)
   window.__wcTimings = window.__wcTimings || [];
@@ -208,17 +208,22 @@
     });
   }
 
-  // The address bar follows the shown step a moment later, at most five times a second, always ending on the last
-  // step shown: Safari refuses more than 100 history.replaceState calls in 30 s (Play at 8/s made 240), and each
-  // call is work in the browser's own process on the step's frame. The link box beside the viewer follows at once.
-  let addressWanted = null, addressTimer = 0;
+  // The address bar names the shown step: a step after a quiet moment moves it at once (in the same script turn as
+  // the step: read right after a key, it named the step before), and the steps that follow within 200 ms are held
+  // back to the last of them, so it moves at most five times a second: Safari refuses more than 100
+  // history.replaceState calls in 30 s (Play at 8/s made 240), and each call is work in the browser's own process
+  // on the step's frame. The link box beside the viewer follows every step at once.
+  let addressWanted = null;
+  function replaceAddress(q) { if (q !== location.search) history.replaceState(null, "", q + location.hash); }
   function addressLater(q) {
-    addressWanted = q;
-    if (!addressTimer) addressTimer = setTimeout(() => {
-      addressTimer = 0;
-      if (addressWanted !== null && addressWanted !== location.search) history.replaceState(null, "", addressWanted + location.hash);
-      addressWanted = null;
-    }, 200);
+    if (state.addressTimer) { addressWanted = q; return; }
+    replaceAddress(q);
+    const quiet = () => {
+      const next = addressWanted; addressWanted = null;
+      if (next === null) { state.addressTimer = 0; return; }
+      replaceAddress(next); state.addressTimer = setTimeout(quiet, 200);
+    };
+    state.addressTimer = setTimeout(quiet, 200);
   }
 
   function show(i, why) {
@@ -538,6 +543,10 @@
     if (payload.kind === "message") { say(payload.message); return; }
     if (payload.kind === "window") { if (payload.token === state.token) merge(payload); return; }
     const fresh = payload.kind === "open" || payload.token !== state.token;
+    // the open battle sent again without a step asked for (a rescore or an analysis stored beside it, the same file
+    // uploaded again): the viewer stays at the decision it shows
+    const keep = payload.kind === "open" && !payload.asked && state.data && state.data.id && state.total
+      && state.data.id === payload.id && payload.total > 0 ? Math.min(state.index, payload.total - 1) : null;
     if (fresh) {
       pause(); state.panels = []; state.items = []; state.marks = {}; ui.list.innerHTML = ""; forgetLines(); state.follow = true;
       state.want = null; state.queued = null; ui.reveal.checked = false;
@@ -550,7 +559,7 @@
     if (payload.kind === "live") setItems(payload.first, payload.list); else insertItems(payload.first, payload.list);
     ui.charts.innerHTML = payload.charts; addMarks(payload);
     secrecy();
-    if (payload.kind === "open") { show(payload.start, "open"); state.follow = false; }
+    if (payload.kind === "open") { show(keep === null ? payload.start : keep, "open"); state.follow = false; }
     else if (state.follow || fresh) show(state.total - 1, "live");
     else if (state.index >= payload.first) show(state.index, "live");
     else { moveMarks(state.index); position(state.index); }

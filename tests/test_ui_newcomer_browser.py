@@ -1,0 +1,99 @@
+"""Issue 65, the app as a newcomer walks it (round three), in headless Debian Chromium at 1280×800 and 390×844.
+
+Each test names the item it pins and fails on the app before that item's fix. Waits are on conditions in the page
+(``Browser.wait_for``); nothing here sleeps and then checks. Where a test must read the page "at once" after a
+key, the key and the read happen in one script turn, so no timer of the page's can have run in between.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from devkit.browser import CHROMIUM, PAGE_IDLE, Browser, open_replay
+from devkit.samples import SAMPLE_ID, sample_data
+from wolfeclick.battle.schema import Recording
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
+
+VIEW = "document.querySelector('#wc-replays-viewer')"
+REPLAYS = "window.__wcViewers.replays.state"
+LIVE = "window.__wcViewers.live.state"
+SIZES = [(1280, 800), (390, 844)]
+
+
+def sized(width: int, height: int) -> Browser:
+    browser = Browser(width, height)
+    if width < 700:
+        browser.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                     mobile=True)
+    return browser
+
+
+def copy_sample(server, replay_id: str) -> str:
+    data = sample_data()
+    data["id"] = replay_id
+    (server.recordings / f"{replay_id}.json").write_text(Recording.model_validate(data).to_json(), encoding="utf-8")
+    return replay_id
+
+
+def key_now(browser: Browser, key: str) -> list:
+    """A key press and, in the same script turn, what the page shows and what its address says."""
+    return browser.evaluate(f"""(() => {{
+        document.dispatchEvent(new KeyboardEvent('keydown', {{key: {key!r}, bubbles: true}}));
+        return [Number({VIEW}.querySelector('.wc-turn').dataset.step), {REPLAYS}.turns[{REPLAYS}.index],
+                location.search, {VIEW}.querySelector('[data-role=label]').textContent]; }})()""")
+
+
+def address_of(step: int, turn: int, first_of_turn: bool) -> str:
+    return f"&turn={turn}" + ("" if first_of_turn else f"&step={step}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 1. After Live → "Open this battle in Replays" the address bar named the step before the one shown
+# --------------------------------------------------------------------------------------------------------------
+def test_after_live_open_in_replays_the_address_names_the_shown_step_at_once(server) -> None:
+    """Home showed "Decision 1 of 24 · turn 1" while the address still said ``&turn=16&step=24``, and → showed
+    decision 2 with ``&turn=1``: the address followed 200 ms after each step. Now a step that comes after a quiet
+    moment moves the address in the same script turn; only a burst is held back (to its last step)."""
+    with Browser(1280, 800) as browser:
+        browser.open(f"{server.url}?tab=live")
+        browser.wait_for("document.querySelector('#wc-live-start') !== null && " + PAGE_IDLE, timeout=90)
+        browser.evaluate("document.querySelector('#wc-live-start').click()")
+        browser.wait_for(f"window.__wcViewers?.live?.state.data?.finished && {LIVE}.data.id", timeout=180)
+        browser.wait_for("[...document.querySelectorAll('button')].some(e => e.id === 'wc-live-open' && "
+                         "e.getBoundingClientRect().width > 0)", timeout=60)
+        battle = browser.evaluate(f"{LIVE}.data.id")
+        end = browser.evaluate(f"{LIVE}.total") - 1
+        browser.evaluate("document.querySelector('#wc-live-open').click()")
+        browser.wait_for(f"{REPLAYS}.data?.id === {battle!r} && {REPLAYS}.index === {end}", timeout=60)
+        browser.wait_for(f"location.search.includes('step={end}') && !{REPLAYS}.addressTimer", timeout=30)
+        for key, step in (("Home", 0), ("ArrowRight", 1)):
+            browser.wait_for(f"!{REPLAYS}.addressTimer", timeout=30)  # a quiet moment since the last step
+            shown, turn, address, label = key_now(browser, key)
+            assert shown == step and label.startswith(f"Decision {step + 1} of"), label
+            first = browser.evaluate(f"{REPLAYS}.turns.indexOf({turn}) === {step}")
+            assert address == f"?replay={battle}" + address_of(step, turn, first), (key, address, label)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 2. A rescore (or a finished analysis) opened the replay again at decision 1
+# --------------------------------------------------------------------------------------------------------------
+def test_a_rescore_keeps_the_decision_the_viewer_shows(server) -> None:
+    """"Ask a policy (rescore)" sent the viewer from "Decision 8 of 35" to "Decision 1 of 35"."""
+    replay = copy_sample(server, "keep-place-" + SAMPLE_ID)
+    with Browser(1280, 800) as browser:
+        open_replay(browser, f"{server.url}?replay={replay}&turn=3", 3)
+        browser.evaluate(f"window.__wcViewers.replays.show({REPLAYS}.index + 5)")
+        at = browser.evaluate(f"{REPLAYS}.index")
+        token = browser.evaluate(f"{REPLAYS}.token")
+        browser.evaluate("[...document.querySelectorAll('button, .label-wrap')].find(e => "
+                         "e.textContent.includes('Ask a policy')).click()")
+        start = "document.querySelector('#wc-rescore-start')"
+        browser.wait_for(f"{start} != null && {start}.getBoundingClientRect().width > 0 && {PAGE_IDLE}", timeout=60)
+        browser.evaluate(f"{start}.click()")
+        browser.wait_for(f"{REPLAYS}.token !== {token!r}", timeout=240)  # the replay was sent again
+        assert browser.evaluate(f"{REPLAYS}.index") == at
+        label = browser.evaluate(f"{VIEW}.querySelector('[data-role=label]').textContent")
+        assert label.startswith(f"Decision {at + 1} of"), label
+        turn = browser.evaluate(f"{REPLAYS}.turns[{at}]")
+        browser.wait_for(f"location.search.startsWith('?replay={replay}&turn={turn}')", timeout=30)
