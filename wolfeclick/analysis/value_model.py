@@ -18,19 +18,20 @@ the sides gives exactly ``1 − p`` (and a position identical for both sides giv
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
-from poke_env.data import GenData
+import orjson
 
-from wolfeclick.battle.schema import Recording, SideSnapshot, TurnRecord
+from wolfeclick.battle.schema import Recording, TurnRecord
 from wolfeclick.game.state import TEAM_SLOTS, mean_team_hp, public_hp, slot_share
-from wolfeclick.sides import SIDES, Side, other
+from wolfeclick.sides import SIDES, other
 
 MODEL_SCHEMA = "wolfeclick.value-model/1"
 MODEL_PATH = Path(__file__).with_name("value_model.json")
@@ -96,6 +97,42 @@ def _condition(name: str) -> str:
 
 
 @dataclass
+class _Seen:
+    """One Pokémon as a spectator has seen it: its species, its last public HP (percent), status and whether it is
+    down."""
+
+    species: str
+    hp: float = 100.0
+    status: str | None = None
+    fainted: bool = False
+
+
+def _status(text: str) -> str | None:
+    """A protocol status (``'tox'``, ``'par'``…) as the model's flags read it (badly poisoned is poisoned)."""
+    name = text.strip().upper()
+    name = "PSN" if name == "TOX" else name
+    return name if name in STATUSES else None
+
+
+def _read_condition(condition: str) -> tuple[float | None, str | None]:
+    """A public condition → (HP percent, status): ``'7/100 tox'`` → (7, 'PSN'), ``'24y/48'`` → (50, None),
+    ``'0 fnt'`` → (0, None); (None, None) when it names no HP."""
+    words = condition.split()
+    if not words:
+        return None, None
+    if words[0] == "0" or "fnt" in words[1:2]:
+        return 0.0, None
+    now, _, top = words[0].partition("/")
+    try:
+        value, full = float(now), float(top.rstrip("gyr") or 100)
+    except ValueError:
+        return None, None
+    if full <= 0:
+        return None, None
+    return max(0.0, min(100.0, 100 * value / full)), _status(words[1]) if len(words) > 1 else None
+
+
+@dataclass
 class _Field:
     """What the protocol says that the snapshots do not: per side, the active Pokémon's boosts, hazards and screens
     on that side, terastallization used, the levels switch-ins showed. Internal to ``decision_rows``, which reads it
@@ -108,11 +145,31 @@ into plain numbers after each decision's lines."""
     levels: dict[str, dict[str, int]]  # per side, species id → the level its switch-in showed
     active: dict[str, str]  # per side, the species id of the Pokémon last switched in
     tera_type: dict[str, str]  # per side, the type its active terastallized into (gone when it leaves)
+    roster: dict[str, dict[str, _Seen]]  # per side, each Pokémon seen on the field by its name, in order seen
+    on_field: dict[str, str]  # per side, the name of the Pokémon last switched in
 
     @classmethod
     def start(cls) -> "_Field":
         return cls({s: {} for s in SIDES}, {s: {} for s in SIDES}, {s: False for s in SIDES},
-                   {s: False for s in SIDES}, {s: {} for s in SIDES}, {}, {})
+                   {s: False for s in SIDES}, {s: {} for s in SIDES}, {}, {}, {s: {} for s in SIDES}, {})
+
+    def _health(self, side: str, ident: str, condition: str | None, species: str | None = None) -> None:
+        """What a line says of one Pokémon's health: its HP as the public percent, its status, whether it fainted."""
+        name = ident.partition(": ")[2] if ": " in ident else ident[3:]
+        mon = self.roster[side].get(name)
+        if mon is None:
+            if species is None:
+                return  # a Pokémon never seen on the field: nothing to follow yet
+            mon = self.roster[side][name] = _Seen(species)
+        elif species is not None:
+            mon.species = species
+        if condition is None:
+            return
+        hp, status = _read_condition(condition)
+        if hp is None:
+            return
+        mon.hp, mon.status = hp, status
+        mon.fainted = hp <= 0
 
     def feed(self, line: str) -> None:  # noqa: C901 - one branch per protocol message, kept flat to read
         parts = line.split("|")
@@ -124,6 +181,7 @@ into plain numbers after each decision's lines."""
         side = _side_of(parts[2]) if len(parts) > 2 else None
         if side is None:
             return
+        self._follow(tag, side, parts)
         boosts = self.boosts[side]
         if tag in ("switch", "drag", "replace", "detailschange") and len(parts) > 3:
             details = parts[3].split(", ")
@@ -176,6 +234,41 @@ into plain numbers after each decision's lines."""
             if len(parts) > 3:
                 self.tera_type[side] = parts[3].upper()
 
+    def _follow(self, tag: str, side: str, parts: list[str]) -> None:
+        """The public HP tracker: each Pokémon's last HP and status as the protocol showed them to everyone. A
+        Pokémon's true HP may move unseen (Regenerator heals on switching out and nothing says so): it stays at the
+        last value shown until a line shows another (its next switch-in does)."""
+        if tag in ("switch", "drag", "replace") and len(parts) > 3:
+            self._health(side, parts[2], parts[4] if len(parts) > 4 else None, parts[3].split(", ")[0])
+            self.on_field[side] = parts[2].partition(": ")[2]
+        elif tag == "detailschange" and len(parts) > 3:
+            self._health(side, parts[2], None)
+            mon = self.roster[side].get(parts[2].partition(": ")[2])
+            if mon is not None:
+                mon.species = parts[3].split(", ")[0]
+        elif tag in ("-damage", "-heal", "-sethp") and len(parts) > 3:
+            self._health(side, parts[2], parts[3])
+        elif tag == "faint":
+            mon = self.roster[side].get(parts[2].partition(": ")[2])
+            if mon is not None:
+                mon.hp, mon.fainted = 0.0, True
+        elif tag in ("-status", "-curestatus") and len(parts) > 3:
+            mon = self.roster[side].get(parts[2].partition(": ")[2])
+            if mon is not None and not mon.fainted:
+                mon.status = _status(parts[3]) if tag == "-status" else None
+        elif tag == "-cureteam":
+            for mon in self.roster[side].values():
+                mon.status = None
+
+    def seen(self, side: str) -> list[_Seen]:
+        """The side's Pokémon seen on the field (at most six, in the order they were first seen)."""
+        return list(self.roster[side].values())[:TEAM_SLOTS]
+
+    def on(self, side: str) -> _Seen | None:
+        """The side's Pokémon on the field (fainted until its replacement comes), or None before any came."""
+        name = self.on_field.get(side)
+        return self.roster[side].get(name) if name is not None else None
+
     def side_vector(self, side: str) -> list[float]:
         boosts, conditions = self.boosts[side], self.conditions[side]
         return ([boosts.get(stat, 0) / MAX_STAGE for stat in BOOSTS] + [conditions.get(h, 0) / most for h, most in HAZARDS.items()]
@@ -183,35 +276,74 @@ into plain numbers after each decision's lines."""
 
 
 # ------------------------------------------------------------------------------------------------------ features
-NO_SNAPSHOT = [1.0, 1.0, 1.0] + [0.0] * (4 + len(STATUSES))
-"""A side a turn has no snapshot of (none is written so; kept total): six healthy Pokémon, none seen."""
-
-
-def _snapshot_vector(snapshot: SideSnapshot, alone: bool) -> list[float]:
-    """The snapshot's part of a side's features, from what a spectator sees: revealed Pokémon only, HP as the
-    public percent (``game.state.public_hp``), so a played recording (exact HP, the whole team) and an imported
-    public log read alike."""
-    seen = [mon for mon in snapshot.team if mon.revealed][:TEAM_SLOTS]
+def _public_vector(field: _Field, side: str, alone: bool) -> list[float]:
+    """The material part of a side's features, from what a spectator has seen (``_Field``'s public tracker): the
+    Pokémon seen on the field, each at its last public HP (whole percent, ``game.state.public_hp``) and status; an
+    unseen one counts as healthy. Nothing is read from a side's own snapshot, which holds what only its owner knows
+    (exact HP, Regenerator's unseen heal, the unrevealed Pokémon)."""
+    seen = field.seen(side)
     levels = [0 if mon.fainted else public_hp(mon.hp) for mon in seen]
     team_hp = mean_team_hp(levels) / 100
-    left = slot_share(max(0, TEAM_SLOTS - snapshot.fainted))
-    active_hp = public_hp(snapshot.active_hp) / 100 if snapshot.active is not None else 0.0
-    must_switch = float(snapshot.active is not None and active_hp == 0)
-    status = "PSN" if snapshot.active_status == "TOX" else snapshot.active_status
+    left = slot_share(max(0, TEAM_SLOTS - sum(mon.fainted for mon in seen)))
+    active = field.on(side)
+    active_hp = public_hp(active.hp) / 100 if active is not None and not active.fainted else 0.0
+    must_switch = float(active is not None and active_hp == 0)
+    status = active.status if active is not None else None
     flags = [float(active_hp > 0 and status == name) for name in STATUSES]
     statused = slot_share(sum(1 for mon in seen if mon.status and not mon.fainted))
     return [left, team_hp, slot_share(TEAM_SLOTS - len(seen)), active_hp, must_switch, float(alone), *flags,
             statused]
 
 
-@functools.lru_cache(maxsize=4096)
+def _static(kind: str, gen: int) -> Any:
+    """One of poke-env's static data files (``pokedex`` or ``typechart`` of a generation), read as it lies in the
+    installed package: found without importing poke-env, whose package start and ``GenData`` (every move and the
+    whole learnset) cost a second where these two files take milliseconds."""
+    spec = importlib.util.find_spec("poke_env")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("poke-env is not installed")
+    root = Path(list(spec.submodule_search_locations)[0]) / "data" / "static"
+    return orjson.loads((root / kind / f"gen{gen}{kind}.json").read_bytes())
+
+
+@functools.lru_cache(maxsize=10)
+def _pokedex(gen: int) -> dict[str, tuple[dict[str, int], tuple[str, ...]]]:
+    """A generation's species id → (base stats, types in capitals); a cosmetic forme (``florgeswhite``) reads as
+    its species, as poke-env's Pokédex has it."""
+    try:
+        raw = _static("pokedex", gen)
+    except (OSError, ValueError):
+        return {}
+    dex: dict[str, tuple[dict[str, int], tuple[str, ...]]] = {}
+    for name, entry in raw.items():
+        if not isinstance(entry, dict) or "baseStats" not in entry or "types" not in entry:
+            continue
+        found = (dict(entry["baseStats"]), tuple(str(t).upper() for t in entry["types"]))
+        dex[name] = found
+        for forme in entry.get("cosmeticFormes") or ():
+            dex.setdefault(_id(forme), found)
+    return dex
+
+
+@functools.lru_cache(maxsize=10)
+def _type_chart(gen: int) -> dict[str, dict[str, float]]:
+    """A generation's defending type → attacking type → multiplier, from its type chart's damage codes (0 neutral,
+    1 super effective, 2 resisted, 3 immune)."""
+    try:
+        raw = _static("typechart", gen)
+    except (OSError, ValueError):
+        return {}
+    factor = {0: 1.0, 1: 2.0, 2: 0.5, 3: 0.0}
+    types = {name.upper() for name in raw}
+    return {name.upper(): {attacking.upper(): factor.get(code, 1.0)
+                           for attacking, code in (entry.get("damageTaken") or {}).items()
+                           if attacking.upper() in types}
+            for name, entry in raw.items()}
+
+
 def _dex(gen: int, species: str) -> tuple[dict[str, int], tuple[str, ...]] | None:
     """(base stats, types in capitals) of a species id in a generation's Pokédex (static data), or None."""
-    try:
-        entry = GenData.from_gen(gen).pokedex[species]
-    except (KeyError, ValueError):
-        return None
-    return dict(entry["baseStats"]), tuple(str(t).upper() for t in entry["types"])
+    return _pokedex(gen).get(species)
 
 
 def _stat(base: int, level: int, hp: bool = False) -> float:
@@ -225,16 +357,16 @@ STRENGTH_PRIOR = 0.7
 BOOST_MULTIPLIER = {stage: (2 + max(stage, 0)) / (2 - min(stage, 0)) for stage in range(-6, 7)}
 
 
-def _matchup(gen: int, field: _Field, snapshots: Mapping[Side, SideSnapshot]) -> dict[str, list[float]]:
+def _matchup(gen: int, field: _Field) -> dict[str, list[float]]:
     """Per side: the active Pokémon's level, offence, bulk, whether it outspeeds the other's, its type edge, and its
     team's strength (``SIDE_FEATURES``' last six), from species and levels the battle has shown."""
-    chart = GenData.from_gen(gen).type_chart
+    chart = _type_chart(gen)
     known: dict[str, tuple[int, dict[str, int], tuple[str, ...]] | None] = {}
     for side in SIDES:
-        snapshot = snapshots.get(side)
         species = field.active.get(side)
-        found = _dex(gen, species) if species and snapshot is not None and snapshot.active is not None else None
-        if found is not None and snapshot is not None and (snapshot.active_hp or 0) > 0:
+        active = field.on(side)
+        found = _dex(gen, species) if species and active is not None and not active.fainted else None
+        if found is not None:
             types = (field.tera_type[side],) if side in field.tera_type else found[1]
             known[side] = (field.levels[side].get(species or "", 100), found[0], types)
         else:
@@ -244,23 +376,20 @@ def _matchup(gen: int, field: _Field, snapshots: Mapping[Side, SideSnapshot]) ->
         found_here = known[seat]
         if found_here is not None:
             boost = BOOST_MULTIPLIER[max(-6, min(6, field.boosts[seat].get("spe", 0)))]
-            paralysed = snapshots[seat].active_status == "PAR"
+            on = field.on(seat)
+            paralysed = on is not None and on.status == "PAR"
             speeds[seat] = _stat(found_here[1]["spe"], found_here[0]) * boost * (0.5 if paralysed else 1.0)
     out: dict[str, list[float]] = {}
     for side in SIDES:
         other_side = other(side)
         here, there = known[side], known[other_side]
-        snapshot = snapshots.get(side)
-        strength = 0.0
-        if snapshot is not None:
-            standing = [mon for mon in snapshot.team if mon.revealed and not mon.fainted][:TEAM_SLOTS]
-            values = []
-            for mon in standing:
-                species = _id(mon.species)
-                found = _dex(gen, species)
-                if found is not None:
-                    values.append(sum(found[0].values()) * field.levels[side].get(species, 100) / 100)
-            strength = sum(values) / len(values) / 600 if values else STRENGTH_PRIOR
+        values = []
+        for mon in field.seen(side):
+            species = _id(mon.species)
+            found = _dex(gen, species) if not mon.fainted else None
+            if found is not None:
+                values.append(sum(found[0].values()) * field.levels[side].get(species, 100) / 100)
+        strength = sum(values) / len(values) / 600 if values else STRENGTH_PRIOR
         if here is None:
             out[side] = [0.0, 0.0, 0.0, 0.0, 0.0, strength]
             continue
@@ -284,6 +413,8 @@ def _matchup(gen: int, field: _Field, snapshots: Mapping[Side, SideSnapshot]) ->
 def decision_rows(turns: Sequence[TurnRecord], format_id: str = "gen9randombattle") -> np.ndarray:
     """Pure: one row of ``FEATURES`` per decision of a battle (its turns in order; each turn's ``events`` are the
     protocol lines since the one before, so the rows read the battle up to each decision and nothing after).
+    A row reads only what a spectator saw: the spectator protocol lines, the turn number and who decides there;
+    never the turn's snapshots, which hold each side's own knowledge.
     ``format_id`` names the generation whose Pokédex gives species their types and base stats."""
     gen = _generation(format_id)
     field = _Field.start()
@@ -293,11 +424,9 @@ def decision_rows(turns: Sequence[TurnRecord], format_id: str = "gen9randombattl
             field.feed(line)
         sides = []
         for side in SIDES:
-            snapshot = turn.snapshot.get(side)
             alone = side in turn.deciding and len(turn.deciding) == 1
-            seen = _snapshot_vector(snapshot, alone) if snapshot is not None else NO_SNAPSHOT
-            sides.append(seen + field.side_vector(side))
-        matchup = _matchup(gen, field, turn.snapshot)
+            sides.append(_public_vector(field, side, alone) + field.side_vector(side))
+        matchup = _matchup(gen, field)
         sides = [sides[0] + matchup["p1"], sides[1] + matchup["p2"]]
         rows[n] = [*sides[0], *sides[1], min(turn.turn, 100) / 100]
     return rows
