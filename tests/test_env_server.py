@@ -36,10 +36,11 @@ served: list[str] = []
 """What each server started by ``serve`` printed, once it stopped."""
 
 
-def serve(options: list[str], recordings: Path | None):
+def serve(options: list[str], recordings: Path | None, path: Path | None = None):
     port = free_port()
+    pythonpath = os.pathsep.join(str(p) for p in (ROOT, path) if p)
     proc = subprocess.Popen([sys.executable, "-m", "wolfeclick", "serve-env", "--port", str(port), *options], cwd=ROOT,
-                            env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
+                            env=dict(os.environ, PYTHONPATH=pythonpath), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120  # importing openenv-core imports gradio: slow on a busy machine
@@ -98,20 +99,21 @@ def test_http_battle_by_episode_id_and_one_line_4xx(server):
     with httpx.Client(base_url=url, timeout=60) as http:
         schema = http.get("/schema").json()
         assert {"text", "index"} <= set(schema["action"]["properties"])
-        first = http.post("/reset", json={"seed": 7, "episode_id": "http-1"}).json()
-        assert first["observation"]["episode_id"] == "http-1" and first["observation"]["legal_actions"]
+        first = http.post("/reset", json={"seed": 7}).json()
+        episode = first["observation"]["episode_id"]
+        assert len(episode) >= 32 and first["observation"]["legal_actions"]
         text = first["observation"]["legal_actions"][0]
-        step = http.post("/step", json={"action": {"text": text}, "episode_id": "http-1"})
+        step = http.post("/step", json={"action": {"text": text}, "episode_id": episode})
         assert step.status_code == 200 and step.json()["observation"]["info"]["illegal"] is False
-        babble = http.post("/step", json={"action": {"text": "no idea"}, "episode_id": "http-1"}).json()
+        babble = http.post("/step", json={"action": {"text": "no idea"}, "episode_id": episode}).json()
         assert babble["observation"]["info"]["illegal"] is True  # played as the flagged fallback, not an error
         bad = {
-            "no action": {"episode_id": "http-1"},
-            "neither field": {"action": {}, "episode_id": "http-1"},
-            "both fields": {"action": {"text": "x", "index": 0}, "episode_id": "http-1"},
-            "wrong type": {"action": {"index": "first"}, "episode_id": "http-1"},
-            "unknown field": {"action": {"move": "surf"}, "episode_id": "http-1"},
-            "negative index": {"action": {"index": -1}, "episode_id": "http-1"},
+            "no action": {"episode_id": episode},
+            "neither field": {"action": {}, "episode_id": episode},
+            "both fields": {"action": {"text": "x", "index": 0}, "episode_id": episode},
+            "wrong type": {"action": {"index": "first"}, "episode_id": episode},
+            "unknown field": {"action": {"move": "surf"}, "episode_id": episode},
+            "negative index": {"action": {"index": -1}, "episode_id": episode},
             "unknown episode": {"action": {"index": 0}, "episode_id": "nope"},
             "no episode": {"action": {"index": 0}},
         }
@@ -125,8 +127,8 @@ def test_http_battle_by_episode_id_and_one_line_4xx(server):
         # the battle survived the bad requests and goes on to its end
         result = step.json()
         while not result["done"]:
-            result = http.post("/step", json={"action": {"index": 0}, "episode_id": "http-1"}).json()
-        over = http.post("/step", json={"action": {"index": 0}, "episode_id": "http-1"})
+            result = http.post("/step", json={"action": {"index": 0}, "episode_id": episode}).json()
+        over = http.post("/step", json={"action": {"index": 0}, "episode_id": episode})
         assert over.status_code == 400 and "over" in over.json()["detail"]
         assert http.get("/health").json()["status"] == "healthy"
 
@@ -170,13 +172,14 @@ def test_hostile_requests_get_one_line_refusals(server):
             assert isinstance(detail, str) and "\n" not in detail and len(detail) < 300, (what, detail[:200])
         big = http.post("/reset", content=b" " * 2_000_000, headers={"content-type": "application/json"})
         assert big.status_code == 413 and "limit" in big.json()["detail"]
-        first = http.post("/reset", json={"seed": 5, "episode_id": "mine"}).json()
+        first = http.post("/reset", json={"seed": 5}).json()
+        mine = first["observation"]["episode_id"]
         for index in ("0", True, 3.0):
-            response = http.post("/step", json={"action": {"index": index}, "episode_id": "mine"})
+            response = http.post("/step", json={"action": {"index": index}, "episode_id": mine})
             assert response.status_code == 422 and "\n" not in response.json()["detail"], (index, response.text)
-        taken = http.post("/reset", json={"seed": 6, "episode_id": "mine"})  # another client's battle in play
-        assert taken.status_code == 409 and "in use" in taken.json()["detail"]
-        step = http.post("/step", json={"action": {"index": 0}, "episode_id": "mine"})
+        taken = http.post("/reset", json={"seed": 6, "episode_id": mine})  # another client's battle in play
+        assert taken.status_code == 400 and "made by the server" in taken.json()["detail"]
+        step = http.post("/step", json={"action": {"index": 0}, "episode_id": mine})
         assert step.status_code == 200 and first["observation"]["legal_actions"]  # the battle was not touched
 
 
@@ -189,7 +192,7 @@ def test_a_websocket_session_cannot_step_another_sessions_battle(server):
             episode_id = mine.observation.episode_id
             with pytest.raises(RuntimeError) as caught:  # openenv-core's client raises the server's error line
                 await other.step(ShowdownAction(index=0), episode_id=episode_id)
-            with pytest.raises(RuntimeError, match="in use"):
+            with pytest.raises(RuntimeError, match="made by the server"):
                 await other.reset(seed=1, episode_id=episode_id)
             after = await owner.step(ShowdownAction(index=0))  # the owner's battle goes on
             assert after.observation.episode_id == episode_id
@@ -216,10 +219,60 @@ def test_a_normal_websocket_close_logs_no_traceback():
 
 
 def test_plain_http_clients_cannot_hold_every_slot():
-    for url, _ in serve(["--format", "gen9randombattle", "--no-recordings", "--max-sessions", "4"], None):
+    for url, _ in serve(["--format", "gen9randombattle", "--no-recordings", "--max-sessions", "4",
+                         "--max-per-client", "4"], None):
         with httpx.Client(base_url=url, timeout=60) as http:
             assert all(http.post("/reset", json={"seed": n}).status_code == 200 for n in range(2))
             full = http.post("/reset", json={"seed": 3})
             assert full.status_code == 429 and "\n" not in full.json()["detail"]
         steps, last, _ = asyncio.run(play(url, 6, "random"))  # a session still gets a slot and plays
         assert last.done and steps > 0
+
+
+# --- issue 60: nothing a client sends is imported, episode ids are the server's, one client holds its share -------
+
+CANARY = """import pathlib
+pathlib.Path(__file__).with_suffix('.imported').write_text('its import-time code ran')
+def make(*args, **kwargs):
+    raise SystemExit('built')
+"""
+
+
+def test_a_clients_spec_is_never_imported_and_nested_json_is_a_400(tmp_path: Path) -> None:
+    (tmp_path / "canarymod.py").write_text(CANARY)
+    for url, _ in serve(["--format", "gen9randombattle", "--no-recordings"], None, tmp_path):
+        with httpx.Client(base_url=url, timeout=60) as http:
+            for spec in ("py:canarymod:make", "py:canarymod", "py:canarymod:make?x=1", " py:canarymod:make "):
+                refused = http.post("/reset", json={"opponent": spec})
+                detail = refused.json()["detail"]
+                assert refused.status_code == 400 and "not offered" in detail and "\n" not in detail, detail
+                assert "human" not in detail.split("choose one of:")[-1]  # refusals name only what is offered
+            assert http.post("/reset", json={"opponent": "maxdamage"}).status_code == 200  # a served one plays
+            for path, depth in (("/reset", 200_000), ("/step", 300), ("/reset", 20)):
+                body = b'{"seed": 1, "x": ' + b"[" * depth + b"]" * depth + b"}"
+                nested = http.post(path, content=body, headers={"content-type": "application/json"})
+                detail = nested.json()["detail"]
+                assert nested.status_code == 400 and "nested" in detail and "\n" not in detail, (path, depth)
+            chosen = http.post("/reset", json={"seed": 1, "episode_id": "alice-battle"})
+            assert chosen.status_code == 400 and "made by the server" in chosen.json()["detail"]
+            step = http.post("/step", json={"action": {"index": 0}, "episode_id": "alice-battle"})
+            assert step.status_code == 404
+    assert not (tmp_path / "canarymod.imported").exists()
+
+
+def test_one_client_holds_at_most_its_share_of_the_slots() -> None:
+    for url, _ in serve(["--format", "gen9randombattle", "--no-recordings", "--max-sessions", "8",
+                         "--max-per-client", "2"], None):
+        with httpx.Client(base_url=url, timeout=60) as http:
+            held = [http.post("/reset", json={"seed": n}) for n in range(2)]
+            assert all(r.status_code == 200 for r in held)
+            over = http.post("/reset", json={"seed": 3})
+            assert over.status_code == 429 and "per client" in over.json()["detail"]
+            with pytest.raises(ConnectionError, match="rejected"):  # nor a WebSocket session from this client
+                asyncio.run(play(url, 4, "random"))
+            for response in held:  # finishing a battle frees its slot
+                episode = response.json()["observation"]["episode_id"]
+                result = response.json()
+                while not result["done"]:
+                    result = http.post("/step", json={"action": {"index": 0}, "episode_id": episode}).json()
+            assert http.post("/reset", json={"seed": 5}).status_code == 200

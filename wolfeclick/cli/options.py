@@ -90,6 +90,12 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt", default="wolfeclick-v1", help="prompt profile of the observation text")
     parser.add_argument("--max-turns", type=TURNS, default=DEFAULT_MAX_TURNS, help="truncate battles after this turn")
     parser.add_argument("--max-sessions", type=bounded_int(1, 4096), default=32, help="battles in flight at once")
+    parser.add_argument("--max-per-client", type=bounded_int(1, 4096), default=None,
+                        help="battles (HTTP battles and WebSocket sessions) one client address may hold at once "
+                             "(default: half of --max-sessions)")
+    parser.add_argument("--opponents", type=lambda text: [p.strip() for p in text.split(",") if p.strip()],
+                        default=[], help="more opponent specs a client's reset may name, comma separated (besides "
+                                         "--opponent and the app's served baselines; nothing else is ever built)")
     parser.add_argument("--out", type=Path, default=None,
                         help="directory for the recordings (default $WOLFECLICK_RECORDINGS or recordings)")
     parser.add_argument("--no-recordings", dest="recordings", action="store_false",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextvars
 import functools
-import json
 import re
 import sys
 import threading
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -39,6 +40,8 @@ from wolfeclick.env.env import DEFAULT_PROMPT, SEED_LIMIT, ShowdownEnv
 from wolfeclick.env.episode import EnvError
 from wolfeclick.env.service import SimService
 from wolfeclick.errors import WolfeClickError, one_line
+from wolfeclick.policies.catalogue import ServedCatalogue
+from wolfeclick.policies.registry import default_registry
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8001
@@ -48,6 +51,10 @@ MAX_SESSIONS = 32
 
 MAX_BODY_BYTES = 1_000_000
 """A request body larger than this is refused (413) before it is read further: a step is a few hundred bytes."""
+MAX_JSON_DEPTH = 16
+"""A request body nested deeper than this is refused (400) before any parser recurses into it: a step is 3 deep."""
+CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("wolfeclick_env_client", default=None)
+"""The address of the client whose HTTP request is being served (set by ``RawBodyCheck``)."""
 MAX_OPTION_CHARS = 200
 MAX_TURNS = 1000
 """Showdown's own turn limit: a longer ``max_turns`` means nothing."""
@@ -80,6 +87,17 @@ def check_reset_fields(fields: dict[str, Any]) -> None:
     format_id = fields.get("format")
     if format_id and not FORMAT_RE.fullmatch(format_id):
         raise ServerError(f"format {_short(format_id)} is not a format id (ASCII, e.g. gen9randombattle)")
+
+
+def json_nesting(value: Any) -> int:
+    """How deep a parsed JSON value nests (a scalar is 0, ``[]`` is 1), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _short(value: Any) -> str:
@@ -152,6 +170,8 @@ class _Entry:
     done: bool = False
     owner: object | None = None
     """The WebSocket session that started it (None: a plain HTTP battle, addressed by its episode id alone)."""
+    client: str | None = None
+    """The address of the client that started it (for the per-client cap)."""
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -161,7 +181,8 @@ class EpisodeTable:
 
     def __init__(self, *, opponent: str, format: str, prompt: str, max_turns: int, recordings: Path | None | bool,
                  max_episodes: int, idle_timeout_s: float, processes: int | None = None,
-                 teams: TeamSources | None = None) -> None:
+                 teams: TeamSources | None = None, opponents: tuple[str, ...] = (),
+                 max_per_client: int | None = None) -> None:
         self.defaults: dict[str, Any] = {"opponent": opponent, "format": format, "prompt": prompt,
                                          "max_turns": max_turns}
         self.teams = teams
@@ -170,17 +191,37 @@ class EpisodeTable:
         self.max_http = max(1, max_episodes // 2)
         """Plain HTTP battles have no session to bound them (one client can start any number), so they may hold at
         most half the slots; a WebSocket session holds one battle at a time."""
+        self.max_per_client = max_per_client or max(1, max_episodes // 2)
+        """Battles one client address may hold at once, WebSocket sessions and HTTP battles together."""
+        self.sockets: dict[str, int] = {}
+        """Open WebSocket sessions per client address (counted by ``RawBodyCheck``)."""
+        self.catalogue = ServedCatalogue.from_registry(default_registry(), (opponent, *opponents),
+                                                       where="serve-env --opponent/--opponents")
+        """The opponents a client may name: the app's served ones and the operator's (nothing a client sends is
+        imported: ``admit`` is string matching)."""
         self.idle_timeout_s = idle_timeout_s
         self.service = SimService(processes)
         self.entries: dict[str, _Entry] = {}
         self.lock = threading.Lock()
 
+    def held_by(self, client: str | None) -> int:
+        """Battles and WebSocket sessions ``client`` holds now (a session counts once, battle or not)."""
+        if client is None:
+            return 0
+        with self.lock:
+            http = sum(1 for e in self.entries.values() if e.client == client and e.owner is None and not e.done)
+            return http + self.sockets.get(client, 0)
+
     def start(self, episode_id: str | None, seed: int | None, options: dict[str, Any],
-              owner: object | None = None) -> tuple[str, _Entry, str, dict]:
-        """Start a battle under ``episode_id``. An id in use can be reset only by its owner (the WebSocket session
-        that started it); over plain HTTP an id still in play is refused, so no client ends another's battle."""
+              owner: object | None = None, client: str | None = None) -> tuple[str, _Entry, str, dict]:
+        """Start a battle. Episode ids are the server's (random, unguessable): ``episode_id`` is only a WebSocket
+        session's own battle being reset; a client never names one."""
         self.reap()
-        episode_id = episode_id or f"ep-{uuid.uuid4().hex[:16]}"
+        opponent = self.admit_opponent(options.get("opponent"))
+        if owner is None and client is not None and self.held_by(client) >= self.max_per_client:
+            raise ServerFull(f"this client already holds {self.max_per_client} battles (the limit per client); "
+                             f"finish or close one")
+        episode_id = episode_id or f"ep-{uuid.uuid4().hex}"
         with self.lock:
             current = self.entries.get(episode_id)
             if current is not None and (current.owner is not owner or (owner is None and not current.done)):
@@ -194,7 +235,6 @@ class EpisodeTable:
                                  f"that no one client holds them all); finish one, or use a WebSocket session")
         if old is not None:
             old.env.close()
-        opponent = str(options.get("opponent") or self.defaults["opponent"])
         try:
             env = ShowdownEnv(opponent, format=str(options.get("format") or self.defaults["format"]),
                               prompt=str(options.get("prompt") or self.defaults["prompt"]),
@@ -204,11 +244,21 @@ class EpisodeTable:
                               agent_spec=str(options.get("agent") or "env:agent"))
         except (WolfeClickError, ValueError) as exc:
             raise ServerError(one_line(exc)) from None
-        entry = _Entry(env, opponent, owner=owner)
+        entry = _Entry(env, opponent, owner=owner, client=client)
         text, info = env.reset(seed=seed)
         with self.lock:
             self.entries[episode_id] = entry
         return episode_id, entry, text, info
+
+    def admit_opponent(self, spec: Any) -> str:
+        """The opponent a reset names, as the server may play it: the default, one of the served catalogue's, or one
+        the operator listed; anything else is a one-line 400 before anything is imported or built."""
+        if spec is None or spec == "":
+            return str(self.defaults["opponent"])
+        try:
+            return self.catalogue.admit(spec, human=False)
+        except WolfeClickError as exc:
+            raise ServerError(one_line(exc).replace("$WOLFECLICK_APP_POLICIES", "serve-env --opponents")) from None
 
     def get(self, episode_id: str, owner: object | None = None) -> _Entry:
         with self.lock:
@@ -257,18 +307,23 @@ class ShowdownServerEnv(Environment[ShowdownAction, ShowdownObservation, Showdow
             self.per_request = False
         self.episode_id: str | None = None
         self.owned: set[str] = set()
+        self.client = CLIENT.get()
+        """The HTTP client's address (a per-request env is built on the request's task; None for a session)."""
 
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, opponent: Optional[str] = None,
               format: Optional[str] = None, prompt: Optional[str] = None, max_turns: Optional[int] = None,
               **kwargs: Any) -> ShowdownObservation:
+        check_reset_fields({"seed": seed, "episode_id": episode_id, "opponent": opponent, "format": format,
+                            "prompt": prompt, "max_turns": max_turns})
+        if episode_id is not None and (self.per_request or episode_id != self.episode_id):
+            raise ServerError("episode ids are made by the server: omit episode_id in /reset and pass the one it "
+                              "returns to /step")
         if not self.per_request and self.episode_id is not None and self.episode_id != episode_id:
             self.table.drop(self.episode_id)  # one battle per session: a new reset forfeits the old battle
             self.owned.discard(self.episode_id)
-        check_reset_fields({"seed": seed, "episode_id": episode_id, "opponent": opponent, "format": format,
-                            "prompt": prompt, "max_turns": max_turns})
         options = {"opponent": opponent, "format": format, "prompt": prompt, "max_turns": max_turns}
         owner = None if self.per_request else self
-        self.episode_id, entry, text, info = self.table.start(episode_id, seed, options, owner)
+        self.episode_id, entry, text, info = self.table.start(episode_id, seed, options, owner, self.client)
         if not self.per_request:
             self.owned.add(self.episode_id)
         return self._observation(self.episode_id, text, 0.0, False, False, info)
@@ -342,12 +397,15 @@ class RawBodyCheck:
     ``/reset`` fields are checked as sent (openenv-core's request model would turn ``"1"`` or ``true`` into 1), and a
     WebSocket the client closed first is closed quietly."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, table: EpisodeTable | None = None) -> None:
         self.app = app
+        self.table = table
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        client = (scope.get("client") or (None,))[0]
+        CLIENT.set(client)
         if scope["type"] == "websocket":
-            await self.app(scope, receive, _quiet_close(send))
+            await self._session(scope, receive, send, client)
             return
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
@@ -371,9 +429,9 @@ class RawBodyCheck:
             body = b"".join(chunks)
             if scope.get("path", "").rstrip("/").endswith("/reset") and body:
                 try:
-                    fields = json.loads(body)
-                except ValueError:
-                    fields = None  # FastAPI answers malformed JSON itself
+                    fields = orjson.loads(body)
+                except orjson.JSONDecodeError:
+                    fields = None  # FastAPI answers malformed JSON itself; too deep is refused below
                 if isinstance(fields, dict):
                     check_reset_fields(fields)
         except ServerError as exc:
@@ -381,6 +439,11 @@ class RawBodyCheck:
             await response(scope, receive, send)
             return
         replayed = False
+        if body and not self._shallow(body):
+            response = JSONResponse({"detail": f"the request's JSON is not valid, or nested deeper than "
+                                               f"{MAX_JSON_DEPTH} levels"}, status_code=400)
+            await response(scope, receive, send)
+            return
 
         async def replay() -> dict:
             nonlocal replayed
@@ -390,6 +453,36 @@ class RawBodyCheck:
             return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
+
+
+    @staticmethod
+    def _shallow(body: bytes) -> bool:
+        """Whether ``body`` is no JSON at all (FastAPI answers that itself) or JSON nested at most
+        ``MAX_JSON_DEPTH`` deep. orjson refuses past 1024 levels without recursing; the rest is counted."""
+        try:
+            return json_nesting(orjson.loads(body)) <= MAX_JSON_DEPTH
+        except orjson.JSONDecodeError as exc:
+            return "depth" not in str(exc).lower() and "recursion" not in str(exc).lower()
+
+    async def _session(self, scope: dict, receive: Any, send: Any, client: str | None) -> None:
+        """A WebSocket session: refused before it opens when its client already holds its share of the battles."""
+        table = self.table
+        if table is None or client is None:
+            await self.app(scope, receive, _quiet_close(send))
+            return
+        if table.held_by(client) >= table.max_per_client:
+            await send({"type": "websocket.close", "code": 1008,
+                        "reason": f"this client already holds {table.max_per_client} battles (the limit per client)"})
+            return
+        with table.lock:
+            table.sockets[client] = table.sockets.get(client, 0) + 1
+        try:
+            await self.app(scope, receive, _quiet_close(send))
+        finally:
+            with table.lock:
+                table.sockets[client] -= 1
+                if not table.sockets[client]:
+                    del table.sockets[client]
 
 
 def _one_line_detail(detail: Any) -> str:
@@ -406,16 +499,18 @@ def _one_line_detail(detail: Any) -> str:
 def create_server_app(*, opponent: str = "random", format: str = DEFAULT_FORMAT, prompt: str = DEFAULT_PROMPT,
                       max_turns: int = 300, recordings: Path | None | bool = None, max_sessions: int = MAX_SESSIONS,
                       idle_timeout_s: float = 600.0, processes: int | None = None,
-                      teams: TeamSources | None = None) -> FastAPI:
+                      teams: TeamSources | None = None, opponents: tuple[str, ...] = (),
+                      max_per_client: int | None = None) -> FastAPI:
     """The FastAPI app: openenv-core's routes over one episode table, with one-line 4xx errors. ``teams``: the
     team files every battle deals from (formats that play given teams)."""
     table = EpisodeTable(opponent=opponent, format=format, prompt=prompt, max_turns=max_turns, recordings=recordings,
-                         max_episodes=max_sessions, idle_timeout_s=idle_timeout_s, processes=processes, teams=teams)
+                         max_episodes=max_sessions, idle_timeout_s=idle_timeout_s, processes=processes, teams=teams,
+                         opponents=opponents, max_per_client=max_per_client)
     app = create_fastapi_app(functools.partial(ShowdownServerEnv, table), ShowdownAction, ShowdownObservation,
                              max_concurrent_envs=max_sessions)
     app.title = "WolfeClick Arena OpenEnv server"
     app.state.episodes = table
-    app.add_middleware(RawBodyCheck)
+    app.add_middleware(RawBodyCheck, table=table)
 
     @app.exception_handler(ServerError)
     async def _server_error(request: Request, exc: ServerError) -> JSONResponse:
@@ -456,7 +551,8 @@ def serve_from_args(args: argparse.Namespace) -> int:
         asyncio.run(prepare_deal(teams, args.format))
     app = create_server_app(opponent=args.opponent, format=args.format, prompt=args.prompt, max_turns=args.max_turns,
                             recordings=recordings, max_sessions=args.max_sessions,
-                            teams=teams if teams.given else None)
+                            teams=teams if teams.given else None, opponents=tuple(args.opponents),
+                            max_per_client=args.max_per_client)
     print(f"serving the WolfeClick env on http://{args.host}:{args.port} (WebSocket /ws)", file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

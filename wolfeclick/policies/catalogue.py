@@ -105,7 +105,7 @@ class ServedCatalogue:
             raise PolicyRefused("a policy is chosen by name from the app's list")
         text = spec.strip()
         if not text:
-            raise PolicyRefused(f"choose a policy: {self._offer()}")
+            raise PolicyRefused(f"choose a policy: {self._offer(human=human)}")
         if len(text) > MAX_SPEC_CHARS or any(ord(c) < 32 or ord(c) == 127 for c in text):
             raise PolicyRefused("that policy is not offered by this app (too long, or not one line)")
         if text == HUMAN:
@@ -117,7 +117,8 @@ class ServedCatalogue:
         base, _, query = text.partition("?")
         entry = self._entries.get(base.strip())
         if entry is None:
-            raise PolicyRefused(f"policy {text[:60]!r} is not offered by this app; choose one of: {self._offer()} "
+            raise PolicyRefused(f"policy {text[:60]!r} is not offered by this app; choose one of: "
+                                f"{self._offer(human=human)} "
                                 "(an operator lists more in $WOLFECLICK_APP_POLICIES)")
         allowed = {o.name: o for o in self.visitor_options(entry)}
         where = f"policy {text[:60]!r}"
@@ -141,6 +142,7 @@ class ServedCatalogue:
                     raise PolicyRefused(f"{where}: option {name}={value[:20]!r} must be from {low:g} to {high:g} here")
         return f"{entry.spec}?{query}" if query else entry.spec
 
-    def _offer(self, most: int = 12) -> str:
-        names = [*self._entries, HUMAN]
+    def _offer(self, most: int = 12, *, human: bool = True) -> str:
+        """The choices a refusal names: only what would be admitted (``human`` only where a person can sit)."""
+        names = [*self._entries, *([HUMAN] if human else [])]
         return ", ".join(names[:most]) + (f", … ({len(names)} in all)" if len(names) > most else "")
