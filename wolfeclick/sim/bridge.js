@@ -429,7 +429,10 @@ function buildWorld(req) {
   battle.makeRequest(switching.length ? 'switch' : 'move');
   snapshots.set(req.snapshot, JSON.stringify(State.serializeBattle(battle)));
   const deciding = battle.sides.filter((s) => s.activeRequest && !s.activeRequest.wait).map((s) => s.id);
-  return {out: [], ended: !!battle.ended, deciding};
+  const reply = {out: [], ended: !!battle.ended, deciding};
+  // the world's own requests, to check a world against the view it was built from (tests)
+  if (req.requests === true) reply.requests = {p1: battle.p1.activeRequest, p2: battle.p2.activeRequest};
+  return reply;
 }
 
 // An effect the simulator will not take in this world (an immunity, a missing source) is left out: the world is a
