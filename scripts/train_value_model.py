@@ -23,6 +23,8 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
+import hashlib  # noqa: E402
+import inspect  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -36,21 +38,31 @@ sys.path.insert(0, str(ROOT))
 from scripts.benchdoc import write_section  # noqa: E402
 from wolfeclick.analysis import value_model as vm  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
+from wolfeclick.battle.schema import Recording  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
 
 DOC = ROOT / "docs" / "value-model.md"
 HEADING = "## The shipped model's training run"
 FIRST_SEED = 100_000
-MIX = ("gen9randombattle:heuristic:heuristic:4200", "gen4randombattle:heuristic:heuristic:400",
-       "gen9randombattle:heuristic:maxdamage:100", "gen9randombattle:maxdamage:heuristic:100",
-       "gen4randombattle:heuristic:maxdamage:50", "gen4randombattle:maxdamage:heuristic:50")
-"""Mostly the default rollout policy against itself (what the rollout estimate plays), in both formats; 300 battles
-against maxdamage, both ways round, for positions heuristic self-play reaches less often (one side far
-ahead). A battle takes about 0.05-0.1 s of wall time on two cores, so the whole mix plays in a few minutes. gen9
-self-play went from 1200 to 4200 battles on 2026-12-05: on the held-out fifth the Brier score fell 0.1855 ->
-0.1822 (the HP logistic's: 0.1880), more than any change of units or L2 tried."""
+GROUP_SEEDS = 10_000
+"""Group ``i`` of the mix plays seeds ``FIRST_SEED + i * GROUP_SEEDS`` on: a group's battles do not move when
+another group's count changes (the calibration bench plays 1000s and 2000s, the value-model bench 3000s and the
+evaluation 800000 on)."""
+POLICIES = ("heuristic", "maxdamage", "random")
+FORMATS = ("gen9randombattle", "gen4randombattle")
+SELF_PLAY = {"gen9randombattle": 1200, "gen4randombattle": 600}
+UNEVEN = 120
+MIX = tuple(f"{fmt}:{p1}:{p2}:{SELF_PLAY[fmt] if p1 == p2 == 'heuristic' else UNEVEN}"
+            for fmt in FORMATS for p1 in POLICIES for p2 in POLICIES)
+"""Both formats, every ordered pairing of the three baselines (issue 62: the model had learnt heuristic self-play
+alone, mostly gen9, and was worse than an HP logistic on uneven pairings): heuristic self-play (what the rollout
+estimate plays) the most, each other pairing, both ways round, 120 battles per format. A battle takes about
+0.1 s of wall time on two quiet cores, 0.3 s on a busy one."""
 VALIDATE_EVERY = 5
+"""Of every five battles of a group, the fifth is held out for validation and the first for the calibration (the
+temperature): the model is fitted on the other three."""
+CACHE = ROOT / "tmp" / "value-model-battles"
 
 
 def outcome(winner: str | None) -> float:
@@ -65,31 +77,76 @@ def parse_mix(items: list[str]) -> list[tuple[str, str, str, int]]:
     return mix
 
 
-async def play(mix: list[tuple[str, str, str, int]], in_flight: int) -> list[dict]:
-    """Every battle of the mix, in order: its rows, p1's outcome, its group (the mix's index) and seed."""
-    gate = asyncio.Semaphore(in_flight)
-    done = 0
-    async with SimPool(2) as pool:
-        async def one(group: int, fmt: str, p1: str, p2: str, seed: int) -> dict:
-            nonlocal done
-            async with gate:
-                recording = await play_battle(make_policy(p1), make_policy(p2), format_id=fmt, seed=seed,
-                                              process=pool.pick())
-            done += 1
-            if done % 100 == 0:
-                print(f"  {done} battles, load {os.getloadavg()[0]:.1f}", flush=True)
-            ok = recording.result.reason in ("win", "tie", "turn_limit") and bool(recording.turns)
-            return {"rows": vm.decision_rows(recording.turns, recording.format) if ok else None, "y": outcome(recording.result.winner),
-                    "group": group, "seed": seed, "hp": [(t.snapshot["p1"].team_hp - t.snapshot["p2"].team_hp) / 100
-                                                        for t in recording.turns]}
+def features_version() -> str:
+    """What the cached rows depend on: the source of every function that reads them, and the feature names (a
+    change there plays the battles again)."""
+    parts = [inspect.getsource(f) for f in (vm._Seen, vm._status, vm._read_condition, vm._Field, vm._public_vector,
+                                            vm._static, vm._pokedex, vm._type_chart, vm._dex, vm._stat, vm._matchup,
+                                            vm.decision_rows, vm._generation)]
+    return hashlib.sha256("\n".join([*parts, *vm.FEATURES]).encode()).hexdigest()[:16]
 
-        jobs = []
-        seed = FIRST_SEED
+
+def cache_path(cache: Path, fmt: str, p1: str, p2: str, count: int, first: int) -> Path:
+    return cache / f"{fmt}-{p1}-{p2}-{first}-{count}-{features_version()}.npz"
+
+
+def hp_gaps(recording: Recording) -> list[float]:
+    """p1's mean team HP less p2's at each decision, from the snapshots (the HP logistic's input, as
+    scripts/bench_calibration.py reads it: each side's own knowledge)."""
+    return [(t.snapshot["p1"].team_hp - t.snapshot["p2"].team_hp) / 100 for t in recording.turns]
+
+
+async def play_group(pool: SimPool, fmt: str, p1: str, p2: str, count: int, first: int, in_flight: int,
+                     group: int) -> list[dict]:
+    """The group's battles in seed order: each one's rows, p1's outcome, the HP gaps, its seed and group."""
+    gate = asyncio.Semaphore(in_flight)
+
+    async def one(seed: int) -> dict | None:
+        async with gate:
+            recording = await play_battle(make_policy(p1), make_policy(p2), format_id=fmt, seed=seed,
+                                          process=pool.pick())
+        if recording.result.reason not in ("win", "tie", "turn_limit") or not recording.turns:
+            return None
+        return {"rows": vm.decision_rows(recording.turns, recording.format), "y": outcome(recording.result.winner),
+                "hp": hp_gaps(recording), "seed": seed, "group": group}
+
+    return [b for b in await asyncio.gather(*[one(first + n) for n in range(count)]) if b is not None]
+
+
+def save_group(path: Path, battles: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, rows=np.concatenate([b["rows"] for b in battles]), lengths=[len(b["rows"]) for b in battles],
+             y=[b["y"] for b in battles], hp=np.concatenate([np.asarray(b["hp"]) for b in battles]),
+             seeds=[b["seed"] for b in battles])
+
+
+def load_group(path: Path, group: int) -> list[dict]:
+    data = np.load(path)
+    ends = np.cumsum(data["lengths"])
+    starts = ends - data["lengths"]
+    return [{"rows": data["rows"][s:e], "hp": list(data["hp"][s:e]), "y": float(y), "seed": int(seed),
+             "group": group} for s, e, y, seed in zip(starts, ends, data["y"], data["seeds"])]
+
+
+async def play(mix: list[tuple[str, str, str, int]], in_flight: int, cache: Path | None,
+               first_seed: int = FIRST_SEED) -> list[dict]:
+    """Every battle of the mix, group by group in seed order (read from ``cache`` when it holds the group)."""
+    battles: list[dict] = []
+    async with SimPool(2) as pool:
         for group, (fmt, p1, p2, count) in enumerate(mix):
-            for _ in range(count):
-                jobs.append(one(group, fmt, p1, p2, seed))
-                seed += 1
-        return [b for b in await asyncio.gather(*jobs) if b["rows"] is not None]
+            first = first_seed + group * GROUP_SEEDS
+            path = cache_path(cache, fmt, p1, p2, count, first) if cache is not None else None
+            if path is not None and path.exists():
+                battles += load_group(path, group)
+                continue
+            started = time.perf_counter()
+            played = await play_group(pool, fmt, p1, p2, count, first, in_flight, group)
+            print(f"  {fmt} {p1} vs {p2}: {len(played)} battles in {time.perf_counter() - started:.0f} s, load "
+                  f"{os.getloadavg()[0]:.1f}", flush=True)
+            if path is not None:
+                save_group(path, played)
+            battles += load_group(path, group) if path is not None else played
+    return battles
 
 
 def stack(battles: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -97,6 +154,11 @@ def stack(battles: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ys = np.concatenate([np.full(len(b["rows"]), b["y"]) for b in battles])
     hp = np.concatenate([np.asarray(b["hp"]) for b in battles])
     return rows, ys, hp
+
+
+def pairing(mix: list[tuple[str, str, str, int]], battle: dict) -> str:
+    fmt, p1, p2, _ = mix[battle["group"]]
+    return f"{fmt} {'self-play' if p1 == p2 else 'uneven'}"
 
 
 def main() -> None:
@@ -107,73 +169,93 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=1e-2)
     parser.add_argument("--seed", type=int, default=0, help="the weights' initial draw")
     parser.add_argument("--in-flight", type=int, default=8)
+    parser.add_argument("--cache", type=Path, default=CACHE,
+                        help="where each group's rows are kept once played (git-ignored tmp/ by default)")
+    parser.add_argument("--no-cache", action="store_true", help="play every battle again, keep nothing")
+    parser.add_argument("--play-only", action="store_true", help="play (and cache) the battles, fit nothing")
     parser.add_argument("--out", type=Path, default=vm.MODEL_PATH)
     parser.add_argument("--doc", action="store_true", help=f"rewrite '{HEADING}' in docs/value-model.md")
     args = parser.parse_args()
     mix = parse_mix(args.mix or list(MIX))
 
     started, load = time.perf_counter(), os.getloadavg()
-    battles = asyncio.run(play(mix, args.in_flight))
+    battles = asyncio.run(play(mix, args.in_flight, None if args.no_cache else args.cache))
     played = time.perf_counter() - started
-    # every fifth battle of each mix is held out; validation is read on the heuristic-vs-heuristic ones (what the
-    # rollout estimate plays) and on all
+    if args.play_only:
+        print(f"{len(battles)} battles ready in {played:.0f} s")
+        return
     counts: dict[int, int] = {}
-    train, held = [], []
+    train: list[dict] = []
+    calibrate: list[dict] = []
+    held: list[dict] = []
     for battle in battles:
         counts[battle["group"]] = counts.get(battle["group"], 0) + 1
-        (held if counts[battle["group"]] % VALIDATE_EVERY == 0 else train).append(battle)
+        fold = counts[battle["group"]] % VALIDATE_EVERY
+        (held if fold == 0 else calibrate if fold == 1 else train).append(battle)
     rows, ys, hp = stack(train)
     options = "".join(f" --mix {m}" for m in args.mix or []) + "".join(
         f" --{name} {value}" for name, value, default in (("units", args.units, 8), ("steps", args.steps, 1500),
                                                           ("l2", args.l2, 1e-2), ("seed", args.seed, 0))
         if value != default)
-    card = {"recipe": f"scripts/train_value_model.py{options}",
-            "mix": [f"{fmt}:{p1}:{p2}:{count}" for fmt, p1, p2, count in mix], "first_seed": FIRST_SEED,
-            "validate_every": VALIDATE_EVERY, "units": args.units, "steps": args.steps, "l2": args.l2,
-            "init_seed": args.seed, "train_battles": len(train), "train_decisions": int(len(ys)),
-            "label": "how the battle ended for p1 (win 1, loss 0, tie or turn limit 0.5)", "sees": vm.SEES}
     fit_started = time.perf_counter()
-    model = vm.fit(rows, ys, units=args.units, steps=args.steps, l2=args.l2, seed=args.seed)
+    raw = vm.fit(rows, ys, units=args.units, steps=args.steps, l2=args.l2, seed=args.seed)
+    crows, cys, _ = stack(calibrate)
+    t = vm.fit_temperature(raw, crows, cys)
     fitted = time.perf_counter() - fit_started
     logistic = vm.fit(rows, ys, units=0, steps=args.steps, l2=args.l2, seed=args.seed)
     from scripts.bench_calibration import fit_logistic  # the HP-gap baseline, as the calibration bench fits it
 
     a, b = fit_logistic(list(hp), list(ys))
     base = float(np.mean([battle["y"] for battle in train]))
+    card = {"recipe": f"scripts/train_value_model.py{options}",
+            "mix": [f"{fmt}:{p1}:{p2}:{count}" for fmt, p1, p2, count in mix], "first_seed": FIRST_SEED,
+            "group_seeds": GROUP_SEEDS, "validate_every": VALIDATE_EVERY, "units": args.units, "steps": args.steps,
+            "l2": args.l2, "init_seed": args.seed, "train_battles": len(train), "train_decisions": int(len(ys)),
+            "calibration": {"kind": "temperature", "temperature": round(t, 6), "battles": len(calibrate),
+                            "decisions": int(len(cys)),
+                            "how": "the fitted score divided by T (the linear and output weights), T of least log "
+                                   "loss on the calibration fold"},
+            "hp_logistic": {"a": round(a, 6), "b": round(b, 6),
+                            "reads": "p1's snapshot team HP less p2's (scripts/bench_calibration.py's hp_gap), "
+                                     "fitted on the training battles"},
+            "label": "how the battle ended for p1 (win 1, loss 0, tie or turn limit 0.5)", "sees": vm.SEES}
+    model = vm.with_temperature(raw, t, card)
     validation = {}
-    for name, subset in (("heuristic vs heuristic", [h for h in held if mix[h["group"]][1:3] == ("heuristic",
-                                                                                                  "heuristic")]),
-                         ("all held out", held)):
+    subsets = [("all held out", held)] + [
+        (name, [h for h in held if pairing(mix, h) == name])
+        for name in sorted({pairing(mix, h) for h in held}, key=lambda n: (n.split()[0][:4] != "gen9", n))]
+    for name, subset in subsets:
         if not subset:
             continue
         vrows, vys, vhp = stack(subset)
         validation[name] = {
             "battles": len(subset), "decisions": int(len(vys)),
             "value model": round(vm.brier(vm.win_probability(model, vrows), vys), 4),
+            "before calibration": round(vm.brier(vm.win_probability(raw, vrows), vys), 4),
             "logistic on the same features": round(vm.brier(vm.win_probability(logistic, vrows), vys), 4),
             "logistic on the HP gap": round(vm.brier(1 / (1 + np.exp(-(a + b * vhp))), vys), 4),
             "base rate": round(vm.brier(np.full(len(vys), base), vys), 4)}
-    card["validation_brier"] = validation
-    model = vm.ValueModel(mean=model.mean, scale=model.scale, linear=model.linear, hidden=model.hidden,
-                          bias=model.bias, out=model.out, card=card)
+    model.card["validation_brier"] = validation
     text = model.to_json()
     args.out.write_text(text, encoding="utf-8")
     again = vm.load_model(args.out)
     assert again.to_json() == text
     end = os.getloadavg()
     summary = (f"`.venv/bin/python scripts/train_value_model.py{options}{' --doc' if args.doc else ''}`"
-               f": {len(battles)} battles ({sum(len(b['rows']) for b in battles)} decisions) played in "
-               f"{played:.0f} s, {len(train)} of them ({len(ys)} decisions) fitted in {fitted:.0f} s "
-               f"({args.units} hidden units, {args.steps} steps, L2 {args.l2:g}); the weights file is "
+               f": {len(battles)} battles ({sum(len(b['rows']) for b in battles)} decisions) in {played:.0f} s "
+               f"(played, or read from the cache of a run before), {len(train)} of them ({len(ys)} decisions) "
+               f"fitted and {len(calibrate)} ({len(cys)} decisions) calibrated in {fitted:.0f} s ({args.units} "
+               f"hidden units, {args.steps} steps, L2 {args.l2:g}; temperature {t:.3f}); the weights file is "
                f"{len(text.encode()) / 1024:.1f} KiB. On {platform.machine()} with {os.cpu_count()} cores, load "
                f"average {load[0]:.1f} at the start and {end[0]:.1f} at the end (a shared machine: the times move "
-               "with it, the weights do not).\n\nValidation (every fifth battle of each mix, never fitted), Brier "
-               "score of p1's chance at every decision against how its battle ended:\n\n"
-               "| held out | battles | decisions | value model | logistic, same features | logistic, HP gap | "
-               "base rate |\n| --- | --- | --- | --- | --- | --- | --- |\n"
-               + "".join(f"| {name} | {v['battles']} | {v['decisions']} | {v['value model']:.3f} | "
-                         f"{v['logistic on the same features']:.3f} | {v['logistic on the HP gap']:.3f} | "
-                         f"{v['base rate']:.3f} |\n" for name, v in validation.items()))
+               "with it, the weights do not).\n\nValidation (every fifth battle of each group, never fitted nor "
+               "calibrated on), Brier score of p1's chance at every decision against how its battle ended:\n\n"
+               "| held out | battles | decisions | value model | before calibration | logistic, same features | "
+               "logistic, HP gap | base rate |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+               + "".join(f"| {name} | {v['battles']} | {v['decisions']} | {v['value model']:.4f} | "
+                         f"{v['before calibration']:.4f} | {v['logistic on the same features']:.4f} | "
+                         f"{v['logistic on the HP gap']:.4f} | {v['base rate']:.4f} |\n"
+                         for name, v in validation.items()))
     print(f"{HEADING}\n\n{summary}")
     if args.doc:
         write_section(HEADING, f"{HEADING}\n\n{summary}", DOC)

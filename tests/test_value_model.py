@@ -189,6 +189,25 @@ def test_fitting_repeats_byte_for_byte_and_learns_what_the_data_say() -> None:
     assert vm.brier(vm.win_probability(first, rows), outcomes) < vm.brier([outcomes.mean()] * 400, outcomes) - 0.03
 
 
+def test_a_temperature_divides_the_score_and_is_fitted_back_from_outcomes_drawn_with_it() -> None:
+    """Issue 62: the model is calibrated by a temperature fitted on held-out battles; folded into the weights it keeps
+    the file's shape and the model's symmetry."""
+    rng = np.random.default_rng(11)
+    n = len(vm.FEATURES)
+    model = vm.ValueModel(mean=np.zeros(n), scale=np.ones(n), linear=rng.normal(0, 1, n),
+                          hidden=rng.normal(0, 0.5, (3, n)), bias=rng.normal(0, 0.5, 3), out=rng.normal(0, 1, 3),
+                          card={"kept": 1})
+    rows = rng.uniform(0, 1, (6000, n))
+    cooled = vm.with_temperature(model, 0.5)
+    assert np.allclose(vm.scores(cooled, rows), 2 * vm.scores(model, rows), atol=1e-12)
+    assert cooled.card == {"kept": 1} and vm.with_temperature(model, 2.0, {"t": 2}).card == {"t": 2}
+    assert np.allclose(vm.win_probability(cooled, vm.swap_sides(rows)) + vm.win_probability(cooled, rows), 1.0)
+    outcomes = (rng.uniform(0, 1, len(rows)) < vm.win_probability(cooled, rows)).astype(float)
+    fitted = vm.fit_temperature(model, rows, outcomes)
+    assert fitted == vm.fit_temperature(model, rows, outcomes) and 0.4 < fitted < 0.6
+    assert vm.fit_temperature(cooled, rows, outcomes) == pytest.approx(fitted / 0.5, rel=1e-3)
+
+
 def test_the_shipped_model_loads_and_a_file_for_other_features_is_refused(tmp_path: Path) -> None:
     model = vm.load_model()
     assert vm.MODEL_PATH.stat().st_size < 1_000_000 and model.card["train_battles"] > 0

@@ -560,6 +560,35 @@ def fit(rows: np.ndarray, outcomes: np.ndarray, *, units: int = 16, steps: int =
     return ValueModel(mean=mean, scale=scale, card=dict(card or {}), **params)
 
 
+def fit_temperature(model: ValueModel, rows: np.ndarray, outcomes: np.ndarray) -> float:
+    """Pure: the temperature ``T`` of least log loss for p1's chance ``sigmoid(score / T)`` on held-out ``rows`` (a
+    golden-section search over log T in [−2, 2]: deterministic). T < 1 sharpens an underconfident model."""
+    score = scores(model, rows)
+    y = np.asarray(outcomes, dtype=np.float64)
+
+    def loss(log_t: float) -> float:
+        p = np.clip(0.5 * (1 + np.tanh(score / math.exp(log_t) / 2)), 1e-12, 1 - 1e-12)
+        return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+    low, high = -2.0, 2.0
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(80):
+        a, b = high - ratio * (high - low), low + ratio * (high - low)
+        if loss(a) < loss(b):
+            high = b
+        else:
+            low = a
+    return math.exp((low + high) / 2)
+
+
+def with_temperature(model: ValueModel, temperature: float, card: dict[str, Any] | None = None) -> ValueModel:
+    """Pure: the model whose score is ``model``'s divided by ``temperature`` (its linear and output weights are), so
+    the weights file keeps its shape and the model stays symmetric; ``card`` replaces the card when given."""
+    return ValueModel(mean=model.mean, scale=model.scale, linear=model.linear / temperature, hidden=model.hidden,
+                      bias=model.bias, out=model.out / temperature,
+                      card=dict(model.card if card is None else card))
+
+
 def brier(predicted: Iterable[float], outcomes: Iterable[float]) -> float:
     """Pure: the mean squared gap between predictions and outcomes."""
     pairs = list(zip(predicted, outcomes))

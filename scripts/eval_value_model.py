@@ -1,0 +1,159 @@
+"""Judge the shipped value model on fresh battles against the HP logistic (issue 62, "what it must show").
+
+    .venv/bin/python scripts/eval_value_model.py [--battles 324] [--doc]
+
+Plays ``--battles`` fresh battles per format (gen9randombattle and gen4randombattle; seeds 800000 and 850000 on,
+which no other script plays), the pairings cycling through all nine ordered pairs of the baselines (heuristic,
+maxdamage, random), and reads p1's chance at every decision from the shipped model
+(``wolfeclick.analysis.value_model``) and from the HP logistic whose two coefficients its card carries (fitted on
+the model's own training battles, on p1's snapshot team HP less p2's). For each format, and for its self-play
+(the same policy on both sides) and uneven battles apart, it gives both Brier scores and the model's less the HP
+logistic's with a 95% interval from 2000 resamples of whole battles (a battle's decisions share one ending), then
+a reliability table of ten bins per format: every bin holding at least 300 decisions should lie within 0.03 of the
+diagonal. ``--doc`` rewrites its section of docs/value-model.md. Battles are cached as the training script caches
+them (``tmp/value-model-battles``), so a second run reads instead of playing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scripts.benchdoc import write_section  # noqa: E402
+from scripts.train_value_model import CACHE, POLICIES, cache_path, load_group, play_group, save_group  # noqa: E402
+from wolfeclick.analysis import value_model as vm  # noqa: E402
+from wolfeclick.sim.process import SimPool  # noqa: E402
+
+DOC = ROOT / "docs" / "value-model.md"
+HEADING = "## Judged on fresh battles (issue 62)"
+FORMATS = {"gen9randombattle": 800_000, "gen4randombattle": 850_000}
+PAIRS = tuple((p1, p2) for p1 in POLICIES for p2 in POLICIES)
+BIN_GOAL, BIN_FLOOR = 0.03, 300
+RESAMPLES = 2000
+
+
+async def play(count: int, in_flight: int, cache: Path | None) -> list[dict]:
+    """``count`` battles per format, one group per (format, pairing), every pairing getting its share in turn."""
+    battles: list[dict] = []
+    async with SimPool(2) as pool:
+        for fmt, first in FORMATS.items():
+            for n, (p1, p2) in enumerate(PAIRS):
+                share = count // len(PAIRS) + (n < count % len(PAIRS))
+                start = first + n * 5_000
+                path = cache_path(cache, fmt, p1, p2, share, start) if cache is not None else None
+                if path is not None and path.exists():
+                    group = load_group(path, n)
+                else:
+                    group = await play_group(pool, fmt, p1, p2, share, start, in_flight, n)
+                    if path is not None:
+                        save_group(path, group)
+                        group = load_group(path, n)
+                battles += [{**b, "format": fmt, "pairing": "self-play" if p1 == p2 else "uneven"} for b in group]
+    return battles
+
+
+def interval(per: np.ndarray) -> tuple[float, float, float]:
+    """Per battle (the model's squared errors summed, the HP logistic's, decisions): the Brier difference (model
+    less HP logistic) and its 95% interval from resampling whole battles."""
+    rng = np.random.default_rng(0)
+    draws = rng.integers(0, len(per), (RESAMPLES, len(per)))
+    diffs = (per[draws, 0].sum(axis=1) - per[draws, 1].sum(axis=1)) / per[draws, 2].sum(axis=1)
+    low, high = np.percentile(diffs, [2.5, 97.5])
+    return float((per[:, 0].sum() - per[:, 1].sum()) / per[:, 2].sum()), float(low), float(high)
+
+
+def reliability(ps: np.ndarray, ys: np.ndarray) -> list[tuple[int, float, float]]:
+    """Ten equal-width bins: (decisions, mean predicted, mean outcome)."""
+    bins = np.minimum(9, (ps * 10).astype(int))
+    return [(int((bins == i).sum()), float(ps[bins == i].mean()) if (bins == i).any() else float("nan"),
+             float(ys[bins == i].mean()) if (bins == i).any() else float("nan")) for i in range(10)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--battles", type=int, default=324, help="per format (at least 300 for the verdicts)")
+    parser.add_argument("--in-flight", type=int, default=8)
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--doc", action="store_true", help=f"rewrite '{HEADING}' in docs/value-model.md")
+    args = parser.parse_args()
+    model = vm.default_model()
+    coefficients = model.card.get("hp_logistic")
+    if not coefficients:
+        raise SystemExit("the shipped model's card has no hp_logistic: retrain it (scripts/train_value_model.py)")
+    a, b = float(coefficients["a"]), float(coefficients["b"])
+    started, load = time.perf_counter(), os.getloadavg()
+    battles = asyncio.run(play(args.battles, args.in_flight, None if args.no_cache else args.cache))
+    played = time.perf_counter() - started
+    for battle in battles:
+        battle["model"] = vm.win_probability(model, battle["rows"])
+        battle["hp_p"] = 1 / (1 + np.exp(-(a + b * np.asarray(battle["hp"]))))
+        battle["ys"] = np.full(len(battle["rows"]), battle["y"])
+
+    lines, verdicts = [], []
+    subsets = [(f"{fmt}, {kind}", [x for x in battles if x["format"] == fmt and kind in ("all", x["pairing"])])
+               for fmt in FORMATS for kind in ("all", "self-play", "uneven")]
+    subsets.append(("both formats, uneven", [x for x in battles if x["pairing"] == "uneven"]))
+    for name, subset in subsets:
+        per = np.array([(float(((x["model"] - x["ys"]) ** 2).sum()), float(((x["hp_p"] - x["ys"]) ** 2).sum()),
+                         len(x["ys"])) for x in subset])
+        diff, low, high = interval(per)
+        met = high < 0
+        if name.endswith(", all") or name.endswith("uneven"):
+            verdicts.append((name, met))
+        lines.append(f"| {name} | {len(subset)} | {int(per[:, 2].sum())} | {per[:, 0].sum() / per[:, 2].sum():.4f} | "
+                     f"{per[:, 1].sum() / per[:, 2].sum():.4f} | {diff:+.4f} [{low:+.4f}, {high:+.4f}] | "
+                     f"{'below 0' if met else 'not below 0'} |")
+    tables, bins_ok = [], True
+    for fmt in FORMATS:
+        subset = [x for x in battles if x["format"] == fmt]
+        ps, ys = np.concatenate([x["model"] for x in subset]), np.concatenate([x["ys"] for x in subset])
+        rows = []
+        for i, (count, predicted, observed) in enumerate(reliability(ps, ys)):
+            judged = count >= BIN_FLOOR
+            ok = not judged or abs(predicted - observed) <= BIN_GOAL
+            bins_ok = bins_ok and ok
+            rows.append(f"| {i / 10:.1f}–{(i + 1) / 10:.1f} | {count} | "
+                        + (f"{predicted:.3f} | {observed:.3f} | {observed - predicted:+.3f} | "
+                           if count else "– | – | – | ")
+                        + ("within 0.03" if judged and ok else "**off**" if judged else f"under {BIN_FLOOR}") + " |")
+        tables.append(f"{fmt}:\n\n| bin | decisions | predicted | observed | gap | verdict |\n"
+                      "| --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows))
+    end = os.getloadavg()
+    met_all = all(met for _, met in verdicts)
+    text = (f"{HEADING}\n\n`.venv/bin/python scripts/eval_value_model.py"
+            f"{f' --battles {args.battles}' if args.battles != 324 else ''}{' --doc' if args.doc else ''}`: "
+            f"{len(battles)} fresh battles ({sum(len(x['ys']) for x in battles)} decisions; {args.battles} per "
+            f"format, every ordered pairing of {', '.join(POLICIES)} in turn, seeds "
+            f"{', '.join(f'{s} on ({f})' for f, s in FORMATS.items())}), in {played:.0f} s (played, or read from the "
+            f"cache of a run before) on {platform.machine()} with {os.cpu_count()} cores, load average "
+            f"{load[0]:.1f} at the start and {end[0]:.1f} at the end. The value model is the shipped one "
+            f"(temperature {model.card.get('calibration', {}).get('temperature', 1.0)}); the HP logistic is "
+            f"`1 / (1 + exp(-({a:.3f} + {b:.3f} × HP gap)))` from its card.\n\n"
+            "Brier scores, and the model's less the HP logistic's with a 95% interval from "
+            f"{RESAMPLES} resamples of whole battles (below 0: the model is better):\n\n"
+            "| battles | n | decisions | value model | HP logistic | difference [95%] | upper end |\n"
+            "| --- | --- | --- | --- | --- | --- | --- |\n" + "\n".join(lines)
+            + f"\n\nGoal (issue 62): the interval's upper end below 0 in gen9, in gen4 and on uneven pairings: "
+            f"**{'met' if met_all else 'not met'}** ("
+            + "; ".join(f"{name}: {'met' if met else 'not met'}" for name, met in verdicts) + ").\n\n"
+            f"Reliability of the value model (ten bins of its prediction); goal: every bin of at least {BIN_FLOOR} "
+            f"decisions within {BIN_GOAL} of the diagonal: **{'met' if bins_ok else 'not met'}**.\n\n"
+            + "\n\n".join(tables) + "\n")
+    print(text)
+    if args.doc:
+        write_section(HEADING, text, DOC)
+
+
+if __name__ == "__main__":
+    main()
