@@ -9,6 +9,7 @@ spectator-fed poke-env ``Battle`` views — and it marks every decision so (``po
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from typing import Any
@@ -226,6 +227,15 @@ _PAGE_TITLE = re.compile(r"<title>([^<]{1,200}?) replay: ", re.I)
 another shape is not read: it may be anything, a player's name included)."""
 
 
+_PAGE_TAG = re.compile(r"<title>\s*battle-([A-Za-z0-9]{1,80})-\d{1,20}\s*</title>", re.I)
+"""poke-env's saved pages: ``<title>battle-gen9ou-12</title>``, the battle's tag (its format, and a number a local
+server counts from 1 again at each start: not an id)."""
+UNREGISTERED = "unregisteredserver"
+"""The replay-id prefix of a server that is not registered with Showdown's login server: its battle numbers start
+again with every server, so they name no battle. poke-env's page template writes one such id,
+``unregisteredserver-gen8randombattle-320064``, into every page it saves, whatever battle the page holds."""
+
+
 PAGE_MARK = 'class="battle-log-data"'
 """Showdown's replay pages (and its client's "Download replay") carry the log in a
 ``<script type="text/plain" class="battle-log-data">`` block."""
@@ -237,8 +247,10 @@ def read_showdown_page(text: str, data: bytes) -> Recording:
     first, so a doubles page is called one whatever else it lacks."""
     page_id = _PAGE_ID.search(text)
     title = _PAGE_TITLE.search(text)
-    formats = (html.unescape(title.group(1)) if title else None,
-               html.unescape(page_id.group(1)).split("-")[0] if page_id else None)
+    tag = _PAGE_TAG.search(text)
+    named = html.unescape(page_id.group(1)) if page_id else None
+    formats = (html.unescape(title.group(1)) if title else None, tag.group(1) if tag else None,
+               named.split("-")[0] if named else None)
     match = _PAGE_LOG.search(text)
     if match is None:
         check_singles([], None, PAGE_FORMAT, formats)
@@ -248,6 +260,22 @@ def read_showdown_page(text: str, data: bytes) -> Recording:
     if "<" not in body and re.search(r"&(lt|gt|amp|quot|#[0-9]+);", body):
         body = html.unescape(body)
     recording = read_showdown_log(body, data, detail=PAGE_FORMAT, prefix="showdown", formats=formats)
-    if page_id:
-        recording = recording.model_copy(update={"id": imported_id("showdown", data, html.unescape(page_id.group(1)))})
-    return recording
+    if named and names_battle(named, recording.format):
+        return recording.model_copy(update={"id": imported_id("showdown", data, named)})
+    return recording.model_copy(update={"id": content_id(recording)})
+
+
+def names_battle(replay_id: str, fmt: str) -> bool:
+    """Pure: whether a page's replay id names its battle: one of its parts is the battle's format
+    (``gen9ou-2000000005``, ``smogtours-gen9ou-812``) and it is not an unregistered server's (poke-env's template
+    id is one, in every page poke-env saves)."""
+    parts = replay_id.lower().split("-")
+    return fmt in parts and parts[0] != UNREGISTERED
+
+
+def content_id(recording: Recording) -> str:
+    """Pure: ``showdown-<format>-<sha256[:16]>`` of the battle's protocol log as imported (chat, timer and markup
+    lines dropped): the same battle gets the same id whatever file it came in, whenever and in whatever order it is
+    imported; two battles, two ids."""
+    digest = hashlib.sha256("\n".join(recording.log).encode("utf-8")).hexdigest()[:16]
+    return f"showdown-{recording.format}-{digest}"

@@ -503,6 +503,8 @@ class BattleView:
             last = self.turns[-1]
             self._end = {side: end_snapshot(last.snapshot.get(side), side, self._narrator.hp,
                                             self._narrator.active.get(side)) for side in SIDES}
+        else:  # ended before any decision (a forfeit at team preview): the end is its one step, with its result
+            self._end = {side: None for side in SIDES}
 
     # --- numbers the charts and the turn list use ------------------------------------------------------------
     def series(self) -> dict[str, Any]:
@@ -519,10 +521,8 @@ class BattleView:
         return {"x": x, "hp": hp, "reward": reward}
 
     def step_turn(self, index: int) -> int:
-        if not self.turns:
-            return 0
         if index >= len(self.turns):
-            return int((self.meta.result or {}).get("turns") or self.turns[-1].turn)
+            return int((self.meta.result or {}).get("turns") or (self.turns[-1].turn if self.turns else 0))
         return self.turns[index].turn
 
     def clamp(self, index: int) -> int:
@@ -553,7 +553,7 @@ class BattleView:
         decision panel (state, prompt, scores, output, even the choice) is replaced by one line."""
         if secret in SIDES:
             perspective = other(secret)
-        if not self.turns:
+        if not self.turns and not self.steps:
             return (f'<div class="wc-view">{self._header("")}'
                     f'<div class="wc-card wc-muted">Waiting for the first decision…</div></div>')
         index = self.clamp(index)
