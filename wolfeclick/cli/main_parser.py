@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-from wolfeclick.cli import analysis, app, env, interop, ladder, play, policies, recordings, showdown, tournament
+from wolfeclick.cli import analysis, app, env, interop, ladder, play, policies, recordings, showdown, tournament, yardstick
 from wolfeclick.cli.options import run_command
 
 EXIT_STATUSES = """exit statuses:
@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     analysis.add_rescore_parser(commands)
     analysis.add_analyse_parser(commands)
     tournament.add_leaderboard_parser(commands)
+    yardstick.add_gauntlet_parser(commands)
+    yardstick.add_reference_ladder_parser(commands)
     interop.add_import_parser(commands)
     interop.add_export_parser(commands)
     env.add_serve_env_parser(commands)
@@ -56,7 +58,8 @@ COMMANDS = {"setup": showdown.cmd_setup, "app": app.cmd_app, "policies": policie
             "resim": recordings.cmd_resim, "schema": recordings.cmd_schema, "bench": tournament.cmd_bench,
             "branch": play.cmd_branch, "rescore": analysis.cmd_rescore, "analyse": analysis.cmd_analyse,
             "leaderboard": tournament.cmd_leaderboard, "import": interop.cmd_import, "export": interop.cmd_export,
-            "serve-env": env.cmd_serve_env}
+            "serve-env": env.cmd_serve_env, "gauntlet": yardstick.cmd_gauntlet,
+            "reference-ladder": yardstick.cmd_reference_ladder}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from wolfeclick.ui import compare as compare_mod
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.presentation import status_line
+from wolfeclick.ui.tabs import rate
 from wolfeclick.ui.tabs.common import failure
 
 __all__ = ["CompareUI", "build", "compare_run", "compare_stop", "compare_load", "RUN_OUTPUTS", "LOAD_OUTPUTS"]
@@ -144,6 +145,7 @@ def build(ctx: AppContext) -> CompareUI:
             games = gr.Dataframe(headers=compare_mod.BATTLE_HEADERS, label="Battles (open any replay)",
                                  datatype=["number", "str", "str", "str", "str", "number", "markdown"],
                                  interactive=False, max_height=100_000, elem_classes=["wc-all-rows"])
+    rate.build(ctx)  # "Rate a policy" on the reference ladder, below the tournament
     ui = CompareUI(specs, battles, format_box, seed, mode, run, stop, select, load, status, table,
                    verdicts, win, heat, ratings, games)
     run.click(bind(compare_run, ctx, ui), [specs, battles, format_box, seed, mode, engine],

@@ -21,6 +21,7 @@ from wolfeclick.arena.policy_history import policy_page
 from wolfeclick.battle.schema import is_valid_id
 from wolfeclick.errors import InputError
 from wolfeclick.ui import board_view as view
+from wolfeclick.ui import yardstick_view
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.standings import Computed
@@ -250,6 +251,8 @@ def build(ctx: AppContext) -> LeaderboardUI:
                                    "ranked)", datatype=_link_last(view.TABLE_HEADERS), interactive=False)
             with gr.Accordion("Every pairing", open=False):
                 matrix = gr.Dataframe(headers=view.MATRIX_HEADERS, datatype="str", interactive=False)
+            with gr.Accordion("Reference ladder: the fixed scale a gauntlet rates on", open=False):
+                gr.HTML(yardstick_view.shipped_html(), elem_id="wc-yardstick")
     with gr.Group(elem_id="wc-policy-page"):
         policy = gr.Dropdown(choices=[], label="Policy page", allow_custom_value=True)
         page = gr.HTML("", elem_id="wc-policy-head")
