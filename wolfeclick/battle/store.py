@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import os
 import secrets
 import stat
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -20,6 +22,10 @@ from wolfeclick.errors import InputError, StorageError, WolfeClickError
 MAX_RECORDING_BYTES = 20 * 1024 * 1024
 """Larger files are refused unread: a 300-turn battle with full LLM prompts is a few MB."""
 MAX_JSON_DEPTH = 64
+GZIP_MAGIC = b"\x1f\x8b"
+"""A recording file that starts with these bytes is gzip-compressed JSON (training episodes are saved so); every
+reader takes both, through ``parse_recording``."""
+GZIP_LEVEL = 6
 
 
 class RecordingError(WolfeClickError, ValueError):
@@ -123,6 +129,44 @@ def write_atomic(path: Path, text: str | bytes, *, replace: bool = True) -> Path
     return path
 
 
+def compress_recording(data: bytes) -> bytes:
+    """A recording's JSON as it is stored compressed: gzip with no time or file name in its header, so the same
+    recording always gives the same bytes."""
+    return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
+
+
+def inflate(data: bytes, limit: int = MAX_RECORDING_BYTES) -> bytes:
+    """``data`` as JSON bytes: decompressed if it is gzip (at most ``limit`` bytes come out: a small file that
+    inflates to gigabytes is refused, not read), else as it is. A corrupt gzip file is a one-line RecordingError."""
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(data, limit + 1)
+    except zlib.error:
+        raise RecordingError("not a valid gzip-compressed recording (corrupt)") from None
+    _check_size(len(out), limit)
+    if not inflater.eof or inflater.unused_data:
+        raise RecordingError("not a valid gzip-compressed recording (truncated, or more than one member)")
+    return out
+
+
+def json_size(path: Path, size: int) -> int:
+    """How many bytes of JSON the recording file at ``path`` (``size`` bytes on disk) holds: ``size``, or for a gzip
+    file the length its trailer states (what memory budgets charge; a file whose trailer lies fails to inflate, so
+    it is never parsed, let alone kept)."""
+    if size < 18:  # the smallest gzip file: a 10-byte header and an 8-byte trailer
+        return size
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(len(GZIP_MAGIC)) != GZIP_MAGIC:
+                return size
+            handle.seek(size - 4)
+            return max(size, int.from_bytes(handle.read(4), "little"))
+    except OSError:
+        return size
+
+
 def recording_files(paths: Iterable[Path]) -> list[Path]:
     """Files as given; a folder stands for the ``*.json`` files directly inside it (sorted, symbolic links skipped).
 
@@ -201,9 +245,11 @@ class RecordingSaver:
     An ``EncodedRecording`` is written as it is, and parsed only to be compared or given another id.
     """
 
-    def __init__(self, directory: Path | str) -> None:
+    def __init__(self, directory: Path | str, *, compress: bool = False) -> None:
         self.directory = Path(directory)
         self.id: str | None = None
+        self.compress = compress
+        """Store the JSON gzip-compressed (``compress_recording``): a tenth of the size or less, read the same way."""
 
     @property
     def path(self) -> Path | None:
@@ -212,10 +258,10 @@ class RecordingSaver:
     def save(self, recording: AnyRecording) -> Path:
         """Write ``recording`` (under the claimed id, which may differ from ``recording.id``); return its path."""
         if self.id is not None:
-            return write_atomic(self.directory / f"{self.id}.json", _text_with_id(recording, self.id))
+            return write_atomic(self.directory / f"{self.id}.json", self._stored(_text_with_id(recording, self.id)))
         for candidate in _candidate_ids(recording.id):
             path = self.directory / f"{candidate}.json"
-            text = _text_with_id(recording, candidate)
+            text = self._stored(_text_with_id(recording, candidate))
             try:
                 write_atomic(path, text, replace=False)
             except FileExistsError:
@@ -231,6 +277,11 @@ class RecordingSaver:
             self.id = candidate
             return path
         raise AssertionError("unreachable")
+
+    def _stored(self, text: str | bytes) -> str | bytes:
+        if not self.compress:
+            return text
+        return compress_recording(text.encode("utf-8") if isinstance(text, str) else text)
 
 
 def _decoded(recording: AnyRecording) -> Recording:
@@ -248,9 +299,19 @@ def _with_id(recording: Recording, recording_id: str) -> Recording:
     return recording if recording.id == recording_id else recording.model_copy(update={"id": recording_id})
 
 
-def save_recording(recording: AnyRecording, directory: Path) -> Path:
-    """Save one finished recording under ``<directory>/<id>.json``, never replacing a different battle's file."""
-    return RecordingSaver(directory).save(recording)
+def save_recording(recording: AnyRecording, directory: Path, *, compress: bool = False) -> Path:
+    """Save one finished recording under ``<directory>/<id>.json``, never replacing a different battle's file;
+    ``compress``: gzip-compressed (still ``.json``: every reader takes both)."""
+    return RecordingSaver(directory, compress=compress).save(recording)
+
+
+def rewrite_recording(path: Path, recording: Recording) -> Path:
+    """Replace the recording file at ``path`` with ``recording``, stored as the file there was (compressed or not)."""
+    path = Path(path)
+    text = recording.to_json()
+    with open(path, "rb") as handle:
+        compressed = handle.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+    return write_atomic(path, compress_recording(text.encode("utf-8")) if compressed else text)
 
 
 def _depth_ok(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -299,9 +360,11 @@ def _check_size(size: int, limit: int = MAX_RECORDING_BYTES) -> None:
 
 
 def parse_recording(data: bytes | str) -> Recording:
-    """Validate recording text; raise RecordingError with one line saying what is wrong."""
+    """Validate recording text (or its gzip-compressed bytes); raise RecordingError with one line saying what is
+    wrong."""
     _check_size(len(data))
     if isinstance(data, bytes):
+        data = inflate(data)
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gymnasium
 
-from wolfeclick.env.env import ShowdownEnv
+from wolfeclick.env.env import NumericSpaces, ShowdownEnv
 from wolfeclick.env.episode import EnvError
 from wolfeclick.env.service import SimService, default_service
 
@@ -16,11 +16,12 @@ ENV_ID = "WolfeClick/Showdown-v0"
 """``gymnasium.make(ENV_ID, opponent=…, format=…)`` and ``gymnasium.make_vec``; keyword arguments are ShowdownEnv's.
 Registered when this package is imported; Gymnasium 1.x loads no plugins, so in a fresh interpreter use the
 module-qualified id ``"wolfeclick.env:WolfeClick/Showdown-v0"`` (Gymnasium imports this package first) or
-``import wolfeclick.env`` with ``gymnasium.register_envs(wolfeclick.env)`` (docs/training.md)."""
+``import wolfeclick.env`` with ``gymnasium.register_envs(wolfeclick.env)`` (docs/training.md). Every episode is saved,
+gzip-compressed, to ``$WOLFECLICK_RECORDINGS`` (else ``./recordings``) unless ``recordings=False``."""
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="wolfeclick.env.env:ShowdownEnv")
 
-__all__ = ["ENV_ID", "EnvError", "ShowdownEnv", "ShowdownToolEnv", "SimService", "default_service", "reward_func"]
+__all__ = ["ENV_ID", "EnvError", "NumericSpaces", "ShowdownEnv", "ShowdownToolEnv", "SimService", "default_service", "reward_func"]
 
 
 def __getattr__(name: str):  # the TRL side is imported on first use

@@ -15,7 +15,8 @@
 - ``horizon=H`` cuts an episode after H decisions (Gymnasium's truncation): the battle is forfeited and saved, the
   last step's reward adds the shaped reward of the decisions the cut settled, with no outcome (a cut is not a
   loss), and the observation returned is the state at the cut, to bootstrap a value from.
-- Every episode is a normal recording (``source.kind = "training"``), saved when it ends.
+- Every episode is a normal recording (``source.kind = "training"``), saved when it ends (gzip-compressed by
+  default: see ``ShowdownEnv``).
 """
 
 from __future__ import annotations
@@ -175,6 +176,38 @@ def observation_space(kind: str) -> gym.Space[Any]:
     return gym.spaces.Dict(groups)
 
 
+def action_space(kind: str) -> gym.Space[Any]:
+    return gym.spaces.Discrete(ACTION_COUNT) if kind == "discrete" else AnyText(max_length=MAX_ACTION_CHARS)
+
+
+def check_kinds(observation: str, action: str) -> None:
+    if observation not in OBSERVATIONS:
+        raise EnvError(f"observation must be one of {', '.join(OBSERVATIONS)}, not {observation!r}")
+    if action not in ACTIONS:
+        raise EnvError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
+
+
+class NumericSpaces(gym.Wrapper):
+    """A ``ShowdownEnv`` made with a text observation or a text action (``gymnasium.make``'s default), as
+    Stable-Baselines3 needs it: SB3 has no ``Text`` space, so its ``check_env`` and its algorithms refuse those
+    four combinations. Wrapped, the env observes ``observation`` (``"vector"``: the ``Box`` of features, or
+    ``"dict"``) and acts through ``Discrete(13)`` with ``action_masks()`` for MaskablePPO: exactly the env built
+    with ``observation=…, action="discrete"`` (same features, rewards, recordings). Wrapping forfeits a battle in
+    progress, as ``reset`` does."""
+
+    def __init__(self, env: gym.Env, observation: str = "vector") -> None:
+        if observation not in ("vector", "dict"):
+            raise EnvError(f"NumericSpaces observes 'vector' or 'dict', not {observation!r}")
+        base = env.unwrapped
+        if not isinstance(base, ShowdownEnv):
+            raise EnvError(f"NumericSpaces wraps a ShowdownEnv, not {type(base).__name__}")
+        base.use_spaces(observation, "discrete")
+        super().__init__(env)  # Gymnasium's wrappers read the spaces from the env they wrap, now the numeric ones
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.unwrapped.action_masks()
+
+
 def recordings_dir(value: str | os.PathLike[str] | None | bool) -> Path | None:
     """Where episodes are saved: the argument, else ``$WOLFECLICK_RECORDINGS``, else ``recordings``; False: nowhere."""
     if value is False:
@@ -185,7 +218,14 @@ def recordings_dir(value: str | os.PathLike[str] | None | bool) -> Path | None:
 
 
 class ShowdownEnv(gym.Env):
-    """A single-agent Showdown battle against ``opponent`` (any policy spec, or a ``Policy``)."""
+    """A single-agent Showdown battle against ``opponent`` (any policy spec, or a ``Policy``).
+
+    Also ``gymnasium.make("wolfeclick.env:WolfeClick/Showdown-v0", **the same keyword arguments)``.
+    Recordings, the default for training runs: every episode is saved when it ends to ``recordings`` (default
+    ``$WOLFECLICK_RECORDINGS``, else ``./recordings``), gzip-compressed (``compress_recordings=True``: ~30 KB a gen9
+    random battle instead of ~0.5-1 MB of JSON, still ``<id>.json``, read as it is by every reader of recordings);
+    ``compress_recordings=False`` writes plain JSON, ``recordings=False`` saves nothing.
+    """
 
     metadata = {"render_modes": ["ansi"]}
 
@@ -194,13 +234,11 @@ class ShowdownEnv(gym.Env):
                  recordings: str | os.PathLike[str] | None | bool = None, service: SimService | None = None,
                  render_mode: str | None = None, step_timeout_s: float = STEP_TIMEOUT_S,
                  agent_spec: str = AGENT_SPEC, teams: TeamSources | None = None, horizon: int | None = None,
-                 observation: str = "text", action: str = "text", **llm_options: Any) -> None:
+                 observation: str = "text", action: str = "text", compress_recordings: bool = True,
+                 **llm_options: Any) -> None:
         if not is_side(agent_side):
             raise EnvError(f"agent_side must be 'p1' or 'p2', not {agent_side!r}")
-        if observation not in OBSERVATIONS:
-            raise EnvError(f"observation must be one of {', '.join(OBSERVATIONS)}, not {observation!r}")
-        if action not in ACTIONS:
-            raise EnvError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
+        check_kinds(observation, action)
         generation(format)  # an unknown format fails here, in one line
         self.format = format
         self.opponent = make_policy(opponent, **llm_options) if isinstance(opponent, str) else opponent
@@ -210,6 +248,8 @@ class ShowdownEnv(gym.Env):
         """Cut each episode after this many agent decisions (None: play the battle out)."""
         self.agent_side: Side = agent_side
         self.recordings = recordings_dir(recordings)
+        self.compress_recordings = compress_recordings
+        """Save episodes gzip-compressed (the default: ~30x smaller, read by every reader of recordings as they are)."""
         self.service = service or default_service()
         self.render_mode = render_mode
         self.step_timeout_s = step_timeout_s
@@ -220,8 +260,7 @@ class ShowdownEnv(gym.Env):
         self.observation_kind = observation
         self.action_kind = action
         self.observation_space = observation_space(observation)
-        self.action_space = (gym.spaces.Discrete(ACTION_COUNT) if action == "discrete"
-                             else AnyText(max_length=MAX_ACTION_CHARS))
+        self.action_space = action_space(action)
         self._episode: Episode | None = None
         self._observation: Observation | None = None
         self._prompt: Prompt | None = None
@@ -283,7 +322,8 @@ class ShowdownEnv(gym.Env):
         for attempt in range(START_ATTEMPTS):
             episode = Episode(self.service, self.opponent, agent_side=self.agent_side, format_id=self.format,
                               seed=battle_seed, max_turns=self.max_turns, recordings=self.recordings,
-                              source_detail=detail, agent_spec=self.agent_spec, teams=self.teams, start=start)
+                              source_detail=detail, agent_spec=self.agent_spec, teams=self.teams, start=start,
+                              compress=self.compress_recordings)
             self._episode = episode
             self._finalizer = weakref.finalize(self, Episode.abandon, episode)
             records, observation = episode.wait(self.step_timeout_s)
@@ -390,6 +430,14 @@ class ShowdownEnv(gym.Env):
         its simulator slot."""
         self._end_episode(shown=shown, refused=refused)
         super().close()
+
+    def use_spaces(self, observation: str, action: str) -> None:
+        """Change the observation and action kinds (``NumericSpaces`` does); a battle in progress is forfeited and
+        saved first, as ``reset`` does (the next call is a ``reset``)."""
+        check_kinds(observation, action)
+        self._end_episode()
+        self.observation_kind, self.action_kind = observation, action
+        self.observation_space, self.action_space = observation_space(observation), action_space(action)
 
     # --- actions -----------------------------------------------------------------------------------------------
     def decide(self, action: str | int | np.integer) -> Decision:

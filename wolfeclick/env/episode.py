@@ -82,7 +82,10 @@ class Episode:
 
     def __init__(self, service: SimService, opponent: Policy, *, agent_side: Side, format_id: str, seed: int,
                  max_turns: int, recordings: Path | None, source_detail: str | None, agent_spec: str = AGENT_SPEC,
-                 teams: TeamSources | None = None, start: tuple[Recording, int] | None = None) -> None:
+                 teams: TeamSources | None = None, start: tuple[Recording, int] | None = None,
+                 compress: bool = False) -> None:
+        self.compress = compress
+        """Save the recording gzip-compressed (``wolfeclick.battle.store.compress_recording``)."""
         self.events: Stream[tuple[str, Any]] = Stream()
         self.seat = AgentSeat(agent_spec, self.events)
         self.side = agent_side
@@ -134,7 +137,7 @@ class Episode:
             recording = item.model_copy(update=update)
             path = None
             if recordings is not None:
-                path = await asyncio.to_thread(save_recording, recording, recordings)
+                path = await asyncio.to_thread(save_recording, recording, recordings, compress=self.compress)
             self.events.put(("end", EpisodeEnd(recording, path)))
 
     def answer(self, decision: Decision) -> None:

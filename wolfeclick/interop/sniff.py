@@ -12,7 +12,14 @@ from __future__ import annotations
 import orjson
 
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.store import MAX_JSON_DEPTH, MAX_RECORDING_BYTES, _check_size, _depth_ok, parse_recording
+from wolfeclick.battle.store import (
+    MAX_JSON_DEPTH,
+    MAX_RECORDING_BYTES,
+    _check_size,
+    _depth_ok,
+    inflate,
+    parse_recording,
+)
 from wolfeclick.interop import openenv, serverlog, showdown
 from wolfeclick.interop.public import ImportFormatError
 
@@ -58,6 +65,7 @@ def check_output(recording: Recording, kind: str) -> None:
 
 
 def _read(data: bytes, host: serverlog.SimHost | None = None):
+    data = inflate(data)  # a gzip-compressed file (as training episodes are saved) is read as what it holds
     text = _text(data)
     head = text.lstrip()[:1]
     if head in ("{", "["):

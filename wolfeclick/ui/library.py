@@ -35,6 +35,7 @@ from wolfeclick.battle.store import (
     UPLOADED,
     RecordingError,
     as_filed,
+    json_size,
     load_recording,
     resolve_in,
     save_recording,
@@ -179,7 +180,7 @@ class Library:
     @staticmethod
     def _stamp(path: Path) -> tuple[int, int]:
         stat = path.stat()
-        return stat.st_size, stat.st_mtime_ns
+        return json_size(path, stat.st_size), stat.st_mtime_ns  # a compressed recording is charged what it holds
 
     # --- listing ---------------------------------------------------------------------------------------------
     def list(self, source: str | None = None) -> list[ReplayInfo]:
