@@ -71,6 +71,9 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
         "WOLFECLICK_APP_POLICIES": "llm:org/model+org/adapter, random", "WOLFECLICK_APP_MAX_K": "7",
         "WOLFECLICK_APP_MAX_DECISIONS": "50", "WOLFECLICK_APP_MAX_BATTLES": "10", "WOLFECLICK_APP_MAX_LIVE": "2",
         "WOLFECLICK_APP_MAX_UPLOAD_MB": "0.5", "WOLFECLICK_APP_ENGINES": "local,ray", "WOLFECLICK_APP_IDLE_S": "45",
+        "WOLFECLICK_APP_COUNT_UPLOADS": "yes", "WOLFECLICK_APP_LIVE_PER_VISITOR": "3",
+        "WOLFECLICK_APP_HEAVY_PER_VISITOR": "2", "WOLFECLICK_APP_UPLOADS_PER_HOUR": "5",
+        "WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR": "1", "WOLFECLICK_APP_UPLOAD_STORE_MB": "2",
     }
     assert set(values) == set(VARIABLES)
     for name, value in values.items():
@@ -97,6 +100,12 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
     seen["WOLFECLICK_APP_MAX_UPLOAD_MB"] = app.max_upload_bytes
     seen["WOLFECLICK_APP_ENGINES"] = app.engines
     seen["WOLFECLICK_APP_IDLE_S"] = app.max_idle_s
+    seen["WOLFECLICK_APP_COUNT_UPLOADS"] = app.count_uploads
+    seen["WOLFECLICK_APP_LIVE_PER_VISITOR"] = app.live_per_visitor
+    seen["WOLFECLICK_APP_HEAVY_PER_VISITOR"] = app.heavy_per_visitor
+    seen["WOLFECLICK_APP_UPLOADS_PER_HOUR"] = app.uploads_per_hour
+    seen["WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR"] = app.upload_bytes_per_visitor
+    seen["WOLFECLICK_APP_UPLOAD_STORE_MB"] = app.upload_store_bytes
     expected: dict[str, object] = {
         "WOLFECLICK_RECORDINGS": tmp_path / "rec", "WOLFECLICK_RESULTS": tmp_path / "res",
         "WOLFECLICK_CACHE": tmp_path / "cache", "WOLFECLICK_SHOWDOWN": SHOWDOWN_DIR, "WOLFECLICK_NODE": sys.executable,
@@ -106,7 +115,9 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
         "WOLFECLICK_APP_MAX_K": 7,
         "WOLFECLICK_APP_MAX_DECISIONS": 50, "WOLFECLICK_APP_MAX_BATTLES": 10, "WOLFECLICK_APP_MAX_LIVE": 2,
         "WOLFECLICK_APP_MAX_UPLOAD_MB": 512 * 1024, "WOLFECLICK_APP_ENGINES": ("local", "ray"),
-        "WOLFECLICK_APP_IDLE_S": 45.0,
+        "WOLFECLICK_APP_IDLE_S": 45.0, "WOLFECLICK_APP_COUNT_UPLOADS": True, "WOLFECLICK_APP_LIVE_PER_VISITOR": 3,
+        "WOLFECLICK_APP_HEAVY_PER_VISITOR": 2, "WOLFECLICK_APP_UPLOADS_PER_HOUR": 5,
+        "WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR": 2**20, "WOLFECLICK_APP_UPLOAD_STORE_MB": 2 * 2**20,
     }
     assert seen == expected
     # the language-model bounds and the training env's opponent: in a fresh interpreter, where they are read when

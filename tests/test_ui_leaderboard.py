@@ -95,6 +95,8 @@ def test_three_tournaments_filtered_equal_one_fit_over_their_rows(client, played
     assert {r["policy"]: r["rating"] for r in api["rows"]} == pytest.approx(
         {k: round(v, 2) for k, v in bradley_terry(game_results(rows)).items()}, abs=0.006)
     scan = scan_history(played.results, [played.recordings], verify=Verifications(played.results))  # as the app
+    counting = api["notes"].pop(0)  # the app says first which battles it counts (uploads apart, by default)
+    assert counting.startswith("Counts the battles played on this server")
     assert api == {**cli_json(played, tmp_path, "--min-battles", "1", "--format", FORMAT, "--source", "tournament"),
                    "entries": 12, "skipped": len(scan.skipped), "unrated": len(scan.unrated),
                    "notes": [line for line in (scan.refused_line(), scan.left_out_line()) if line]}

@@ -29,6 +29,12 @@ only ``wolfeclick.errors``.
 | ``WOLFECLICK_APP_MAX_UPLOAD_MB`` | ``20`` | the app: largest upload a visitor may send (MB) |
 | ``WOLFECLICK_APP_ENGINES`` | ``local`` | the app: tournament engines a visitor may pick (``local``, ``ray``) |
 | ``WOLFECLICK_APP_IDLE_S`` | ``300`` | the app: a person's seat with no answer for this long closes |
+| ``WOLFECLICK_APP_COUNT_UPLOADS`` | ``0`` | the app: rate verified uploads on the Leaderboard (off: only battles played here) |
+| ``WOLFECLICK_APP_LIVE_PER_VISITOR`` | ``1`` | the app: live battles one visitor (page or address) may run at once |
+| ``WOLFECLICK_APP_HEAVY_PER_VISITOR`` | ``1`` | the app: heavy jobs (analysis, Compare, rescore) one visitor may run at once |
+| ``WOLFECLICK_APP_UPLOADS_PER_HOUR`` | ``20`` | the app: uploads one visitor may store in an hour |
+| ``WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR`` | ``100`` | the app: bytes of uploads one visitor may have stored (MB) |
+| ``WOLFECLICK_APP_UPLOAD_STORE_MB`` | ``1000`` | the app: all uploads together (MB); the oldest are removed beyond it |
 """
 
 from __future__ import annotations
@@ -52,6 +58,8 @@ VARIABLES = (
     "WOLFECLICK_LLM_BATCH_MS", "WOLFECLICK_LLM_MAX_MODELS", "WOLFECLICK_LLM_MAX_ADAPTERS", "WOLFECLICK_ENV_OPPONENT",
     "WOLFECLICK_APP_POLICIES", "WOLFECLICK_APP_MAX_K", "WOLFECLICK_APP_MAX_DECISIONS", "WOLFECLICK_APP_MAX_BATTLES",
     "WOLFECLICK_APP_MAX_LIVE", "WOLFECLICK_APP_MAX_UPLOAD_MB", "WOLFECLICK_APP_ENGINES", "WOLFECLICK_APP_IDLE_S",
+    "WOLFECLICK_APP_COUNT_UPLOADS", "WOLFECLICK_APP_LIVE_PER_VISITOR", "WOLFECLICK_APP_HEAVY_PER_VISITOR",
+    "WOLFECLICK_APP_UPLOADS_PER_HOUR", "WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR", "WOLFECLICK_APP_UPLOAD_STORE_MB",
 )
 """Every variable read, in the order of the table above."""
 PASSWORD_VARIABLE = "WOLFECLICK_SHOWDOWN_PASSWORD"
@@ -89,6 +97,12 @@ class Settings:
     app_max_upload_mb: float = 20.0
     app_engines: tuple[str, ...] = ("local",)
     app_idle_s: float = 300.0
+    app_count_uploads: bool = False
+    app_live_per_visitor: int = 1
+    app_heavy_per_visitor: int = 1
+    app_uploads_per_hour: int = 20
+    app_upload_mb_per_visitor: float = 100.0
+    app_upload_store_mb: float = 1000.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -138,6 +152,12 @@ class Settings:
             app_max_upload_mb=number("WOLFECLICK_APP_MAX_UPLOAD_MB", 20.0, float, 0.001),
             app_engines=_engines(text("WOLFECLICK_APP_ENGINES")),
             app_idle_s=number("WOLFECLICK_APP_IDLE_S", 300.0, float, 1.0),
+            app_count_uploads=(text("WOLFECLICK_APP_COUNT_UPLOADS") or "0").lower() not in _OFF,
+            app_live_per_visitor=number("WOLFECLICK_APP_LIVE_PER_VISITOR", 1, int, 1),
+            app_heavy_per_visitor=number("WOLFECLICK_APP_HEAVY_PER_VISITOR", 1, int, 1),
+            app_uploads_per_hour=number("WOLFECLICK_APP_UPLOADS_PER_HOUR", 20, int, 1),
+            app_upload_mb_per_visitor=number("WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR", 100.0, float, 0.001),
+            app_upload_store_mb=number("WOLFECLICK_APP_UPLOAD_STORE_MB", 1000.0, float, 0.001),
         )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import tempfile
@@ -26,7 +27,7 @@ from typing import Any
 from wolfeclick.arena.results import ResultRow
 from wolfeclick.arena.tournament import RECORDINGS_DIR, find_tournaments, load_results
 from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS, Recording, is_valid_id
-from wolfeclick.battle.store import RecordingError, as_filed, load_recording
+from wolfeclick.battle.store import UPLOAD_PREFIX, RecordingError, as_filed, load_recording
 from wolfeclick.errors import one_line
 from wolfeclick.sides import SIDES
 from wolfeclick.sim.protocol import forced_ending
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 INDEX_FILE = "history.sqlite"
+_log = logging.getLogger("wolfeclick.history")
 
 #: What a player's recorded metadata says about its checkpoint, kept in the index.
 CHECKPOINT_KEYS = ("checkpoint", "base", "adapter", "preset", "profile", "mode", "quant", "implementation")
@@ -232,16 +234,24 @@ def _battle_key(recording: Recording) -> str | None:
     return hashlib.sha256("\n".join(recording.inputlog).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+UPLOADS_APART = ("an upload: this server rates only the battles played on it (its operator may count verified "
+                 "uploads too)")
+PENDING = "unverified: queued for re-simulation (it counts once checked)"
+"""What a ``Verifier`` that never waits (``arena.verify.BackgroundVerifier``) says of a file it has not checked yet:
+such a read is not kept in the scan cache, so the next scan asks again."""
+
+
 def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path | str] = (), *,
-                 verify: Verifier | None = None, cache: ScanCache | None = None) -> Scan:
+                 verify: Verifier | None = None, cache: ScanCache | None = None, uploads: bool = True) -> Scan:
     """Every battle under ``results_dir`` (tournament rows and their ``recordings/``) and ``recording_dirs``.
 
     Reads files only (through the strict loader, ``store.load_recording``); writes nothing. A row whose recording is
     found is merged with it; a recording found twice — by id, or by its input log under another id — counts once;
     an unreadable tournament, row or recording is listed in ``skipped`` and the rest still counts. An imported
     recording (an upload or ``import``: ``source`` is set by the Arena) counts only once ``verify`` says its
-    re-simulation reproduces it; without ``verify`` it is left out as unverified. ``cache`` (``ScanCache``) keeps
-    what each unchanged file gave across scans.
+    re-simulation reproduces it; without ``verify`` it is left out as unverified. ``uploads=False`` leaves the
+    app's uploads (``upload-*.json``) out unread, as shown apart. Symbolic links are skipped (logged for the
+    operator, never read). ``cache`` (``ScanCache``) keeps what each unchanged file gave across scans.
     """
     rows: dict[str, BattleEntry] = {}
     folders: list[Path] = []
@@ -286,6 +296,12 @@ def scan_history(results_dir: Path | str | None, recording_dirs: Sequence[Path |
         seen.add(folder.resolve())
         for path in sorted(folder.glob("*.json")):
             name = str(path)
+            if path.is_symlink():  # it could point anywhere: never opened, never named to a visitor
+                _log.info("history: skipped the symbolic link %s", name)
+                continue
+            if not uploads and path.name.startswith(UPLOAD_PREFIX):
+                leave_out(name, UPLOADS_APART)
+                continue
             looked.add(name)
             read = _read_cached(path, verify, cache)
             if read.entry is None:
@@ -355,7 +371,8 @@ def _read_cached(path: Path, verify: Verifier | None, cache: ScanCache | None) -
         if hit is not None and hit[0] == stamp:
             return hit[1]
     read = _read_recording(path, verify)
-    if cache is not None and stamp is not None and (verify is not None or not read.unverified):
+    if cache is not None and stamp is not None and (verify is not None or not read.unverified) \
+            and read.why != PENDING:
         cache[str(path)] = (stamp, read)
     return read
 
@@ -418,8 +435,8 @@ def read_index(path: Path | str, *, format_id: str | None = None, since: str | N
 
 def rebuild_index(results_dir: Path | str, recording_dirs: Sequence[Path | str] = (),
                   path: Path | str | None = None, *, verify: Verifier | None = None,
-                  cache: ScanCache | None = None) -> tuple[Path, Scan]:
+                  cache: ScanCache | None = None, uploads: bool = True) -> tuple[Path, Scan]:
     """Scan the files and rewrite the index (default ``<results_dir>/history.sqlite``); returns it and the scan."""
-    scan = scan_history(results_dir, recording_dirs, verify=verify, cache=cache)
+    scan = scan_history(results_dir, recording_dirs, verify=verify, cache=cache, uploads=uploads)
     target = Path(path) if path is not None else Path(results_dir) / INDEX_FILE
     return write_index(scan.entries, target), scan

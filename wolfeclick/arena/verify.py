@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from wolfeclick.battle.resim import DEFAULT_RESIM_TIMEOUT, reproduces
@@ -19,7 +20,7 @@ from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, read_limited, write_atomic
 from wolfeclick.errors import one_line
 
-__all__ = ["VERIFIED_FILE", "Verifications"]
+__all__ = ["VERIFIED_FILE", "Verifications", "BackgroundVerifier"]
 
 VERIFIED_FILE = "verified.json"
 _MAX_ENTRIES = 100_000
@@ -87,3 +88,61 @@ class Verifications:
         except RecordingError as exc:
             return str(exc)
         return self.verify_bytes(data, recording)
+
+
+class BackgroundVerifier:
+    """A ``history.Verifier`` that never makes its caller wait: a cached verdict at once; a file not checked yet is
+    queued for one worker thread (one re-simulation at a time, so a pile of uploads takes one simulator, never a
+    request) and reads ``history.PENDING`` until its verdict is in. ``on_verdict`` is called after each check (the
+    app marks its table stale, so the next view rebuilds it with the new verdict)."""
+
+    def __init__(self, verifications: Verifications, on_verdict: Callable[[], None] | None = None) -> None:
+        self.verifications = verifications
+        self.on_verdict = on_verdict
+        self._queue: dict[str, tuple[Path, Recording]] = {}
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+
+    def pending(self) -> int:
+        """Files queued or being checked now."""
+        with self._lock:
+            return len(self._queue)
+
+    def __call__(self, path: Path, recording: Recording) -> str | None:
+        from wolfeclick.arena.history import PENDING
+
+        try:
+            data = read_limited(path)
+        except RecordingError as exc:
+            return str(exc)
+        seen, verdict = self.verifications.known(data)
+        if seen:
+            return verdict
+        with self._lock:
+            self._queue.setdefault(str(path), (path, recording))
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._drain, name="wolfeclick-verify", daemon=True)
+                self._worker.start()
+        return PENDING.removeprefix("unverified: ")
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._worker = None
+                    return
+                key, (path, recording) = next(iter(self._queue.items()))
+            try:
+                self.verifications(path, recording)
+            finally:
+                with self._lock:
+                    self._queue.pop(key, None)
+            if self.on_verdict is not None:
+                self.on_verdict()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the queue is empty (tests and scripts); whether it is."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+        return self.pending() == 0

@@ -17,7 +17,7 @@ import gradio as gr
 from wolfeclick.analysis.core import AnalysisStopped, analyse, summary_line
 from wolfeclick.analysis.schema import save_analysis
 from wolfeclick.battle.specs import make_policy
-from wolfeclick.errors import InputError
+from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.sim.process import SimPool
 from wolfeclick.sim.protocol import SIDES
 from wolfeclick.ui.binding import bind
@@ -96,7 +96,11 @@ async def analysis_start(ctx: AppContext, ui: AnalysisUI, reopen: Callable[[str]
     if not replay_id:
         yield {ui.status: message_html("Open a replay first.")}
         return
-    stop = ctx.stops.start(KIND, request)
+    try:
+        stop = ctx.stops.start(KIND, request)  # QuotaRefused when this visitor already runs a heavy job
+    except WolfeClickError as exc:
+        yield {ui.status: message_html(f"⚠ {exc}")}
+        return
     state = {"done": 0, "total": 0}
 
     def progress(done: int, total: int) -> None:

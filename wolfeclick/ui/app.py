@@ -62,10 +62,15 @@ async def open_share_link(ctx: AppContext, rp: replays.ReplaysUI, lb: board.Lead
     return update
 
 
+TEMP_FILES_CLEANUP = (600, 3600)
+"""Every 10 minutes, Gradio deletes the uploaded and generated temporary files older than an hour."""
+
+
 def build_app(library: Library | None = None, ctx: AppContext | None = None) -> gr.Blocks:
     """Build the Blocks around ``ctx`` (default: from the environment, with ``library`` if given)."""
     ctx = ctx or AppContext.from_env(library)
-    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+    # Gradio keeps every file POSTed to /gradio_api/upload, used by an event or not: files older than an hour go
+    with gr.Blocks(title=TITLE, analytics_enabled=False, delete_cache=TEMP_FILES_CLEANUP) as demo:
         gr.HTML(f'<div class="wc-banner"><b style="font-size:18px">⚔ {TITLE}</b> '
                 f'<span class="wc-muted wc-intro">{INTRO}</span></div>', js_on_load=None)
         with gr.Tabs() as tabs:

@@ -24,6 +24,7 @@ from wolfeclick.settings import Settings as EnvSettings
 from wolfeclick.settings import settings
 from wolfeclick.ui.library import Library, recordings_dir
 from wolfeclick.ui.live import HardwareProbe
+from wolfeclick.ui.quotas import RUN_CLASS, RunQuota, UploadQuota, visitor_of
 from wolfeclick.ui.standings import Standings
 from wolfeclick.ui.uploads import UploadGate
 
@@ -52,6 +53,18 @@ class Settings:
     """Tournament engines a visitor may pick ($WOLFECLICK_APP_ENGINES)."""
     max_idle_s: float = 300.0
     """A person's seat that answers nothing for this long closes and frees its battle slot ($WOLFECLICK_APP_IDLE_S)."""
+    count_uploads: bool = False
+    """Verified uploads are rated on the Leaderboard ($WOLFECLICK_APP_COUNT_UPLOADS); off: only battles played here."""
+    live_per_visitor: int = 1
+    """Live battles one visitor (session or address) runs at once ($WOLFECLICK_APP_LIVE_PER_VISITOR)."""
+    heavy_per_visitor: int = 1
+    """Analyses, Compare runs and rescores one visitor runs at once ($WOLFECLICK_APP_HEAVY_PER_VISITOR)."""
+    uploads_per_hour: int = 20
+    """Uploads one visitor may store in an hour ($WOLFECLICK_APP_UPLOADS_PER_HOUR)."""
+    upload_bytes_per_visitor: int = 100 * 1024 * 1024
+    """Bytes of uploads one visitor may have stored ($WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR)."""
+    upload_store_bytes: int = 1000 * 1024 * 1024
+    """All uploads together; the oldest are removed beyond it ($WOLFECLICK_APP_UPLOAD_STORE_MB)."""
 
     @classmethod
     def from_env(cls, environment: EnvSettings | None = None) -> "Settings":
@@ -60,27 +73,40 @@ class Settings:
         return cls(live_pace=env.live_pace, max_k=env.app_max_k, max_decisions=env.app_max_decisions,
                    max_battles=env.app_max_battles, max_live=env.app_max_live,
                    max_upload_bytes=int(env.app_max_upload_mb * 1024 * 1024), engines=env.app_engines,
-                   max_idle_s=env.app_idle_s)
+                   max_idle_s=env.app_idle_s, count_uploads=env.app_count_uploads,
+                   live_per_visitor=env.app_live_per_visitor, heavy_per_visitor=env.app_heavy_per_visitor,
+                   uploads_per_hour=env.app_uploads_per_hour,
+                   upload_bytes_per_visitor=int(env.app_upload_mb_per_visitor * 1024 * 1024),
+                   upload_store_bytes=int(env.app_upload_store_mb * 1024 * 1024))
 
 
 class StopRegistry:
-    """One stop event per (kind, browser session): Stop stops this session's battle, nobody else's."""
+    """One stop event per (kind, browser session): Stop stops this session's battle, nobody else's. With a
+    ``RunQuota``, starting a run also claims it against the visitor's quota (``QuotaRefused``, one line, when over)
+    and finishing it releases the claim."""
 
-    def __init__(self) -> None:
+    def __init__(self, quota: RunQuota | None = None) -> None:
         self._events: dict[tuple[str, str], asyncio.Event] = {}
+        self.quota = quota
+        self._claims: dict[int, int] = {}
+        """id(stop event) → the quota's token for its run."""
 
     @staticmethod
     def session(request: Any) -> str:
         return getattr(request, "session_hash", None) or "anonymous"
 
     def start(self, kind: str, request: Any) -> asyncio.Event:
-        """A fresh stop event for this session's new run (an older run of the same kind is stopped)."""
+        """A fresh stop event for this session's new run (an older run of the same kind is stopped); raises
+        ``QuotaRefused`` first when the visitor already runs as many of its class as the quota allows."""
         key = (kind, self.session(request))
         previous = self._events.get(key)
+        event = asyncio.Event()
+        if self.quota is not None and kind in RUN_CLASS:
+            self._claims[id(event)] = self.quota.claim(kind, visitor_of(request), replacing=previous is not None)
         if previous is not None:
             previous.set()
-        self._events[key] = asyncio.Event()
-        return self._events[key]
+        self._events[key] = event
+        return event
 
     def stop(self, kind: str, request: Any) -> bool:
         """Stop this session's run; False when none is running."""
@@ -94,6 +120,9 @@ class StopRegistry:
         key = (kind, self.session(request))
         if self._events.get(key) is event:
             del self._events[key]
+        token = self._claims.pop(id(event), None)
+        if token is not None and self.quota is not None:
+            self.quota.release(token)
 
     def __len__(self) -> int:
         return len(self._events)
@@ -149,8 +178,15 @@ class AppContext:
     """The policies a visitor may choose (default: the registry's own offer, nothing more); every spec a UI event
     or API call plays passes ``admit`` first (``policies.catalogue``)."""
 
+    upload_quota: UploadQuota = field(init=False)
+    """Uploads per visitor per hour and bytes stored per visitor (``ui.quotas``)."""
+
     def __post_init__(self) -> None:
-        self.standings = Standings(self.results, self.library.directory)
+        self.standings = Standings(self.results, self.library.directory, count_uploads=self.settings.count_uploads)
+        if self.stops.quota is None:  # every run a visitor starts counts against the visitor's quota
+            self.stops.quota = RunQuota({"live": self.settings.live_per_visitor,
+                                         "heavy": self.settings.heavy_per_visitor})
+        self.upload_quota = UploadQuota(self.settings.uploads_per_hour, self.settings.upload_bytes_per_visitor)
         if self.policies.admit is None:  # the app's cache builds only what a visitor may choose
             self.policies.admit = self.admit
 

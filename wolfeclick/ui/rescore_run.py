@@ -54,12 +54,15 @@ def controls(ctx: AppContext) -> RescoreUI:
 
 
 async def rescore_start(ctx: AppContext, ui: RescoreUI, reopen: Callable[[str], Awaitable[dict]],
-                        replay_id: str | None, policy: str | None, side: str | None) -> dict:
+                        replay_id: str | None, policy: str | None, side: str | None,
+                        request: gr.Request | None = None) -> dict:
     """Ask ``policy`` at ``side``'s decisions of the open replay, store the answers and open the replay again."""
     if not replay_id:
         return {ui.status: message_html("Open a replay first.")}
+    stop = None
     try:
         spec = ctx.admit(policy, human=False)
+        stop = ctx.stops.start("rescore", request)  # QuotaRefused when this visitor already runs a heavy job
         if side not in SIDES:
             return {ui.status: message_html(f"side must be p1 or p2, not {str(side)[:20]!r}")}
         recording = await asyncio.to_thread(ctx.library.get, str(replay_id))
@@ -74,6 +77,9 @@ async def rescore_start(ctx: AppContext, ui: RescoreUI, reopen: Callable[[str], 
                                                   f"it agrees with the recorded choice at {share}.")}
     except Exception as exc:  # noqa: BLE001 - one line for a user error, a logged bug otherwise
         return {ui.status: message_html(failure(ctx, exc, "rescore_start"))}
+    finally:
+        if stop is not None:
+            ctx.stops.finish("rescore", request, stop)
 
 
 def wire(ctx: AppContext, ui: RescoreUI, replay: gr.Dropdown, reopen: Callable[[str], Awaitable[dict]],

@@ -125,7 +125,7 @@ def replay_export_html(ctx: AppContext, replay_id: str) -> dict:
 
 
 async def battle_stream(ctx: AppContext, p1: str, p2: str, format_id: str = DEFAULT_FORMAT, seed: int = 0,
-                        max_turns: int = DEFAULT_MAX_TURNS) -> AsyncIterator[dict]:
+                        max_turns: int = DEFAULT_MAX_TURNS, request: gr.Request | None = None) -> AsyncIterator[dict]:
     """API: play a battle and stream each turn record as JSON, then {"done": true, "recording": id, ...}.
     The recording is saved under an id no other battle holds (one saver per call). Both sides are the app's
     served policies (``ctx.admit``; no person can be seated through the API)."""
@@ -134,21 +134,25 @@ async def battle_stream(ctx: AppContext, p1: str, p2: str, format_id: str = DEFA
         format_id = check_format(format_id)
         seed_value = parse_seed(seed)
         turns_cap = max(1, min(DEFAULT_MAX_TURNS, int(max_turns)))
+        stop = ctx.stops.start("live", request)  # the same per-visitor quota as Live
     except (WolfeClickError, TypeError, ValueError) as exc:
         yield {"error": whole_on_one_line(exc)}
         return
     saver = ctx.saver()
-    async for event in run_live(p1s, p2s, cache=ctx.policies, saver=saver, format_id=format_id, seed=seed_value,
-                                max_turns=turns_cap):
-        if event.kind == "turn" and event.turn is not None:
-            yield event.turn.model_dump(mode="json")
-        elif event.kind == "error":
-            yield {"error": event.message}
-            return
-        elif event.kind == "done" and event.recording is not None:
-            yield {"done": True, "recording": event.recording.id,
-                   "result": event.recording.result.model_dump(mode="json"),
-                   **({"error": event.message} if event.message else {})}
+    try:
+        async for event in run_live(p1s, p2s, cache=ctx.policies, saver=saver, format_id=format_id,
+                                    seed=seed_value, max_turns=turns_cap, stop=stop):
+            if event.kind == "turn" and event.turn is not None:
+                yield event.turn.model_dump(mode="json")
+            elif event.kind == "error":
+                yield {"error": event.message}
+                return
+            elif event.kind == "done" and event.recording is not None:
+                yield {"done": True, "recording": event.recording.id,
+                       "result": event.recording.result.model_dump(mode="json"),
+                       **({"error": event.message} if event.message else {})}
+    finally:
+        ctx.stops.finish("live", request, stop)
 
 
 def compare_list(ctx: AppContext) -> list[dict]:

@@ -9,6 +9,7 @@ import gradio as gr
 
 from wolfeclick.battle.live import FORMATS, LiveError, parse_seed
 from wolfeclick.battle.runner import DEFAULT_FORMAT
+from wolfeclick.errors import WolfeClickError
 from wolfeclick.ui import compare as compare_mod
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
@@ -65,7 +66,11 @@ async def compare_run(ctx: AppContext, ui: CompareUI, chosen: list[str], battles
                       progress: gr.Progress = gr.Progress()) -> AsyncIterator[dict]:
     """Run a small tournament; table and charts update as each battle finishes. Every policy is one of the app's
     served ones (``ctx.admit``), the engine one the operator opened, the size within ``settings.max_battles``."""
-    stop = ctx.stops.start("compare", request)
+    try:
+        stop = ctx.stops.start("compare", request)  # QuotaRefused when this visitor already runs a heavy job
+    except WolfeClickError as exc:
+        yield {ui.status: f"⚠ {exc}"}
+        return
     try:
         if not isinstance(chosen, list) or len(chosen) > compare_mod.MAX_POLICIES:
             raise LiveError(f"choose two to {compare_mod.MAX_POLICIES} policies from the list")

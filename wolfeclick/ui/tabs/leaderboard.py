@@ -34,6 +34,8 @@ __all__ = ["LeaderboardUI", "build", "refresh", "apply_filters", "first_open", "
 TAB_ID = "leaderboard"
 MAX_POLICY_CHARS = 300
 FRESH_S = 5.0
+LEADERBOARD_WAIT_S = 1.0
+"""A view waits at most this long for a rebuild, then shows the last table and says it is updating."""
 """A first opening within this many seconds of a rebuild reads that index instead of rebuilding it again."""
 
 
@@ -105,7 +107,7 @@ def _page_update(ctx: AppContext, ui: LeaderboardUI, computed: Computed, policy:
 
 
 def _compute(ctx: AppContext, query: BoardQuery, rebuild: bool) -> tuple[Computed, list[str]]:
-    computed = ctx.standings.compute(query, rebuild=rebuild)
+    computed = ctx.standings.compute(query, rebuild=rebuild, wait_s=LEADERBOARD_WAIT_S)
     files = ctx.standings.export(computed.board, ctx.library.exports)
     return computed, [str(p) for p in files]
 

@@ -138,10 +138,10 @@ async def live_start(ctx: AppContext, ui: LiveUI, agent: str, opponent: str, for
         seed_value = parse_seed(seed)
         human_sides({"p1": p1, "p2": p2})
         check_timer(timer)
+        stop = ctx.stops.start("live", request)  # QuotaRefused when this visitor already plays their share
     except (WolfeClickError, HumanAnswerError) as exc:
         yield {ui.status: f"⚠ {exc}", ui.open_button: gr.Button(visible=False)}
         return
-    stop = ctx.stops.start("live", request)
     seats = _seats(ctx, {"p1": p1, "p2": p2}, timer, request)
     title = f"**{p1}** vs **{p2}** · {format_id} · seed {seed_value}"
     events = run_live(p1, p2, cache=ctx.policies, saver=ctx.saver(), format_id=format_id, seed=seed_value,
@@ -300,11 +300,11 @@ async def takeover_start(ctx: AppContext, ui: LiveUI, tabs: gr.Tabs, p1_choice: 
                  for side, choice in (("p1", p1_choice), ("p2", p2_choice))}
         human_sides(specs)
         check_timer(timer)
+        stop = ctx.stops.start("live", request)  # QuotaRefused when this visitor already plays their share
     except (WolfeClickError, BranchError) as exc:
         yield {ui.status: f"⚠ Cannot take over: {exc}", tabs: gr.Tabs(selected="live"),
                ui.open_button: gr.Button(visible=False)}
         return
-    stop = ctx.stops.start("live", request)
     seats = _seats(ctx, specs, timer, request)
     title = (f"**{specs['p1']}** vs **{specs['p2']}** · taking over `{parent.id}` at decision {index + 1} "
              f"(turn {parent.turns[index].turn})")

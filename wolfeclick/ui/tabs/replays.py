@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import os
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.library import HEAVY_BYTES, LIST_HEADERS, LIST_WIDTHS
 from wolfeclick.ui.presentation import int_param, page_of, search_rows
+from wolfeclick.ui.quotas import QuotaRefused, evict_oldest, visitor_of
 from wolfeclick.ui.rescore_run import controls as rescore_controls
 from wolfeclick.ui.rescore_run import wire as wire_rescore
 from wolfeclick.ui.tabs.common import failure, message_html
@@ -265,8 +267,17 @@ async def upload(ctx: AppContext, ui: ReplaysUI, file: Any, request: gr.Request 
             return {ui.message: message_html(f"⚠ The file is over this app's upload limit of {limit / 2**20:g} MB. "
                                              "Nothing was saved.")}
         session = str(getattr(request, "session_hash", None) or id(request))
+        visitor = visitor_of(request)
+        ctx.upload_quota.admit(visitor, len(data), exists=os.path.exists)  # one line when over a quota
         checked = await ctx.uploads.check(session, data)
         replay_id, created = await asyncio.to_thread(ctx.library.store_checked, data, checked.stored, checked.info)
+        stored = ctx.library.path(replay_id)
+        ctx.upload_quota.record(visitor, str(stored), len(checked.stored or data), stored=created)
+        if created:  # all uploads together stay under the operator's cap: the oldest go first
+            await asyncio.to_thread(evict_oldest, ctx.library.directory, ctx.settings.upload_store_bytes,
+                                    stored.name)
+    except QuotaRefused as exc:
+        return {ui.message: message_html(f"⚠ {exc}. Nothing was saved.")}
     except UploadBusy as exc:
         return {ui.message: message_html(f"⚠ {exc}.")}
     except RecordingError as exc:

@@ -1,0 +1,271 @@
+"""One visitor hogs the public app at every quota while another steps a replay (issue 60), on the real app.
+
+Starts ``app.py`` on a free 127.0.0.1 port with its default visitor bounds and quotas (``WOLFECLICK_APP_*``,
+``docs/app.md``, *Trust*), then for ``--minutes``:
+
+- visitor A (one address, many pages: every page a new Gradio session) keeps asking for everything at once:
+  ``--pages`` live battle streams (``/battle_stream``, restarted when they end or are refused), the largest Compare
+  (``/compare_run``, again and again), an analysis at the largest K beside it (refused while the Compare runs: one
+  heavy job per visitor), heavy uploads (``/replay_upload``, about 19 MB each, until the hourly and stored quotas
+  refuse them) and 20 MB of random bytes POSTed to ``/gradio_api/upload`` with no event, every 10 s;
+- visitor B (another address) steps a 33-decision replay with ``/replay_turn`` the whole time;
+- visitor C (a third address) starts a live battle once a minute and times its first turn.
+
+Addresses are told apart by ``X-Forwarded-For``, which uvicorn trusts from 127.0.0.1 (a real deployment behind a
+proxy sets ``FORWARDED_ALLOW_IPS`` to that proxy). The serving process's RSS (and its children's) is sampled every
+5 s, and once more after a minute of quiet at the end. Bounded: the server binds 127.0.0.1 only; every request
+loop stops at the deadline and the server is stopped. ``--write`` puts the result in docs/benchmarks.md (section
+"## One visitor hogging the public app").
+
+    .venv/bin/python scripts/bench_public_load.py --minutes 10 --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
+
+from devkit.appserver import percentile, rss_mb, running_app  # noqa: E402
+from scripts.bench_upload_load import heavy_recording  # noqa: E402
+from scripts.bench_visitors import longest_sample, page_event  # noqa: E402
+from scripts.benchdoc import machine_busy, write_section  # noqa: E402
+
+HEADING = "## One visitor hogging the public app"
+SAMPLES = ROOT / "recordings"
+HOG, STEPPER, OTHER = "10.0.0.66", "10.0.0.2", "10.0.0.3"
+
+
+def children_rss_mb(pid: int) -> float:
+    """The RSS of every descendant of ``pid`` (simulators, the upload checker), summed."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = [], [pid]
+    while frontier:
+        current = frontier.pop()
+        kids = [child for child, parent in parents.items() if parent == current]
+        found += kids
+        frontier += kids
+    return sum(rss_mb(child) for child in found)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--pages", type=int, default=6, help="live streams visitor A keeps asking for at once")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    if not 1 <= args.minutes <= 90:
+        parser.error("--minutes 1..90")
+
+    import httpx
+    from gradio_client import Client, handle_file
+
+    from wolfeclick.ui.context import Settings
+
+    bounds = Settings.from_env()
+    root = Path(tempfile.mkdtemp(prefix="wolfeclick-public-load-"))
+    (root / "recordings").mkdir()
+    for path in SAMPLES.glob("*.json"):
+        shutil.copy(path, root / "recordings" / path.name)
+    heavy = []
+    for number in range(8):
+        path = root / f"heavy-{number}.json"
+        path.write_bytes(heavy_recording(19.0, number))
+        heavy.append(path)
+    stepped, analysed = "gen4randombattle-s1-heuristic-vs-random", longest_sample()
+    said: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def note(what: str) -> None:
+        with lock:
+            said[what] += 1
+
+    steps_alone: list[float] = []
+    steps_loaded: list[float] = []
+    first_turns: list[float] = []
+    rss: list[tuple[float, float, float]] = []
+    started_busy, started_at = machine_busy(), time.monotonic()
+    try:
+        with running_app(root) as (url, pid):
+            def client(address: str) -> Any:
+                """A new page (a Gradio session) of the visitor at ``address``."""
+                return Client(url, verbose=False, headers={"X-Forwarded-For": address},
+                              httpx_kwargs={"timeout": 300})
+
+            stepper = client(STEPPER)
+            total = stepper.predict(stepped, 0, "p1", api_name="/replay_turn")["steps"]
+            counter = iter(range(10**9))
+
+            def step_once() -> float:
+                began = time.perf_counter()
+                out = stepper.predict(stepped, next(counter) % total, "p1", api_name="/replay_turn")
+                assert "error" not in out, out
+                return time.perf_counter() - began
+
+            for _ in range(5):
+                step_once()
+            steps_alone += [step_once() for _ in range(30)]
+            idle_rss = rss_mb(pid)
+            deadline = time.monotonic() + args.minutes * 60
+            stop = threading.Event()
+
+            def live_page(seed: int) -> None:
+                page = client(HOG)
+                while not stop.is_set():
+                    try:
+                        for event in page.submit("heuristic", "random", "gen9randombattle", seed, 300,
+                                                        api_name="/battle_stream"):
+                            if isinstance(event, dict) and "error" in event:
+                                note("live refused" if "limit per visitor" in event["error"] else "live error")
+                                stop.wait(2)
+                                break
+                            if isinstance(event, dict) and event.get("done"):
+                                note("live played")
+                    except Exception:  # noqa: BLE001 - counted; the hog goes on
+                        note("live failed")
+                        stop.wait(2)
+                    seed += 1000
+
+            def compare_loop() -> None:
+                per_pairing = max(2, (bounds.max_battles // 3) // 2 * 2)
+                page = client(HOG)
+                while not stop.is_set():
+                    try:
+                        for _update in page.submit(["random", "maxdamage", "heuristic"], per_pairing,
+                                                         "gen9randombattle", "1", "score", "local",
+                                                         api_name="/compare_run"):
+                            if stop.is_set():
+                                break
+                        note("compare run")
+                    except Exception:  # noqa: BLE001
+                        note("compare failed")
+                        stop.wait(2)
+
+            def analysis_loop() -> None:
+                number = 0
+                while not stop.is_set():
+                    seen: list[str] = []
+                    number += 1
+                    page_event(url, "analysis_start", [analysed, bounds.max_k, "both"], f"hog-analyst-{number}",
+                               seen=seen).join(60)
+                    note("analysis refused" if "limit per visitor" in " ".join(seen) else "analysis ran")
+                    stop.wait(5)
+
+            def upload_loop() -> None:
+                number, page = 0, client(HOG)
+                while not stop.is_set():
+                    try:
+                        out = page.predict(handle_file(str(heavy[number % len(heavy)])),
+                                                  api_name="/replay_upload")
+                        text = json.dumps(out, ensure_ascii=False)
+                        note("upload stored" if "Uploaded" in text or "Already here" in text else
+                             "upload refused" if "limit per visitor" in text or "MB of the" in text else
+                             "upload other")
+                    except Exception:  # noqa: BLE001
+                        note("upload failed")
+                    number += 1
+                    stop.wait(3)
+
+            def raw_posts() -> None:
+                while not stop.is_set():
+                    try:
+                        httpx.post(url + "gradio_api/upload", files={"files": ("x.bin", os.urandom(20 * 2**20))},
+                                   headers={"X-Forwarded-For": HOG}, timeout=120)
+                        note("raw upload POST")
+                    except httpx.HTTPError:
+                        note("raw upload failed")
+                    stop.wait(10)
+
+            def other_visitor() -> None:
+                seed, page = 7, client(OTHER)
+                while not stop.is_set():
+                    began = time.perf_counter()
+                    job = page.submit("heuristic", "random", "gen9randombattle", seed, 300,
+                                               api_name="/battle_stream")
+                    for event in job:
+                        if isinstance(event, dict) and ("turn" in event or "decisions" in event or "done" in event):
+                            first_turns.append(time.perf_counter() - began)
+                            break
+                        if isinstance(event, dict) and "error" in event:
+                            note(f"other's live refused: {event['error'][:60]}")
+                            break
+                    job.cancel()
+                    seed += 1
+                    stop.wait(60)
+
+            def sampler() -> None:
+                while not stop.is_set():
+                    rss.append((time.monotonic() - started_at, rss_mb(pid), children_rss_mb(pid)))
+                    stop.wait(5)
+
+            jobs = [threading.Thread(target=live_page, args=(n,), daemon=True) for n in range(args.pages)]
+            jobs += [threading.Thread(target=f, daemon=True)
+                     for f in (compare_loop, analysis_loop, upload_loop, raw_posts, other_visitor, sampler)]
+            for job in jobs:
+                job.start()
+            time.sleep(5)
+            while time.monotonic() < deadline:
+                steps_loaded.append(step_once())
+            stop.set()
+            for job in jobs:
+                job.join(120)
+            loaded_rss = rss_mb(pid)
+            time.sleep(60)  # a quiet minute: does the serving process return near its idle figure?
+            quiet_rss = rss_mb(pid)
+            temp_uploads = sum(p.stat().st_size for p in Path(tempfile.gettempdir(), "gradio").rglob("*")
+                               if p.is_file()) / 2**20 if Path(tempfile.gettempdir(), "gradio").is_dir() else 0.0
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    other = (machine_busy() - started_busy) / max(1e-9, time.monotonic() - started_at)
+
+    def row(name: str, values: list[float]) -> str:
+        if not values:
+            return f"| {name} | 0 | – | – | – |"
+        return (f"| {name} | {len(values)} | {statistics.median(values) * 1000:.0f} | "
+                f"{percentile(values, 0.95) * 1000:.0f} | {max(values) * 1000:.0f} |")
+
+    peak, peak_children = max(r[1] for r in rss), max(r[2] for r in rss)
+    text = "\n".join([
+        HEADING, "",
+        f"`scripts/bench_public_load.py --minutes {args.minutes:g} --pages {args.pages}`: the app on 127.0.0.1 with "
+        f"its default quotas (per visitor: {bounds.live_per_visitor} live battle, {bounds.heavy_per_visitor} heavy "
+        f"job, {bounds.uploads_per_hour} uploads an hour, {bounds.upload_bytes_per_visitor / 2**20:g} MB stored). "
+        f"Visitor A asks for {args.pages} live streams, the largest Compare, an analysis at K = {bounds.max_k}, "
+        "19 MB uploads every 3 s and a 20 MB raw POST every 10 s, all at once and all the time; visitor B steps a "
+        "replay; visitor C starts a live battle once a minute. "
+        f"{os.cpu_count()} cores; the whole machine was busy {other:.2f} cores on average (the app included).", "",
+        "| visitor B's steps | n | median ms | p95 ms | worst ms |", "| --- | --- | --- | --- | --- |",
+        row("alone", steps_alone), row("while A hogs", steps_loaded), "",
+        f"Visitor C's first live turn: {', '.join(f'{s:.1f}' for s in first_turns) or 'none'} s. "
+        f"What A got: {', '.join(f'{k} {v}' for k, v in sorted(said.items()))}.", "",
+        f"Serving process RSS: {idle_rss:.0f} MB idle, peak {peak:.0f} MB, {loaded_rss:.0f} MB when the load "
+        f"stopped, {quiet_rss:.0f} MB after a quiet minute (goal ≤ 600 MB); its children (simulators, the upload "
+        f"checker) peaked at {peak_children:.0f} MB together. Gradio's temporary folder held {temp_uploads:.0f} MB "
+        "at the end (files older than an hour are deleted every 10 minutes).",
+    ])
+    print(text)
+    if args.write:
+        write_section(HEADING, text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
