@@ -62,7 +62,8 @@ def agent_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # ------------------------------------------------------------------------------------------------- the registry
 def test_every_builtin_kind_registers_its_name_options_description_and_gpu_need() -> None:
     registry = PolicyRegistry(builtin_kinds(), entry_points=False)
-    assert registry.names() == ["random", "maxdamage", "heuristic", "human", "preset", "llm", "py", "showdown"]
+    assert registry.names() == ["random", "maxdamage", "heuristic", "search", "human", "preset", "llm", "py",
+                                "showdown"]
     kinds = {kind.name: kind for kind in registry.kinds()}
     assert all(kind.description and "\n" not in kind.description for kind in kinds.values())
     assert {name for name, kind in kinds.items() if kind.gpu} == {"preset", "llm"}

@@ -16,6 +16,7 @@ from wolfeclick.battle.schema import Recording, TeamInfo
 from wolfeclick.battle.specs import make_policy
 from wolfeclick.errors import InputError
 from wolfeclick.game.sets import PokemonSet, Revealed, sample_team
+from wolfeclick.policies.catalogue import PolicyRefused, ServedCatalogue
 from wolfeclick.policies.registry import PolicySpecError, default_registry
 from wolfeclick.sim.process import SimProcess
 from wolfeclick.sim.setdata import load_book
@@ -143,5 +144,11 @@ def test_the_search_kind_is_registered_with_typed_options_and_visitor_ranges() -
         make_policy("search?worlds=65")
     policy = make_policy("search?level=3&rollouts=8")
     assert policy.metadata()["rollouts"] == 8 and policy.metadata()["level"] == 3
-    assert {"search?level=1", "search?level=2", "search?level=3"} <= {spec for spec, _, _ in registry.choices()}
+    assert not [spec for spec, _, _ in registry.choices() if spec.startswith("search")]  # costly: the operator's
+    served = ServedCatalogue.from_registry(registry, ["search"])
+    assert served.admit("search?level=3&worlds=3") and served.admit("search?level=1&rollouts=64")
+    with pytest.raises(PolicyRefused):
+        served.admit("search?level=1&rollouts=65")
+    with pytest.raises(PolicyRefused):
+        ServedCatalogue.from_registry(registry).admit("search?level=1")
 

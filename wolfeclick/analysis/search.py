@@ -58,9 +58,9 @@ class Budget:
 
 
 LEVELS: dict[int, Budget] = {
-    1: Budget(worlds=2, rollouts=4, horizon=2),
-    2: Budget(worlds=4, rollouts=12, horizon=6),
-    3: Budget(worlds=8, rollouts=32, horizon=0),
+    1: Budget(worlds=1, rollouts=2, horizon=1),
+    2: Budget(worlds=2, rollouts=6, horizon=2),
+    3: Budget(worlds=4, rollouts=16, horizon=4),
 }
 DEFAULT_LEVEL = 2
 

@@ -649,8 +649,7 @@ def builtin_kinds() -> list[PolicyKind]:
                        Option("horizon", int, None, "turns a rollout plays before its HP is scored; 0: to the end "
                               "(default: the level's)", visitor_range=(0, 50))),
                    form="search[?level=1|2|3&worlds=N&rollouts=N&horizon=N]",
-                   listed=[("search?level=1", "search, level 1"), ("search?level=2", "search, level 2"),
-                           ("search?level=3", "search, level 3")]),
+                   listed=[]),  # seconds of CPU a decision: served to visitors only if the operator lists it
         PolicyKind("human", "A person choosing among the legal actions with buttons (the app's Live tab).",
                    "wolfeclick.policies.human:HumanPolicy", buildable=False,
                    refusal="'human' is a person choosing with buttons in the app (Live: You, or Replays: take "
