@@ -97,3 +97,58 @@ def test_a_rescore_keeps_the_decision_the_viewer_shows(server) -> None:
         assert label.startswith(f"Decision {at + 1} of"), label
         turn = browser.evaluate(f"{REPLAYS}.turns[{at}]")
         browser.wait_for(f"location.search.startsWith('?replay={replay}&turn={turn}')", timeout=30)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 3. Dark mode (Gradio follows prefers-color-scheme): every text of the viewer reads at 4.5:1 or better
+# --------------------------------------------------------------------------------------------------------------
+CONTRAST = """(() => {
+  const rgb = (text) => (text.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => { const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+                               return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const over = (top, under) => { const a = top.length > 3 ? top[3] : 1;
+                                 return [0, 1, 2].map((k) => top[k] * a + under[k] * (1 - a)); };
+  const backdrop = (e) => {  // the colour behind an element: its own and its ancestors' backgrounds, blended
+    const layers = [];
+    for (let n = e; n && n.nodeType === 1; n = n.parentElement) {
+      const c = rgb(getComputedStyle(n).backgroundColor);
+      if (c.length && (c.length === 3 || c[3] > 0)) { layers.push(c); if (c.length === 3 || c[3] >= 1) break; }
+    }
+    let colour = [255, 255, 255];  // under everything (an opaque layer covers it)
+    for (const c of layers.reverse()) colour = over(c, colour);
+    return colour;
+  };
+  const bad = [];
+  for (const root of ROOTS) {
+    for (const e of root.querySelectorAll('*')) {
+      const own = [...e.childNodes].some((n) => n.nodeType === 3 && n.data.trim());
+      if (!own || !e.getClientRects().length || getComputedStyle(e).visibility === 'hidden') continue;
+      const s = getComputedStyle(e);
+      const svg = e instanceof SVGElement;  // an SVG text's colour is its fill, its backdrop the box around the SVG
+      const bg = backdrop(svg ? e.closest('svg').parentElement : e);
+      const fg = over(rgb(svg ? s.fill : s.color), bg);
+      const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+      const ratio = (a + 0.05) / (b + 0.05);
+      if (ratio < 4.5) bad.push([e.tagName + '.' + e.className, e.textContent.trim().slice(0, 30), s.color,
+                                 'rgb(' + bg.map(Math.round) + ')', Math.round(ratio * 100) / 100]);
+    }
+  }
+  return bad;
+})()"""
+
+
+@pytest.mark.parametrize("scheme, size", [("dark", SIZES[0]), ("dark", SIZES[1]), ("light", SIZES[0])],
+                         ids=["dark-desktop", "dark-phone", "light-desktop"])
+def test_every_text_of_the_viewer_reads_at_four_and_a_half_to_one(server, scheme, size) -> None:
+    """Dark mode: narration and turn-list text stayed blue-700 / dark red on dark cards (about 2.2:1), and the
+    highlighted turn's "T5" was white on a light highlight. Light mode: Gradio's subdued grey read 2.5:1, the PAR
+    badge 2.9:1, the turning-point mark 2.2:1."""
+    with sized(*size) as browser:
+        browser.call("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": scheme}])
+        open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=5", 5)
+        dark = "document.querySelector('.dark') !== null"
+        browser.wait_for(dark if scheme == "dark" else f"!({dark})", timeout=30)
+        browser.wait_for(f"{VIEW}.querySelector('.wc-turnlist li.wc-current') !== null", timeout=30)
+        roots = f"[{VIEW}, document.querySelector('#wc-replays-rescores')]"
+        bad = browser.evaluate(CONTRAST.replace("ROOTS", roots))
+        assert bad == [], bad

@@ -413,7 +413,7 @@ def test_the_field_writes_the_hp_the_log_tells(seed):
         for side in ("p1", "p2"):
             snap = record.snapshot[side]
             if side in told and told[side] > 0 and snap.active_hp and snap.active_hp > 0:
-                card = page.split('<div class="wc-side-label" style="color:')[1 if side == "p1" else 2]
+                card = page.split('<div class="wc-side-label wc-c-')[1 if side == "p1" else 2]
                 assert f">{told[side]}% HP<" in card, (index, side, told[side], snap.active_hp)
                 checked += 1
     assert checked > 10

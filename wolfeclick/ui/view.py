@@ -185,7 +185,7 @@ def _active_card(side: str, name: str, snap: SideSnapshot | None) -> str:
     if snap is not None:
         team = f'<div class="wc-muted">team HP {public_team_hp(snap):.0f}% · {snap.fainted} fainted</div>'
     return (f'<div class="wc-card wc-active" style="border-top:4px solid {color}">'
-            f'<div class="wc-side-label" style="color:{color}">{esc(side)} · {esc(name)}</div>{body}{team}</div>')
+            f'<div class="wc-side-label wc-c-{side}" style="color:{color}">{esc(side)} · {esc(name)}</div>{body}{team}</div>')
 
 
 def _slot(mon: PokemonSnapshot) -> str:
@@ -354,7 +354,7 @@ def _decision_panel(side: str, name: str, decision: SideDecision, settled: bool,
     latency = "not measured" if decision.latency_ms is None else f"{decision.latency_ms:.1f} ms"  # imports
     return (
         f'<div class="wc-card wc-decision wc-dec-{side}" style="border-top:4px solid {color}">'
-        f'<div class="wc-side-label" style="color:{color}">{esc(side)} · {esc(name)} decided</div>'
+        f'<div class="wc-side-label wc-c-{side}" style="color:{color}">{esc(side)} · {esc(name)} decided</div>'
         f'<div class="wc-action">{esc(action_text(decision))} {badge}</div>'
         f'<div class="wc-muted">command <code>{esc(decision.command or "unknown")}</code> · latency {latency}'
         f' · {len(decision.legal_actions)} legal options</div>{rejected}{_rescore_lines(notes)}'
@@ -368,7 +368,7 @@ def _secret_panel(side: str, name: str) -> str:
     """The other side's decision while a person plays against it: nothing it knew or chose, one line why."""
     color = SIDE_COLORS[side]
     return (f'<div class="wc-card wc-decision wc-dec-{side} wc-dec-secret" style="border-top:4px solid {color}">'
-            f'<div class="wc-side-label" style="color:{color}">{esc(side)} · {esc(name)} decided</div>'
+            f'<div class="wc-side-label wc-c-{side}" style="color:{color}">{esc(side)} · {esc(name)} decided</div>'
             '<div class="wc-muted">What it saw and chose stays hidden until the battle ends: you see what it did '
             'in the narration, as in a real battle.</div></div>')
 
@@ -533,8 +533,8 @@ class BattleView:
         meta = self.meta
         names = {s: meta.names.get(s, s) for s in SIDES}
         return (f'<div class="wc-header"><span class="wc-title">{esc(meta.format)}</span> · '
-                f'<span style="color:{SIDE_COLORS["p1"]}">{esc(names["p1"])}</span> vs '
-                f'<span style="color:{SIDE_COLORS["p2"]}">{esc(names["p2"])}</span>{inner}</div>')
+                f'<span class="wc-c-p1" style="color:{SIDE_COLORS["p1"]}">{esc(names["p1"])}</span> vs '
+                f'<span class="wc-c-p2" style="color:{SIDE_COLORS["p2"]}">{esc(names["p2"])}</span>{inner}</div>')
 
     def _field(self, snaps: Mapping[Side, SideSnapshot | None], perspective: str | None) -> str:
         names = {s: self.meta.names.get(s, s) for s in SIDES}

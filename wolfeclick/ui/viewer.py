@@ -114,7 +114,7 @@ def _chart(key: str, title: str, x: Sequence[int], series: Mapping[str, Sequence
         parts.append(f'<circle class="wc-dot wc-dot-{side}" r="5" cx="{sx(x[0])}" cy="{sy(series[side][0])}" '
                      f'fill="{SIDE_COLORS[side]}"/>')
     parts.append("</svg>")
-    legend = "".join(f'<span class="wc-legend" style="color:{SIDE_COLORS[s]}">━ {esc(s)} · {esc(names.get(s, s))}</span>'
+    legend = "".join(f'<span class="wc-legend wc-c-{s}" style="color:{SIDE_COLORS[s]}">━ {esc(s)} · {esc(names.get(s, s))}</span>'
                      for s in SIDES)
     marks = [[sx(xv), sy(series["p1"][i]), sy(series["p2"][i])] for i, xv in enumerate(x)]
     return (f'<div class="wc-chart" data-chart="{key}"><div class="wc-plot">{"".join(parts)}</div>'

@@ -153,16 +153,15 @@
   // --- an analysed replay (wolfeclick/ui/analysis_view.py: viewer_analysis, sent with the "open" payload): its
   // turning points and mistakes marked on their turn-list lines (tooltips set as text), and a valued decision's
   // option table in its decision panel (HTML escaped on the server).
-  const AN_MARKS = { turning: ["◆", "#f59e0b"], mistake: ["?!", "#7c3aed"] };
+  const AN_MARKS = { turning: "◆", mistake: "?!" };  // coloured by class (app.css), readable in dark mode too
   function markItem(li, step) {
     const found = state.analysis && state.analysis.marks[String(step)];
     if (!found || li.querySelector(".wc-an-mark")) return;
-    for (const [kind, [sign, colour]] of Object.entries(AN_MARKS)) {
+    for (const [kind, sign] of Object.entries(AN_MARKS)) {
       if (!found[kind]) continue;
       const mark = document.createElement("span");
       mark.className = `wc-an-mark wc-an-mark-${kind}`;
       mark.textContent = ` ${sign}`; mark.title = found[kind]; mark.setAttribute("aria-label", found[kind]);
-      mark.style.color = colour; mark.style.fontWeight = "700";
       li.appendChild(mark);
     }
   }
