@@ -14,7 +14,16 @@ import pytest
 from wolfeclick.battle.store import load_recording
 from wolfeclick.battle.teams import TeamSources
 from wolfeclick.env import ShowdownEnv, ShowdownToolEnv, reward_func
-from wolfeclick.env.tool_env import CHANGES_HEADER, changed_text, finish, prompt_keeping_reward_func
+from wolfeclick.env.tool_env import (
+    CHANGES_HEADER,
+    TOKEN_METRIC,
+    budgeted_factory,
+    changed_text,
+    decision_tokens,
+    finish,
+    prompt_keeping_reward_func,
+)
+from wolfeclick.errors import InputError
 
 FORMAT = "gen9randombattle"
 
@@ -131,16 +140,18 @@ def run_grpo(tiny_tool_checkpoint, tmp_path) -> None:
     prime_to_call_a_tool(model, tokenizer, prompt_text, call)
 
     seen: list[list[float]] = []
+    lengths: list[list[int]] = []
     keeping = prompt_keeping_reward_func(tokenizer, enable_thinking=False)
 
     def battle_reward(environments, **kwargs):
         rewards = keeping(environments, **kwargs)
         seen.append(rewards)
+        lengths.append([len(ids) for ids in kwargs["completion_ids"]])
         return rewards
 
     dataset = Dataset.from_list([{"prompt": question, "seed": 1}, {"prompt": question, "seed": 1}])
     args = GRPOConfig(output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=2, num_generations=2,
-                      max_completion_length=768, temperature=0.2, learning_rate=1e-4, use_cpu=True, report_to=[],
+                      max_completion_length=4096, temperature=0.2, learning_rate=1e-4, use_cpu=True, report_to=[],
                       logging_steps=1, save_strategy="no", max_tool_calling_iterations=3, seed=0,
                       chat_template_kwargs={"enable_thinking": False}, dataloader_num_workers=0)
     trainer = GRPOTrainer(model=model, reward_funcs=battle_reward, args=args, train_dataset=dataset,
@@ -151,6 +162,14 @@ def run_grpo(tiny_tool_checkpoint, tmp_path) -> None:
     environments = trainer.environments
     assert all(isinstance(env, ShowdownToolEnv) and env.done for env in environments)
     assert seen[0] == [env.reward for env in environments]
+    # the true rollout length (model turns and tool results: what max_completion_length budgets) reaches TRL's logs
+    logged = next(entry for entry in trainer.state.log_history if TOKEN_METRIC in entry)
+    assert logged[TOKEN_METRIC] == pytest.approx(sum(sum(c) / len(c) for c in lengths) / len(lengths))
+    assert [env.tokens["completion"] for env in environments] == lengths[-1]
+    prompt_tokens = len(tokenizer(prompt_text, add_special_tokens=False)["input_ids"])
+    assert all(env.tokens["prompt"] == prompt_tokens for env in environments)
+    if any(env.decisions for env in environments):  # a tool result came back: TRL's own figure leaves it out
+        assert logged[TOKEN_METRIC] > logged["completions/mean_length"]
     files = sorted(recordings.glob("*.json"))
     assert files
     played = 0
@@ -167,6 +186,23 @@ def run_grpo(tiny_tool_checkpoint, tmp_path) -> None:
             assert decision.policy_info["observation"] in decision.policy_info["prompt"]
     assert played >= 1, "the primed model's tool calls were played as moves"
     assert os.path.exists(environments[0].recording_path)
+
+
+def test_a_horizon_that_cannot_fit_the_completion_budget_is_refused_in_one_line(tiny_tool_checkpoint):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_tool_checkpoint)
+    counts = decision_tokens(tokenizer, 3, format=FORMAT)
+    assert len(counts) == 3 and all(count > 100 for count in counts)  # a state per decision: hundreds of tokens
+    need = sum(counts)
+    factory = budgeted_factory(tokenizer, need, horizon=3, format=FORMAT)
+    env = factory()
+    assert isinstance(env, ShowdownToolEnv) and env._horizon == 3
+    with pytest.raises(InputError) as caught:
+        budgeted_factory(tokenizer, need - 1, horizon=3, format=FORMAT)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("horizon 3 does not fit max_completion_length=")
+    assert "use horizon=2" in message and f"at least {need:,}" in message
 
 
 def test_recordings_keep_the_text_the_model_read_its_tool_calls_and_refused_ones(tmp_path):

@@ -18,14 +18,16 @@ reward's parts for reward functions that weigh them differently.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
 from wolfeclick.battle.runner import DEFAULT_FORMAT
-from wolfeclick.battle.store import load_recording, write_atomic
+from wolfeclick.battle.store import load_recording, rewrite_recording
 from wolfeclick.battle.teams import TeamSources
 from wolfeclick.env.env import ShowdownEnv
+from wolfeclick.errors import InputError
 from wolfeclick.game.actions import to_id
 from wolfeclick.game.reward import COMPONENTS, outcome_reward
 from wolfeclick.settings import settings
@@ -123,6 +125,11 @@ class ShowdownToolEnv:
         """Tool calls refused since the last decision played: kept with the next decision (or the forfeit)."""
         self._calls: list[tuple[str, str, bool]] = []
         """Every tool call of the rollout in order: (tool, argument, played), to match TRL's turns to decisions."""
+        self.tokens: dict[str, int] = {}
+        """The rollout's true token counts once its reward is read (``reward_func``): ``completion`` is every token
+        after the prompt — the model's turns and the tool results, what ``max_completion_length`` budgets (TRL's
+        ``completions/mean_length`` counts the model's turns only); ``prompt`` too with
+        ``prompt_keeping_reward_func``, which has the tokenizer."""
 
     def reset(self, **kwargs: Any) -> str:
         """Start the battle for a dataset row: ``seed`` (int), ``format``, ``opponent`` (a policy spec),
@@ -147,6 +154,7 @@ class ShowdownToolEnv:
         self.recording_path = self.result = None
         self._refused = []
         self._calls = []
+        self.tokens = {}
         self._shown = self._full = tool_text(text)
         return self._shown
 
@@ -256,9 +264,75 @@ def finish(env: ShowdownToolEnv) -> float:
     return env._finish()
 
 
-def reward_func(environments: list[ShowdownToolEnv], **kwargs: Any) -> list[float]:
-    """GRPO reward: each rollout's battle reward (shaped + outcome), after ending battles the rollout left unfinished."""
-    return [finish(env) for env in environments]
+TOKEN_METRIC = "showdown/completion_tokens"
+"""The mean, over a batch's rollouts, of every token after the prompt (model turns and tool results): what
+``max_completion_length`` budgets. Logged through TRL's ``log_metric`` beside its own ``completions/mean_length``."""
+
+
+def reward_func(environments: list[ShowdownToolEnv], completion_ids: list[list[int]] | None = None,
+                log_metric: Any = None, log_extra: Any = None, **kwargs: Any) -> list[float]:
+    """GRPO reward: each rollout's battle reward (shaped + outcome), after ending battles the rollout left unfinished.
+    With TRL's ``completion_ids``, each env's ``tokens["completion"]`` is its rollout's true length (tool results
+    included), logged as ``showdown/completion_tokens`` (and per rollout in the completions table)."""
+    rewards = [finish(env) for env in environments]
+    if completion_ids is not None:
+        counts = [len(ids) for ids in completion_ids]
+        for env, count in zip(environments, counts):
+            env.tokens["completion"] = count
+        if log_metric is not None and counts:
+            log_metric(TOKEN_METRIC, sum(counts) / len(counts))
+        if log_extra is not None:
+            log_extra("completion_tokens", counts)
+    return rewards
+
+
+BUDGET_SEED = 0
+CALL_OVERHEAD_TOKENS = 12
+"""Per decision, beyond the tool call's JSON and the tool result's text: the chat template's turn markers, at least."""
+
+
+def decision_tokens(tokenizer: Any, horizon: int | None, **env_options: Any) -> list[int]:
+    """The fewest tokens each decision of a sample rollout adds to a completion with ``tokenizer``: the tool call
+    (its JSON) and the tool result the env returns, plus ``CALL_OVERHEAD_TOKENS``; played by the first listed option,
+    seed ``BUDGET_SEED``, for ``horizon`` decisions (the battle, if None)."""
+    env = ShowdownToolEnv(recordings=False, **env_options)
+    counts: list[int] = []
+
+    def count(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    try:
+        env.reset(seed=BUDGET_SEED)
+        while not env.done and (horizon is None or len(counts) < horizon):
+            action, choice = env._options()[0]
+            result = env.move(choice) if action.kind == "move" else env.switch(choice)
+            counts.append(count(tool_call(action.kind, choice)) + count(result) + CALL_OVERHEAD_TOKENS)
+    finally:
+        env._finish()
+    return counts
+
+
+def budgeted_factory(tokenizer: Any, max_completion_length: int, *, horizon: int | None, **env_options: Any):
+    """``environment_factory`` for TRL (``functools.partial(ShowdownToolEnv, horizon=…, **env_options)``) once a sample
+    rollout of ``horizon`` decisions fits ``max_completion_length`` tokens with ``tokenizer``; else a one-line
+    ``InputError`` naming the horizon that fits, before any training. The sample counts only the tool calls and tool
+    results (what every rollout must hold): a model that writes more around its calls needs more room still."""
+    counts = decision_tokens(tokenizer, horizon, **env_options)
+    need = sum(counts)
+    if need > max_completion_length:
+        fits, total = 0, 0
+        for value in counts:
+            if total + value > max_completion_length:
+                break
+            fits, total = fits + 1, total + value
+        asked = f"horizon {horizon}" if horizon is not None else "a whole battle (no horizon)"
+        per = need // max(1, len(counts))
+        advice = f"use horizon={fits}" if fits else "no decision fits"
+        raise InputError(f"{asked} does not fit max_completion_length={max_completion_length}: its {len(counts)} "
+                         f"decisions take at least {need:,} tokens with this tokenizer (about {per:,} a decision: "
+                         f"tool call and tool result; seed {BUDGET_SEED}); {advice}, or max_completion_length of at "
+                         f"least {need:,}")
+    return functools.partial(ShowdownToolEnv, horizon=horizon, **env_options)
 
 
 def turn_prompts(tokenizer: Any, prompt: list[dict[str, Any]], completion_ids: list[int], tools: list[Any],
@@ -308,7 +382,7 @@ def keep_prompts(env: ShowdownToolEnv, prompts: list[str], completion: list[dict
     for decision, turn in zip(played, turns):
         if turn < len(prompts):
             decision.policy_info["prompt"] = prompts[turn]
-    write_atomic(path, recording.to_json())
+    rewrite_recording(path, recording)  # compressed as the env saved it
 
 
 def prompt_keeping_reward_func(tokenizer: Any, **chat_template_kwargs: Any):
@@ -316,11 +390,12 @@ def prompt_keeping_reward_func(tokenizer: Any, **chat_template_kwargs: Any):
     the model answered (``policy_info["prompt"]``). Pass the trainer's tokenizer and its ``chat_template_kwargs``."""
     def reward_func_with_prompts(environments: list[ShowdownToolEnv], prompts: list[Any] | None = None,
                                  completions: list[Any] | None = None, completion_ids: list[list[int]] | None = None,
-                                 **kwargs: Any) -> list[float]:
-        rewards = reward_func(environments)
+                                 log_metric: Any = None, log_extra: Any = None, **kwargs: Any) -> list[float]:
+        rewards = reward_func(environments, completion_ids=completion_ids, log_metric=log_metric, log_extra=log_extra)
         if prompts is not None and completions is not None and completion_ids is not None:
             for env, prompt, completion, ids in zip(environments, prompts, completions, completion_ids):
                 texts = turn_prompts(tokenizer, prompt, ids, [env.move, env.switch], **chat_template_kwargs)
+                env.tokens["prompt"] = len(tokenizer(texts[0], add_special_tokens=False)["input_ids"])
                 keep_prompts(env, texts, completion)
         return rewards
 
