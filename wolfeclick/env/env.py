@@ -202,10 +202,11 @@ class NumericSpaces(gym.Wrapper):
         if not isinstance(base, ShowdownEnv):
             raise EnvError(f"NumericSpaces wraps a ShowdownEnv, not {type(base).__name__}")
         base.use_spaces(observation, "discrete")
+        self.base = base
         super().__init__(env)  # Gymnasium's wrappers read the spaces from the env they wrap, now the numeric ones
 
     def action_masks(self) -> np.ndarray:
-        return self.env.unwrapped.action_masks()
+        return self.base.action_masks()
 
 
 def recordings_dir(value: str | os.PathLike[str] | None | bool) -> Path | None:
