@@ -1,20 +1,22 @@
 """How strong is ``search`` at each level, and what does a decision cost? (issue 61)
 
     .venv/bin/python scripts/bench_search.py [--pairs 4] [--formats gen9randombattle gen4randombattle]
-        [--levels 1 2 3] [--doc]
+        [--levels 1 2 3] [--against heuristic below] [--first 0] [--results FILE] [--doc]
 
-For each format: ``search?level=L`` against ``heuristic`` for every level, and each level against the level below,
-in paired battles (each seed played twice, the seats swapped). One battle at a time, so a decision's time is its
-own: the search's simulator and the battle's share the machine with nothing of this script's. Reports each
-pairing's score rate with its 95% Wilson interval, and the search's time per decision (mean, median, 90th
-percentile, over the decisions where it had more than one option). ``--doc`` writes the section of
-docs/benchmarks.md.
+For each format: ``search?level=L`` against ``heuristic`` and against the level below (``--against``), in paired
+battles (each seed played twice, the seats swapped; ``--first`` skips the first seeds, so a long benchmark can be run
+in pieces). One battle at a time, so a decision's time is its own: the search's simulator and the battle's share
+the machine with nothing else of this script's. Each pairing's run is appended to ``--results`` (JSON lines: the
+scores, the search's time per decision, the command, the machine's load); ``--doc`` writes docs/benchmarks.md's
+section from every run in that file: each pairing's score rate with its 95% Wilson interval over all its battles,
+and the time per decision (mean, median, 90th percentile, over the decisions where it had more than one option).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import resource
 import statistics
@@ -24,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scripts.benchdoc import machine_busy, other_work, other_work_note, write_section  # noqa: E402
+from scripts.benchdoc import machine_busy, other_work, write_section  # noqa: E402
 from wolfeclick.arena.stats import wilson_interval  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
@@ -35,6 +37,8 @@ HEADING = "## Search: strength per level against heuristic and against the level
 FORMATS = ("gen9randombattle", "gen4randombattle")
 SEED_BASE = 610_000
 """Seeds the ladder is not built from (its own start elsewhere)."""
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "bench_search.jsonl"
+"""Every run so far, kept beside the document its section is made from."""
 
 
 def children_cpu() -> float:
@@ -44,14 +48,15 @@ def children_cpu() -> float:
 
 def searched_ms(recording: Recording, side: str) -> list[float]:
     """The latency of each decision of ``side`` where the search had more than one option."""
-    return [t.decisions[side].latency_ms for t in recording.turns
+    return [float(t.decisions[side].latency_ms or 0.0) for t in recording.turns
             if side in t.decisions and isinstance((t.decisions[side].policy_info or {}).get("search"), dict)]
 
 
-async def pairing(pool: SimPool, fmt: str, a: str, b: str, pairs: int, times: dict[str, list[float]]) -> list[float]:
+async def pairing(pool: SimPool, fmt: str, a: str, b: str, pairs: int, times: dict[str, list[float]],
+                  first: int = 0) -> list[float]:
     """``a``'s score in each of ``2 * pairs`` battles against ``b``, seeds shared by each pair, seats swapped."""
     scores = []
-    for n in range(pairs):
+    for n in range(first, first + pairs):
         for seat in ("p1", "p2"):
             policies = (make_policy(a), make_policy(b)) if seat == "p1" else (make_policy(b), make_policy(a))
             recording = await play_battle(*policies, format_id=fmt, seed=SEED_BASE + n, process=pool.pick())
@@ -76,45 +81,77 @@ def time_cell(ms: list[float]) -> str:
     return f"{statistics.mean(ms) / 1000:.2f} / {statistics.median(ms) / 1000:.2f} / {p90 / 1000:.2f} s ({len(ms)})"
 
 
-async def run(formats: list[str], levels: list[int], pairs: int) -> str:
-    load = open("/proc/loadavg").read().split()[0]
-    busy0, own0, children0, started = machine_busy(), time.process_time(), children_cpu(), time.perf_counter()
-    rows = ["| format | pairing (first scores) | battles | score rate [95%] | wall |", "| --- | --- | --- | --- | --- |"]
-    times: dict[tuple[str, str], list[float]] = {}
+async def run(formats: list[str], levels: list[int], against: list[str], pairs: int, first: int,
+              results: Path, command: str) -> None:
     async with SimPool(1) as pool:
         for fmt in formats:
-            per_format: dict[str, list[float]] = {}
-            plan = [(f"search?level={level}", "heuristic") for level in levels]
-            plan += [(f"search?level={level}", f"search?level={level - 1}") for level in levels if level - 1 in levels]
-            for a, b in plan:
-                begun = time.perf_counter()
-                scores = await pairing(pool, fmt, a, b, pairs, per_format)
-                rows.append(f"| {fmt} | {a} v {b} | {len(scores)} | {score_cell(scores)} | "
-                            f"{time.perf_counter() - begun:.0f} s |")
-                print(rows[-1], flush=True)
-            for spec, ms in per_format.items():
-                times[(fmt, spec)] = ms
-    time_rows = ["| format | policy | per decision: mean / median / p90 (decisions) |", "| --- | --- | --- |"]
-    time_rows += [f"| {fmt} | {spec} | {time_cell(ms)} |" for (fmt, spec), ms in sorted(times.items()) if ms]
-    end, other = other_work(busy0, own0, children_cpu() - children0, started)
-    command = (f".venv/bin/python scripts/bench_search.py --pairs {pairs} --formats {' '.join(formats)} "
-               f"--levels {' '.join(map(str, levels))} --doc")
-    return (f"{HEADING}\n\n`{command}` on {os.cpu_count()} cores, one battle at a time (seeds from {SEED_BASE}, "
-            "each played twice with the seats swapped), wall "
-            f"{time.perf_counter() - started:.0f} s.\n\n" + "\n".join(rows) + "\n\n" + "\n".join(time_rows)
-            + f"\n\n{other_work_note((load, end), other)}.\n")
+            for level in levels:
+                a = f"search?level={level}"
+                opponents = (["heuristic"] if "heuristic" in against else []) + \
+                    ([f"search?level={level - 1}"] if "below" in against and level > 1 else [])
+                for b in opponents:
+                    load = open("/proc/loadavg").read().split()[0]
+                    busy0, own0, children0, started = machine_busy(), time.process_time(), children_cpu(), \
+                        time.perf_counter()
+                    times: dict[str, list[float]] = {}
+                    scores = await pairing(pool, fmt, a, b, pairs, times, first)
+                    end, other = other_work(busy0, own0, children_cpu() - children0, started)
+                    row = {"format": fmt, "a": a, "b": b, "first": first, "scores": scores,
+                           "wall_s": round(time.perf_counter() - started, 1), "times_ms": times,
+                           "load": [load, end], "other_work": round(other, 2), "command": command,
+                           "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+                    results.parent.mkdir(parents=True, exist_ok=True)
+                    with results.open("a", encoding="utf-8") as out:
+                        out.write(json.dumps(row) + "\n")
+                    print(f"{fmt} {a} v {b}: {score_cell(scores)} ({len(scores)} battles, "
+                          f"{row['wall_s']} s, other work {other:.2f} cores)", flush=True)
+
+
+def report(results: Path) -> str:
+    """docs/benchmarks.md's section from every run in ``results``."""
+    rows = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines() if line.strip()]
+    pairings: dict[tuple[str, str, str], list[float]] = {}
+    times: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        pairings.setdefault((row["format"], row["a"], row["b"]), []).extend(row["scores"])
+        for spec, ms in row["times_ms"].items():
+            times.setdefault((row["format"], spec), []).extend(ms)
+    table = ["| format | pairing (first scores) | battles | score rate [95%] |", "| --- | --- | --- | --- |"]
+    table += [f"| {fmt} | {a} v {b} | {len(scores)} | {score_cell(scores)} |"
+              for (fmt, a, b), scores in sorted(pairings.items())]
+    timing = ["| format | policy | per decision: mean / median / p90 (decisions) |", "| --- | --- | --- |"]
+    timing += [f"| {fmt} | {spec} | {time_cell(ms)} |" for (fmt, spec), ms in sorted(times.items()) if ms]
+    runs = ["| run | pairing | seeds | battles | wall | load average (start → end) | other work (cores) |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    runs += [f"| {row['when']} | {row['format']} {row['a']} v {row['b']} | {SEED_BASE + row['first']}–"
+             f"{SEED_BASE + row['first'] + len(row['scores']) // 2 - 1} | {len(row['scores'])} | {row['wall_s']:.0f} s | "
+             f"{row['load'][0]} → {row['load'][1]} | {row['other_work']:.2f} |" for row in rows]
+    commands = sorted({row["command"] for row in rows})
+    return (f"{HEADING}\n\n" + "\n".join(f"`{c}`" for c in commands)
+            + f"\n\non {os.cpu_count()} cores, one battle at a time; each seed played twice with the seats swapped. "
+            "The runs below were made in pieces (each under 10 minutes) and are pooled here.\n\n"
+            + "\n".join(table) + "\n\n" + "\n".join(timing) + "\n\n" + "\n".join(runs) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=4, help="seeds per pairing (each played twice)")
+    parser.add_argument("--first", type=int, default=0, help="skip this many seeds (to run a benchmark in pieces)")
     parser.add_argument("--formats", nargs="+", default=list(FORMATS))
     parser.add_argument("--levels", nargs="+", type=int, default=[1, 2, 3])
-    parser.add_argument("--doc", action="store_true", help="write the section of docs/benchmarks.md")
+    parser.add_argument("--against", nargs="+", choices=("heuristic", "below"), default=["heuristic", "below"])
+    parser.add_argument("--results", type=Path, default=RESULTS, help="JSON lines the runs are appended to")
+    parser.add_argument("--doc", action="store_true", help="write docs/benchmarks.md's section from --results")
+    parser.add_argument("--no-play", action="store_true", help="play nothing (with --doc: only rewrite the section)")
     args = parser.parse_args()
-    text = asyncio.run(run(args.formats, args.levels, args.pairs))
-    print(text)
+    command = ("scripts/bench_search.py --pairs {} --first {} --formats {} --levels {} --against {}"
+               .format(args.pairs, args.first, " ".join(args.formats), " ".join(map(str, args.levels)),
+                       " ".join(args.against)))
+    if not args.no_play:
+        asyncio.run(run(args.formats, args.levels, args.against, args.pairs, args.first, args.results, command))
     if args.doc:
+        text = report(args.results)
+        print(text)
         write_section(HEADING, text)
 
 

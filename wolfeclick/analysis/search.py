@@ -183,7 +183,12 @@ class SearchPolicy:
                 name = f"{prefix}-{w}"
                 request = world_request(observation.battle, observation.request, side, foes, team,
                                         derive_seed(seed, f"search-world:{w}"), name, observation.format)
-                reply = await process.call("world", **request)
+                try:
+                    reply = await process.call("world", **request)
+                except SimulatorError:
+                    if not process.alive:
+                        raise
+                    continue  # a sample the simulator cannot build (a form it refuses): the other worlds stand
                 worlds.append(name)
                 if side not in reply.get("deciding", [side]):
                     worlds.pop()
@@ -216,10 +221,10 @@ class SearchPolicy:
                 fields["horizon"] = budget.horizon
             try:
                 reply = await process.call("playout", **fields)
-            except SimulatorError as exc:
-                if "not legal" not in str(exc):
+            except SimulatorError:
+                if not process.alive:
                     raise
-                return 0.5  # the option is not open in this world (a guess at a lock or a trap): no evidence
+                return 0.5  # not open in this world (a guessed lock or trap), or a world that stalls: no evidence
             return _value(reply, side)
 
         def tallies() -> list[Tally]:
