@@ -164,7 +164,8 @@ class BodyTooLarge(ServerError):
 
 @dataclass
 class _Entry:
-    env: ShowdownEnv
+    env: ShowdownEnv | None
+    """None once the battle is over: a finished battle keeps only its ``final`` facts, not its simulator state."""
     opponent: str
     steps: int = 0
     done: bool = False
@@ -174,6 +175,23 @@ class _Entry:
     """The address of the client that started it (for the per-client cap)."""
     last_used: float = field(default_factory=time.monotonic)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    final: dict[str, Any] = field(default_factory=dict)
+    """What ``/state`` says of a finished battle (format, seed, recording path)."""
+
+    def facts(self) -> dict[str, Any]:
+        """Format, seed and recording path: read from the env while it plays, from ``final`` after."""
+        if self.env is None:
+            return self.final
+        end = self.env.last_end or self.env.episode_end
+        return {"format": self.env.format, "seed": self.env.battle_seed,
+                "recording_path": str(end.path) if end is not None and end.path else None}
+
+    def finish(self) -> None:
+        """The battle is over: keep its facts and let its env (battle trackers, logs, requests) go."""
+        if self.env is not None:
+            self.final = self.facts()
+            env, self.env = self.env, None
+            env.close()
 
 
 class EpisodeTable:
@@ -233,7 +251,7 @@ class EpisodeTable:
             if old is None and owner is None and sum(e.owner is None for e in active) >= self.max_http:
                 raise ServerFull(f"plain HTTP battles are limited to {self.max_http} in flight (half the slots, so "
                                  f"that no one client holds them all); finish one, or use a WebSocket session")
-        if old is not None:
+        if old is not None and old.env is not None:
             old.env.close()
         try:
             env = ShowdownEnv(opponent, format=str(options.get("format") or self.defaults["format"]),
@@ -274,7 +292,7 @@ class EpisodeTable:
     def drop(self, episode_id: str) -> None:
         with self.lock:
             entry = self.entries.pop(episode_id, None)
-        if entry is not None:
+        if entry is not None and entry.env is not None:
             entry.env.close()
 
     def reap(self) -> None:
@@ -336,12 +354,14 @@ class ShowdownServerEnv(Environment[ShowdownAction, ShowdownObservation, Showdow
                               "returned)")
         entry = self.table.get(key, None if self.per_request else self)
         with entry.lock:
-            if entry.done:
+            if entry.done or entry.env is None:
                 raise ServerError(f"the battle {key!r} is over: call /reset to start another")
             choice: str | int = action.text if action.text is not None else int(action.index or 0)
             text, reward, terminated, truncated, info = entry.env.step(choice)
             entry.steps += 1
             entry.done = terminated or truncated
+            if entry.done:
+                entry.finish()
         self.episode_id = key
         return self._observation(key, text, float(reward), terminated, truncated, info)
 
@@ -351,11 +371,8 @@ class ShowdownServerEnv(Environment[ShowdownAction, ShowdownObservation, Showdow
         active = len(self.table.entries)
         if entry is None:
             return ShowdownState(episode_id=self.episode_id, active_episodes=active)
-        end = entry.env.last_end or entry.env.episode_end
-        return ShowdownState(episode_id=self.episode_id, step_count=entry.steps, format=entry.env.format,
-                             opponent=entry.opponent, seed=entry.env.battle_seed, done=entry.done,
-                             recording_path=str(end.path) if end is not None and end.path else None,
-                             active_episodes=active)
+        return ShowdownState(episode_id=self.episode_id, step_count=entry.steps, opponent=entry.opponent,
+                             done=entry.done, active_episodes=active, **entry.facts())
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(name="wolfeclick", version=wolfeclick.__version__,
