@@ -232,7 +232,7 @@ def test_a_link_to_an_unknown_policy_says_so_where_the_page_would_be(played):
     and no other policy's page stands in for it."""
     with Browser(1280, 800) as browser:
         browser.open(f"{played.url}?policy=nosuchpolicy")
-        head = "document.querySelector('#wc-policy-head')?.innerText || ''"
+        head = "(document.querySelector('#wc-policy-head')?.innerText || '')"  # bracketed: `a || b.includes()`
         text = browser.wait_for(f"{head}.includes('nosuchpolicy') && {head}", timeout=90)
         assert "no battles" in text, text
         assert "heuristic" not in text and "finished battles" not in text, text

@@ -152,3 +152,33 @@ def test_every_text_of_the_viewer_reads_at_four_and_a_half_to_one(server, scheme
         roots = f"[{VIEW}, document.querySelector('#wc-replays-rescores')]"
         bad = browser.evaluate(CONTRAST.replace("ROOTS", roots))
         assert bad == [], bad
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 4. A share link shows its tab from the first frame the tabs are drawn in, not Live until the load event answers
+# --------------------------------------------------------------------------------------------------------------
+TAB_FRAMES = """(() => {
+  window.__wcTabFrames = [];
+  const look = () => {
+    const selected = document.querySelector('button[role=tab][aria-selected=true]');
+    if (selected) window.__wcTabFrames.push(selected.dataset.tabId);
+    requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+})();"""
+"""Put in every new document before its own scripts: the tab shown at every frame the page draws."""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
+@pytest.mark.parametrize("query, tab", [("?tab=leaderboard", "leaderboard"), (f"?replay={SAMPLE_ID}&turn=5", "replays"),
+                                        ("?tab=compare", "compare")], ids=["leaderboard", "replay", "compare"])
+def test_a_share_link_shows_its_tab_first(server, size, query, tab) -> None:
+    """``?tab=leaderboard`` showed Live at 2.4 s and the Leaderboard at 6.0 s; ``?replay=…&turn=5`` showed Live until
+    3.9 s (the tab was chosen by the page's load event, after its round trip)."""
+    with sized(*size) as browser:
+        browser.call("Page.addScriptToEvaluateOnNewDocument", source=TAB_FRAMES)
+        browser.open(f"{server.url}{query}")
+        browser.wait_for(f"document.querySelector('button[role=tab][data-tab-id={tab}][aria-selected=true]') !== null"
+                         f" && {PAGE_IDLE}", timeout=90)
+        frames = browser.evaluate("window.__wcTabFrames")
+        assert frames and set(frames) == {tab}, sorted(set(frames), key=frames.index)

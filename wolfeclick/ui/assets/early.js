@@ -18,3 +18,22 @@
     return native.call(window, callback);
   };
 })();
+
+// A share link's tab is shown from the first frame the tabs are drawn in. The page's load event also selects it, but
+// only once its round trip is over (seconds on a busy server: "?tab=leaderboard" showed Live for 6 s). The tab
+// button is clicked as soon as Gradio puts it on the page (a MutationObserver runs before the next frame is drawn),
+// then the watch ends; a link naming no tab of the app's leaves the page alone.
+(() => {
+  const params = new URLSearchParams(location.search);
+  const tab = params.has("replay") ? "replays" : params.has("policy") ? "leaderboard" : params.get("tab");
+  if (!["replays", "compare", "leaderboard"].includes(tab)) return;
+  const pick = () => {
+    const button = document.querySelector(`button[role=tab][data-tab-id="${tab}"]`);
+    if (!button) return false;
+    if (button.getAttribute("aria-selected") !== "true") button.click();
+    return true;
+  };
+  const watch = new MutationObserver(() => { if (pick()) watch.disconnect(); });
+  watch.observe(document, { childList: true, subtree: true });
+  setTimeout(() => watch.disconnect(), 60000);  // a page that never draws the tab: stop looking
+})();

@@ -157,10 +157,21 @@ async def first_open(ctx: AppContext, ui: LeaderboardUI, loaded: Any, format_id:
                      min_battles: Any, period: Any, policy: Any, request: gr.Request | None = None) -> dict:
     """The tab's first opening in a session rebuilds the index (unless a rebuild has just finished, e.g. for the
     share link that selected the tab); later openings leave the table as it is."""
-    if loaded:
+    if loaded or _opened_by_link(request):
         return {ui.loaded: True}  # a dict keyed by a component: Gradio reads an empty dict as one bare value
     return await _table(ctx, ui, (format_id, since, sources, min_battles, period), policy,
                         not ctx.standings.rebuilt_within(FRESH_S), request)
+
+
+def _opened_by_link(request: Any) -> bool:
+    """Whether the page's own link names this tab (``?policy=``, ``?tab=leaderboard``): the page selects the tab
+    at once (``assets/early.js``) and its load event fills it, the link's policy page included; this opening must
+    not race it with the top policy's page."""
+    try:
+        params = dict(request.query_params)
+    except (AttributeError, TypeError):
+        return False
+    return "replay" not in params and ("policy" in params or params.get("tab") == TAB_ID)
 
 
 async def show_policy(ctx: AppContext, ui: LeaderboardUI, policy: Any, format_id: Any, since: Any, sources: Any,
