@@ -165,7 +165,7 @@ def main() -> int:
                     seen: list[str] = []
                     number += 1
                     page_event(url, "analysis_start", [analysed, bounds.max_k, "both"], f"hog-analyst-{number}",
-                               seen=seen).join(60)
+                               seen=seen, headers={"X-Forwarded-For": HOG}).join(60)
                     note("analysis refused" if "limit per visitor" in " ".join(seen) else "analysis ran")
                     stop.wait(5)
 

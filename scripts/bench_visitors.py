@@ -50,22 +50,24 @@ def longest_sample() -> str:
 
 
 def page_event(url: str, name: str, data: list[Any], session: str, read: bool = True,
-               seen: list[str] | None = None) -> Any:
+               seen: list[str] | None = None, headers: dict[str, str] | None = None) -> Any:
     """Join the queue for the page event ``name`` as the browser does (``/gradio_api/queue/join`` by its index: the
     analysis is a page event, not a named API endpoint) and return a thread reading its stream to the end (each
     message's line into ``seen``)."""
     import httpx
 
-    config = httpx.get(url + "config", timeout=30).json()
+    config = httpx.get(url + "config", timeout=30, headers=headers).json()
     index = next((i for i, d in enumerate(config["dependencies"]) if d.get("api_name") == name), None)
     if index is None:
         raise SystemExit(f"no event {name!r} in the page's config")
     joined = httpx.post(url + "gradio_api/queue/join", json={"data": data, "fn_index": index, "session_hash": session,
-                                                           "event_data": None, "trigger_id": None}, timeout=30)
+                                                           "event_data": None, "trigger_id": None}, timeout=30,
+                        headers=headers)
     joined.raise_for_status()
 
     def drain() -> None:
-        with httpx.stream("GET", url + f"gradio_api/queue/data?session_hash={session}", timeout=None) as stream:
+        with httpx.stream("GET", url + f"gradio_api/queue/data?session_hash={session}", timeout=None,
+                          headers=headers) as stream:
             for line in stream.iter_lines():
                 if seen is not None and line.strip():
                     seen.append(line)

@@ -173,3 +173,22 @@ def test_a_stalled_rebuild_serves_the_last_table_and_says_so(tmp_path: Path,
     assert len(stale.entries) == 1 and stale.notes[0].startswith("Updating")
     gate.set()
     assert ctx.standings.refresh(None)
+
+
+def test_the_apps_simulators_yield_the_cpu_to_its_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from wolfeclick.sim.process import SimProcess
+
+    monkeypatch.setenv("WOLFECLICK_SIM_NICE", "5")
+
+    async def niceness() -> int:
+        process = SimProcess()
+        await process.start()
+        try:
+            assert process.pid is not None
+            return os.getpriority(os.PRIO_PROCESS, process.pid)
+        finally:
+            await process.close()
+
+    assert asyncio.run(niceness()) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)

@@ -35,6 +35,7 @@ only ``wolfeclick.errors``.
 | ``WOLFECLICK_APP_UPLOADS_PER_HOUR`` | ``20`` | the app: uploads one visitor may store in an hour |
 | ``WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR`` | ``100`` | the app: bytes of uploads one visitor may have stored (MB) |
 | ``WOLFECLICK_APP_UPLOAD_STORE_MB`` | ``1000`` | the app: all uploads together (MB); the oldest are removed beyond it |
+| ``WOLFECLICK_SIM_NICE`` | ``0`` (the app: ``10``) | how much lower the simulator processes run than the process that starts them |
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ VARIABLES = (
     "WOLFECLICK_APP_MAX_LIVE", "WOLFECLICK_APP_MAX_UPLOAD_MB", "WOLFECLICK_APP_ENGINES", "WOLFECLICK_APP_IDLE_S",
     "WOLFECLICK_APP_COUNT_UPLOADS", "WOLFECLICK_APP_LIVE_PER_VISITOR", "WOLFECLICK_APP_HEAVY_PER_VISITOR",
     "WOLFECLICK_APP_UPLOADS_PER_HOUR", "WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR", "WOLFECLICK_APP_UPLOAD_STORE_MB",
+    "WOLFECLICK_SIM_NICE",
 )
 """Every variable read, in the order of the table above."""
 PASSWORD_VARIABLE = "WOLFECLICK_SHOWDOWN_PASSWORD"
@@ -103,6 +105,8 @@ class Settings:
     app_uploads_per_hour: int = 20
     app_upload_mb_per_visitor: float = 100.0
     app_upload_store_mb: float = 1000.0
+    sim_nice: int = 0
+    """Added to the simulators' niceness (0-19): the app lowers them so that a page's own work comes first."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -158,6 +162,7 @@ class Settings:
             app_uploads_per_hour=number("WOLFECLICK_APP_UPLOADS_PER_HOUR", 20, int, 1),
             app_upload_mb_per_visitor=number("WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR", 100.0, float, 0.001),
             app_upload_store_mb=number("WOLFECLICK_APP_UPLOAD_STORE_MB", 1000.0, float, 0.001),
+            sim_nice=min(19, number("WOLFECLICK_SIM_NICE", 0, int, 0)),
         )
 
 
@@ -180,6 +185,16 @@ def _engines(value: str | None) -> tuple[str, ...]:
 def _folder(value: str) -> Path:
     """A folder setting: ``~`` expanded, relative to the working directory, absolute."""
     return Path(value).expanduser().resolve()
+
+
+APP_SIM_NICE = 10
+"""The app's simulators run this much nicer than its page handlers unless ``$WOLFECLICK_SIM_NICE`` says otherwise."""
+
+
+def app_simulators_yield() -> None:
+    """The app's default for ``$WOLFECLICK_SIM_NICE`` (set for this process and every process it starts, unless the
+    operator set it): a visitor's replay step never waits on the CPU behind another visitor's battles."""
+    os.environ.setdefault("WOLFECLICK_SIM_NICE", str(APP_SIM_NICE))
 
 
 def settings() -> Settings:

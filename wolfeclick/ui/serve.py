@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
+from wolfeclick.settings import app_simulators_yield
+
 __all__ = ["serve", "prepare_app_process", "keep_unused_stacks_out", "skip_gradio_stub_rewrites"]
 
 STUB_WRITER_MODULE = "gradio.component_meta"
@@ -78,10 +80,17 @@ def skip_gradio_stub_rewrites() -> None:
     sys.meta_path.insert(0, _StubWriterOffFinder())
 
 
+SWITCH_INTERVAL_S = 0.001
+"""A thread holding the GIL gives it up this often (Python's default is 5 ms): a page's short request does not
+wait behind a long Python-side battle or tournament step in another thread."""
+
+
 def prepare_app_process() -> None:
     """What the app's process does before it first imports Gradio (``serve()``; ``bench_app.py`` times the same)."""
     keep_unused_stacks_out()
     skip_gradio_stub_rewrites()
+    app_simulators_yield()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
 def serve() -> None:

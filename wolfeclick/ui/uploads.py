@@ -22,8 +22,13 @@ from typing import Any
 
 from wolfeclick.battle.store import RecordingError
 from wolfeclick.errors import InputError
+from wolfeclick.sim.process import lower_priority
 
 __all__ = ["check_upload", "Checked", "UploadGate", "UploadBusy"]
+
+
+WORKER_NICE = 10
+"""How much nicer the upload checker runs than the serving process."""
 
 
 class UploadBusy(InputError):
@@ -72,6 +77,7 @@ class UploadGate:
             self._proc = subprocess.Popen([sys.executable, "-m", "wolfeclick.ui.uploads"], stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                           env={**os.environ, "PYTHONPATH": path})
+            lower_priority(self._proc.pid, WORKER_NICE)  # checking a file never outranks a page's request
         return self._proc
 
     def _call(self, data: bytes) -> Checked:
