@@ -27,11 +27,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts.benchdoc import machine_busy, other_work, write_section  # noqa: E402
+from wolfeclick.analysis import search as search_module  # noqa: E402
 from wolfeclick.arena.stats import wilson_interval  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
 from wolfeclick.battle.specs import make_policy  # noqa: E402
-from wolfeclick.sim.process import SimPool  # noqa: E402
+from wolfeclick.sim.process import SimPool, cpu_seconds  # noqa: E402
 
 HEADING = "## Search: strength per level against heuristic and against the level below (issue 61)"
 FORMATS = ("gen9randombattle", "gen4randombattle")
@@ -52,14 +53,24 @@ def searched_ms(recording: Recording, side: str) -> list[float]:
             if side in t.decisions and isinstance((t.decisions[side].policy_info or {}).get("search"), dict)]
 
 
+def search_cpu() -> float:
+    """CPU seconds the search's own simulator has used so far (0 before its first decision)."""
+    process = search_module._ENGINE._process
+    return cpu_seconds([process.pid]) if process is not None and process.pid is not None else 0.0
+
+
 async def pairing(pool: SimPool, fmt: str, a: str, b: str, pairs: int, times: dict[str, list[float]],
-                  first: int = 0) -> list[float]:
-    """``a``'s score in each of ``2 * pairs`` battles against ``b``, seeds shared by each pair, seats swapped."""
+                  first: int = 0, cpu: list[float] | None = None) -> list[float]:
+    """``a``'s score in each of ``2 * pairs`` battles against ``b``, seeds shared by each pair, seats swapped;
+    ``cpu`` gets the search simulator's CPU seconds of each battle."""
     scores = []
     for n in range(first, first + pairs):
         for seat in ("p1", "p2"):
             policies = (make_policy(a), make_policy(b)) if seat == "p1" else (make_policy(b), make_policy(a))
+            before = search_cpu()
             recording = await play_battle(*policies, format_id=fmt, seed=SEED_BASE + n, process=pool.pick())
+            if cpu is not None:
+                cpu.append(search_cpu() - before)
             winner = recording.result.winner
             scores.append(1.0 if winner == seat else 0.5 if winner is None else 0.0)
             print(f"  {fmt} seed {SEED_BASE + n} {a} as {seat} v {b}: {scores[-1]}", file=sys.stderr, flush=True)
@@ -94,10 +105,12 @@ async def run(formats: list[str], levels: list[int], against: list[str], pairs: 
                     busy0, own0, children0, started = machine_busy(), time.process_time(), children_cpu(), \
                         time.perf_counter()
                     times: dict[str, list[float]] = {}
-                    scores = await pairing(pool, fmt, a, b, pairs, times, first)
+                    cpu: list[float] = []
+                    scores = await pairing(pool, fmt, a, b, pairs, times, first, cpu)
                     end, other = other_work(busy0, own0, children_cpu() - children0, started)
                     row = {"format": fmt, "a": a, "b": b, "first": first, "scores": scores,
                            "wall_s": round(time.perf_counter() - started, 1), "times_ms": times,
+                           "search_cpu_s": round(sum(cpu), 2) if not b.startswith("search") else None,
                            "load": [load, end], "other_work": round(other, 2), "command": command,
                            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
                     results.parent.mkdir(parents=True, exist_ok=True)
@@ -119,8 +132,17 @@ def report(results: Path) -> str:
     table = ["| format | pairing (first scores) | battles | score rate [95%] |", "| --- | --- | --- | --- |"]
     table += [f"| {fmt} | {a} v {b} | {len(scores)} | {score_cell(scores)} |"
               for (fmt, a, b), scores in sorted(pairings.items())]
-    timing = ["| format | policy | per decision: mean / median / p90 (decisions) |", "| --- | --- | --- |"]
-    timing += [f"| {fmt} | {spec} | {time_cell(ms)} |" for (fmt, spec), ms in sorted(times.items()) if ms]
+    cpu: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        if row.get("search_cpu_s") is not None and row["times_ms"].get(row["a"]):
+            spent = cpu.setdefault((row["format"], row["a"]), [0.0, 0.0])
+            spent[0] += row["search_cpu_s"]
+            spent[1] += len(row["times_ms"][row["a"]])
+    timing = ["| format | policy | wall per decision: mean / median / p90 (decisions) | its simulator's CPU per "
+              "decision (against heuristic) |", "| --- | --- | --- | --- |"]
+    timing += [f"| {fmt} | {spec} | {time_cell(ms)} | "
+               + (f"{cpu[(fmt, spec)][0] / cpu[(fmt, spec)][1]:.2f} s" if cpu.get((fmt, spec), [0, 0])[1] else "–")
+               + " |" for (fmt, spec), ms in sorted(times.items()) if ms]
     runs = ["| run | pairing | seeds | battles | wall | load average (start → end) | other work (cores) |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     runs += [f"| {row['when']} | {row['format']} {row['a']} v {row['b']} | {SEED_BASE + row['first']}–"

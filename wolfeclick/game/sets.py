@@ -75,8 +75,12 @@ class SetBook:
     sets: Mapping[str, tuple[tuple[PokemonSet, int], ...]]
     roles: Mapping[str, tuple[Role, ...]] = field(default_factory=dict)
     levels: Mapping[str, int] = field(default_factory=dict)
+    totals: Mapping[str, int] = field(default_factory=dict)
+    """How many sets of each species the tally holds (``book_from_data`` fills it; ``species_count`` reads it)."""
 
     def species_count(self, species: str) -> int:
+        if species in self.totals:
+            return self.totals[species]
         return sum(count for _, count in self.sets.get(species, ()))
 
 
@@ -108,7 +112,8 @@ def book_from_data(format_id: str, tally: Mapping[str, Sequence[Mapping[str, Any
                                     tuple(_id(a) for a in r.get("abilities", [])),
                                     tuple(str(t) for t in r.get("teraTypes", [])))
                                for r in entry.get("sets", []) if isinstance(r, Mapping))
-    return SetBook(format_id, sets, roles, levels)
+    totals = {species: sum(count for _, count in entries) for species, entries in sets.items()}
+    return SetBook(format_id, sets, roles, levels, totals)
 
 
 def resolve_species(book: SetBook, species: str) -> str:
@@ -185,6 +190,11 @@ def candidates(book: SetBook, revealed: Revealed) -> list[tuple[PokemonSet, floa
     If neither knows the species, one set of exactly what was revealed.
     """
     species = resolve_species(book, revealed.species)
+    if revealed == Revealed(revealed.species):  # nothing but the species: every set of it (already most likely first)
+        entries = book.sets.get(species, ())
+        total = float(sum(count for _, count in entries))
+        if entries:
+            return [(s, count / total) for s, count in entries]
     found: list[tuple[PokemonSet, float]] = [(_settled(s, revealed), float(count)) for s, count in
                                              book.sets.get(species, ()) if consistent(s, revealed)]
     if not found:
