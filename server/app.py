@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from wolfeclick.env.server import main as serve_env
+from wolfeclick.cli.env import server_main as serve_env
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -77,6 +77,69 @@ def circles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
     return found
 
 
+SHARED = {"__init__", "errors", "sides", "settings", "paths", "digits", "extras"}
+"""Modules at the package's top that every part may import (the error family, sides, settings, small helpers)."""
+
+LAYERS: dict[str, set[str]] = {
+    "game": set(),
+    "sim": {"game"},
+    "policies": {"game"},
+    "llm": {"game", "policies", "sim"},
+    "battle": {"sim", "game", "policies"},
+    "analysis": {"battle", "game", "policies", "sim", "arena"},
+    "arena": {"battle", "policies", "sim"},
+    "env": {"battle", "game", "policies", "sim"},
+    "interop": {"battle", "analysis", "game", "policies", "sim"},
+    "ladder": {"battle", "game", "interop", "policies", "sim"},
+    "ui": {"analysis", "arena", "battle", "game", "interop", "policies", "sim"},
+    "cli": {"analysis", "arena", "battle", "env", "game", "interop", "ladder", "llm", "policies", "sim", "ui"},
+    "__main__": {"cli"},
+}
+"""docs/architecture.md's table as data: each part and the parts it may import (besides itself and ``SHARED``).
+A new import across parts is either in this table (and the doc's "reads from" column) or a test failure."""
+
+
+def part_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer_violations(graph: dict[str, set[str]], layers: dict[str, set[str]]) -> list[str]:
+    """Every import from one part into another that ``layers`` does not allow, as ``importer -> imported``."""
+    found = []
+    for name, used in sorted(graph.items()):
+        home = part_of(name)
+        if home in SHARED:
+            allowed = SHARED  # the shared modules import only each other
+        else:
+            allowed = layers.get(home, set()) | SHARED | {home}
+        found += [f"{name} -> {other}" for other in sorted(used) if part_of(other) not in allowed]
+    return found
+
+
+def test_every_import_is_one_the_layer_table_allows() -> None:
+    assert layer_violations(imports(), LAYERS) == []
+
+
+def test_the_layer_table_catches_an_upward_import() -> None:
+    graph = {"wolfeclick.env.server": {"wolfeclick.cli.options", "wolfeclick.battle.runner"},
+             "wolfeclick.game.state": {"wolfeclick.sides"}, "wolfeclick.errors": {"wolfeclick.battle.store"}}
+    assert layer_violations(graph, LAYERS) == ["wolfeclick.env.server -> wolfeclick.cli.options",
+                                               "wolfeclick.errors -> wolfeclick.battle.store"]
+
+
+def test_every_part_is_in_the_layer_table_and_the_doc() -> None:
+    parts = {part_of(name) for name in imports()} - SHARED
+    assert parts <= set(LAYERS), f"parts missing from LAYERS: {sorted(parts - set(LAYERS))}"
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for part in set(LAYERS) - {"__main__"}:
+        row = next((line for line in doc.splitlines() if line.startswith(f"| `{part}/` |")), None)
+        assert row is not None, f"docs/architecture.md has no row for {part}/"
+        reads = row.rsplit("|", 2)[-2]
+        named = {p for p in LAYERS if f"`{p}/`" in reads}
+        assert named == LAYERS[part] or "everything below" in reads, (part, sorted(named), sorted(LAYERS[part]))
+
+
 def test_no_import_circle() -> None:
     found = circles(imports())
     assert found == set(), f"import circles: {[sorted(c) for c in found]}"

@@ -10,12 +10,10 @@ a 4xx whose ``detail`` is one line; the server binds 127.0.0.1 unless told other
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextvars
 import functools
 import re
-import sys
 import threading
 import time
 import uuid
@@ -35,7 +33,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import wolfeclick
 from wolfeclick.battle.runner import DEFAULT_FORMAT
 from wolfeclick.battle.teams import TeamSources
-from wolfeclick.cli.options import SERVE_DESCRIPTION, add_serve_arguments, run_command, team_sources
 from wolfeclick.env.env import DEFAULT_PROMPT, SEED_LIMIT, ShowdownEnv
 from wolfeclick.env.episode import EnvError
 from wolfeclick.env.service import SimService
@@ -550,37 +547,6 @@ def create_server_app(*, opponent: str = "random", format: str = DEFAULT_FORMAT,
 
     app.router.on_shutdown.append(_close_table)
     return app
-
-
-def serve_from_args(args: argparse.Namespace) -> int:
-    """``serve-env`` (the CLI's command and the ``server`` console script): check the opponent and the teams, then
-    serve until interrupted."""
-    import uvicorn
-
-    from wolfeclick.battle.specs import make_policy
-
-    make_policy(args.opponent)  # an unknown spec fails now, in one line, not at the first reset
-    recordings = False if not args.recordings else args.out
-    teams = team_sources(args)
-    if teams.given:  # a team that is not legal in the format fails now, in one line, not at the first reset
-        from wolfeclick.battle.teams import prepare_deal
-
-        asyncio.run(prepare_deal(teams, args.format))
-    app = create_server_app(opponent=args.opponent, format=args.format, prompt=args.prompt, max_turns=args.max_turns,
-                            recordings=recordings, max_sessions=args.max_sessions,
-                            teams=teams if teams.given else None, opponents=tuple(args.opponents),
-                            max_per_client=args.max_per_client)
-    print(f"serving the WolfeClick env on http://{args.host}:{args.port} (WebSocket /ws)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``serve-env`` as a console script (OpenEnv's ``[project.scripts] server`` entry): same options, same app, the
-    same one-line errors as the CLI (``cli/options.py``; this module imports none of the commands)."""
-    parser = argparse.ArgumentParser(prog="server", description=SERVE_DESCRIPTION)
-    add_serve_arguments(parser)
-    return run_command(serve_from_args, parser.parse_args(sys.argv[1:] if argv is None else argv))
 
 
 def __getattr__(name: str) -> Any:
