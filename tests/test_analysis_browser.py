@@ -125,6 +125,25 @@ def test_the_turn_list_marks_turning_points_and_mistakes_and_the_decision_panel_
         browser.screenshot(shots / "screenshot-analysis-viewer.png")
 
 
+def test_one_sign_means_one_thing_on_the_chart_its_legend_and_the_turn_list(server, marked):
+    """Issue 65 (5): the chart's legend said "◆ mistake" (its mistakes are diamonds, its turning points circles) while
+    the turn list marked turning points with ◆ and mistakes with "?!"."""
+    analysed, _ = marked
+    with Browser(1280, 800) as browser:
+        browser.open(f"{server.url}?replay={MARKED_ID}&turn=1")
+        browser.wait_for(f"{CARD}?.querySelector('svg.wc-an-chart') != null && "
+                         f"{VIEW}?.querySelector('.wc-turnlist .wc-an-mark') != null", timeout=60)
+        legend = browser.evaluate(f"{CARD}.querySelector('.wc-an-legend').textContent")
+        assert "● turning point" in legend and "◆ mistake" in legend, legend
+        assert browser.evaluate(f"[...{CARD}.querySelectorAll('svg .wc-an-turning')].every(e => e.tagName === 'circle')")
+        signs = browser.evaluate(f"""[...{VIEW}.querySelectorAll('.wc-turnlist .wc-an-mark')]
+            .map(e => [e.classList.contains('wc-an-mark-turning') ? 'turning' : 'mistake', e.textContent.trim()])""")
+        assert {kind for kind, _ in signs} == {"turning", "mistake"}, signs
+        assert all(sign == ("●" if kind == "turning" else "◆") for kind, sign in signs), signs
+        heads = browser.evaluate(f"[...{CARD}.querySelectorAll('.wc-subhead')].map(e => e.textContent)")
+        assert any(h.startswith("● Turning points") for h in heads) and any(h.startswith("◆ Mistakes") for h in heads)
+
+
 APP_ID = "app-" + SAMPLE_ID
 STATUS = "document.querySelector('#wc-analysis-status')"
 

@@ -23,6 +23,9 @@ SIDE_CLASS = {"p1": "wc-an-p1", "p2": "wc-an-p2"}
 COLOUR = {"p1": "#2563eb", "p2": "#dc2626"}
 """Inline styles, so the card needs nothing from the app's stylesheet."""
 PLAYED_ROW = '<tr class="wc-an-played" style="font-weight:700">'
+SIGNS = {"turning": "●", "mistake": "◆"}
+"""One sign per kind of mark, wherever it is drawn: the chart's marks (a circle, a diamond), its legend, the card's
+lists and the viewer's turn list (sent in ``viewer_analysis``)."""
 
 
 def _x(index: int, count: int) -> float:
@@ -113,7 +116,7 @@ def chart_svg(analysis: Analysis | None, names: dict[str, str],
         n = where.get(point.index)
         if n is not None:
             parts.append(f'<circle class="wc-an-turning" data-index="{point.index}" cx="{_x(n, count):.1f}" '
-                         f'cy="{_y(point.before):.1f}" r="6" fill="#f59e0b" style="cursor:pointer">'
+                         f'cy="{_y(point.before):.1f}" r="6" fill="#d97706" style="cursor:pointer">'
                          f'<title>decision {point.index + 1}, turn {point.turn}: p1 {point.before:.0%} → '
                          f'{point.after:.0%} (click to open)</title></circle>')
     for mistake in analysis.mistakes:
@@ -172,7 +175,7 @@ def viewer_analysis(analysis: Analysis) -> dict[str, Any]:
                 f"(best {_plain(mistake.best)})")
         line["mistake"] = f"{line['mistake']}; {note}" if "mistake" in line else note
     options = {str(d.index): option_table_html(analysis, d.index) for d in analysis.decisions if d.options}
-    return {"marks": marks, "options": options, "k": analysis.k}
+    return {"marks": marks, "options": options, "k": analysis.k, "signs": SIGNS}
 
 
 def _plain(action: ActionRecord | None) -> str:
@@ -196,13 +199,14 @@ def analysis_card(analysis: Analysis, recording: Recording, estimate: list[tuple
                        f"{_action(m.played)} (−{m.loss:.2f}; best {_action(m.best)})</li>" for m in analysis.mistakes)
     legend = (f'<span class="{SIDE_CLASS["p1"]}" style="color:{COLOUR["p1"]}">{escape(names["p1"])} (p1)</span>\'s '
               f"chance to win, with its 95 % band; {escape(names['p2'])} (p2) has the rest. The cursor is the shown "
-              "decision; click a mark (● turning point, ◆ mistake) or a line below to open it."
+              f"decision; click a mark ({SIGNS['turning']} turning point, {SIGNS['mistake']} mistake) or a line below to "
+              "open it."
               + _estimate_note(estimate))
     return (f'<div class="wc-card wc-analysis"><div class="wc-subhead">Win probability ({escape(analysis.policy)} '
             f"rollouts, K = {analysis.k}, seed {analysis.seed}; the analysis sees both teams)</div>"
             f'<div class="wc-an-legend">{legend}</div>{chart_svg(analysis, names, estimate)}'
-            f'<div class="wc-subhead">Turning points</div><ul class="wc-an-turning-list">{turning}</ul>'
-            + (f'<div class="wc-subhead">Mistakes (margin {analysis.margin:.2f})</div>'
+            f'<div class="wc-subhead">{SIGNS["turning"]} Turning points</div><ul class="wc-an-turning-list">{turning}</ul>'
+            + (f'<div class="wc-subhead">{SIGNS["mistake"]} Mistakes (margin {analysis.margin:.2f})</div>'
                f'<ul class="wc-an-mistake-list">{mistakes or "<li>none found</li>"}</ul>'
                if any(d.options for d in analysis.decisions) else "")
             + (f'<div class="wc-muted">Step to a valued decision: its option table shows in the decision panel '

@@ -153,11 +153,13 @@
   // --- an analysed replay (wolfeclick/ui/analysis_view.py: viewer_analysis, sent with the "open" payload): its
   // turning points and mistakes marked on their turn-list lines (tooltips set as text), and a valued decision's
   // option table in its decision panel (HTML escaped on the server).
-  const AN_MARKS = { turning: "◆", mistake: "?!" };  // coloured by class (app.css), readable in dark mode too
+  // the chart's signs (analysis_view.SIGNS, sent with the analysis: ● turning point, ◆ mistake), coloured by class
+  const AN_KINDS = ["turning", "mistake"];
   function markItem(li, step) {
     const found = state.analysis && state.analysis.marks[String(step)];
     if (!found || li.querySelector(".wc-an-mark")) return;
-    for (const [kind, sign] of Object.entries(AN_MARKS)) {
+    for (const kind of AN_KINDS) {
+      const sign = (state.analysis.signs || {})[kind] || "•";
       if (!found[kind]) continue;
       const mark = document.createElement("span");
       mark.className = `wc-an-mark wc-an-mark-${kind}`;
