@@ -4,8 +4,8 @@ For each rung named (default ``maxdamage`` and ``heuristic``) and each format th
 gauntlet (``wolfeclick gauntlet``'s library call: adaptive rungs, seat-swapped pairs, stop at ``--width`` or
 ``--max-battles``) on a seed whose battles the ladder did not play (checked: no battle seed of any step is one of
 the ladder's), and compare the rating it finds with the rung's shipped interval. Prints a Markdown table; ``--write``
-puts it in docs/benchmarks.md (section "## The yardstick reads its own scale back"). Every battle goes to a fresh
-temporary results folder, removed at the end.
+puts it in docs/yardstick.md (its section "## Does the gauntlet read the scale back?"). Every battle goes to a
+fresh temporary results folder, removed at the end. Exit 1 when a rating falls outside its rung's interval.
 
     nice -n 10 .venv/bin/python scripts/check_yardstick_scale.py --seed 1 --concurrency 2 --write
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -25,7 +26,8 @@ sys.path.insert(0, str(ROOT))  # the checkout first: its wolfeclick/ and scripts
 
 from scripts.benchdoc import machine_busy, other_work, write_section  # noqa: E402
 
-HEADING = "## The yardstick reads its own scale back"
+HEADING = "## Does the gauntlet read the scale back?"
+DOC = ROOT / "docs" / "yardstick.md"
 
 
 def main() -> int:
@@ -37,12 +39,14 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rungs", default="maxdamage,heuristic")
+    parser.add_argument("--formats", default=None, help="comma-separated (default: every format of the table)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--width", type=float, default=DEFAULT_WIDTH)
     parser.add_argument("--max-battles", type=int, default=DEFAULT_MAX_BATTLES)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a `timeout` still removes the temporary results
 
     ladder = load_ladder()
     rows = []
@@ -51,6 +55,8 @@ def main() -> int:
     inside_all = True
     with tempfile.TemporaryDirectory(prefix="yardstick-scale-") as tmp:
         for format_id, table in ladder.formats.items():
+            if args.formats and format_id not in args.formats.split(","):
+                continue
             shipped = {r.spec: r for r in table.rungs}
             for spec in args.rungs.split(","):
                 t0 = time.perf_counter()
@@ -86,11 +92,15 @@ def main() -> int:
         f"Machine: 2 cores, shared; load average {load0} at the start and {load1} at the end, other work "
         f"{other:.2f} of a core on average (the machine's busy CPU less this script's and its simulators'). "
         f"Command: `nice -n 10 .venv/bin/python scripts/check_yardstick_scale.py --seed "
-        f"{args.seed} --concurrency {args.concurrency}`. Simulator {ladder.simulator}, {ladder.poke_env}.",
+        f"{args.seed} --concurrency {args.concurrency} --rungs {args.rungs}"
+        f"{' --formats ' + args.formats if args.formats else ''}"
+        f"{f' --width {args.width:g}' if args.width != DEFAULT_WIDTH else ''}"
+        f"{f' --max-battles {args.max_battles}' if args.max_battles != DEFAULT_MAX_BATTLES else ''}`. "
+        f"Simulator {ladder.simulator}, {ladder.poke_env}.",
     ])
     print(text)
     if args.write:
-        write_section(HEADING, text)
+        write_section(HEADING, text, DOC)
     return 0 if inside_all else 1
 
 
