@@ -1,8 +1,9 @@
 """Training recordings are compact at rest: the env saves each episode gzip-compressed by default (a tenth of the JSON
 or less; ``scripts/bench_recording_size.py`` measures it, docs/benchmarks.md has the numbers), in a ``.json`` file
-that every reader of recordings takes as it is: the strict loader, ``validate``, the exporter, the app's library (which
-charges its view cache what the file holds, not its size on disk), uploads (stored byte for byte) and the tool env's
-prompt keeping (which writes it back compressed). The same recording always compresses to the same
+that every reader of recordings takes as it is: the strict loader, ``validate``, the exporter, local imports, the app's
+library (which charges its view cache what the file holds, not its size on disk, and whose JSON download is the JSON
+itself) and the tool env's prompt keeping (which writes it back compressed). Uploads stay JSON: a compressed upload is
+refused in one line, since it would hold more than the operator's upload limit counted. The same recording always compresses to the same
 bytes, and the recording itself is the one ``compress_recordings=False`` writes. A gzip file that inflates past the
 recording limit, or is cut short, is refused in one line."""
 
@@ -86,21 +87,32 @@ def test_every_reader_of_recordings_takes_the_compressed_file(episodes, tmp_path
     assert same_battle(library.get(compact.stem), load_recording(plain))
 
 
-def test_a_compressed_recording_uploads_as_it_is_and_is_charged_what_it_holds(episodes, tmp_path):
+def test_the_library_opens_a_compressed_recording_charges_what_it_holds_and_downloads_its_json(episodes):
     from wolfeclick.interop.sniff import FORMATS, read_any, sniff
     from wolfeclick.ui.library import VIEW_BYTES_PER_FILE_BYTE, Library
-    from wolfeclick.ui.uploads import check_upload
 
     compact, plain = episodes
     data = compact.read_bytes()
-    assert sniff(data) == FORMATS[0] and same_battle(read_any(data), load_recording(plain))
-    checked = check_upload(data)
-    assert checked.stored is None and checked.info is not None  # a recording: stored byte for byte
-    library = Library(tmp_path / "library")
-    recording, created = library.upload(data, "episode.json")
-    assert created and library.path(recording.id).read_bytes() == data
-    library.get(recording.id)
+    assert sniff(data) == FORMATS[0] and same_battle(read_any(data), load_recording(plain))  # local imports too
+    library = Library(compact.parent)
+    library.get(compact.stem)
     assert library.cached_bytes() == len(gzip.decompress(data)) * VIEW_BYTES_PER_FILE_BYTE
+    download = library.json_file(compact.stem)  # the viewer's JSON button: the JSON the file holds, byte for byte
+    assert download.read_bytes() == gzip.decompress(data) and download.name == compact.name
+    assert Library(plain.parent).json_file(plain.stem) == plain.resolve()  # a plain file is its own download
+
+
+def test_an_upload_is_json_a_compressed_one_is_refused_in_one_line(episodes, tmp_path):
+    from wolfeclick.ui.library import Library
+    from wolfeclick.ui.uploads import check_upload
+
+    compact, _ = episodes
+    data = compact.read_bytes()  # a few KB that inflate far past what the operator's upload limit counted
+    for upload in (check_upload, Library(tmp_path / "library").upload):
+        with pytest.raises(RecordingError, match="gzip-compressed") as caught:
+            upload(data)
+        assert "\n" not in str(caught.value)
+    assert not (tmp_path / "library").exists() or not list((tmp_path / "library").iterdir())
 
 
 def test_rewriting_a_compressed_recording_keeps_it_compressed(episodes, tmp_path):

@@ -451,6 +451,14 @@ UPLOAD_PREFIX = "upload-"
 UPLOADED = SourceInfo(kind="imported", detail="upload")
 
 
+def refuse_compressed_upload(data: bytes) -> None:
+    """Uploads are taken as JSON only: a gzip file could hold up to the recording limit behind a few kilobytes, past
+    the operator's upload limit (which counts the bytes received). A one-line RecordingError that says what to do."""
+    if data.startswith(GZIP_MAGIC):
+        raise RecordingError("the file is gzip-compressed (as training episodes are saved): upload the JSON it holds "
+                             "(gzip -dc FILE > FILE.json, or the viewer's JSON download)")
+
+
 def as_filed(recording: Recording, path: Path) -> Recording:
     """``recording`` as the Arena files it: its id is its file's name, and an upload's source is ``imported``
     (``upload``) whatever the file claims or was read from — an uploaded file is stored byte for byte, so what it

@@ -30,13 +30,17 @@ from pathlib import Path
 from wolfeclick.battle.rescore import agreement_lines, decision_notes, load_rescores
 from wolfeclick.battle.schema import Recording, is_valid_id
 from wolfeclick.battle.store import (
+    GZIP_MAGIC,
     MAX_RECORDING_BYTES,
     UPLOAD_PREFIX,
     UPLOADED,
     RecordingError,
     as_filed,
+    inflate,
     json_size,
     load_recording,
+    read_limited,
+    refuse_compressed_upload,
     resolve_in,
     save_recording,
     write_atomic,
@@ -280,6 +284,7 @@ class Library:
         if len(data) > MAX_RECORDING_BYTES:
             raise RecordingError(f"file is {len(data) / 1e6:.1f} MB; recordings are limited to "
                                  f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
+        refuse_compressed_upload(data)
         native = sniff(data) == FORMATS[0]
         recording = read_any(data, name or "")  # a recording, or a foreign battle log imported on the way in
         new_id, created = self.store_checked(data, None if native else recording.to_json().encode("utf-8"),
@@ -307,6 +312,15 @@ class Library:
             except (OSError, TypeError):
                 pass  # listed the slow way
         return new_id, True
+
+    def json_file(self, replay_id: str) -> Path:
+        """The replay's JSON for download: its file, or for a gzip-compressed one (a training episode) the JSON it
+        holds, written byte for byte to the exports folder."""
+        path = self.path(replay_id)
+        with open(path, "rb") as handle:
+            if handle.read(len(GZIP_MAGIC)) != GZIP_MAGIC:
+                return path
+        return write_atomic(self.exports / path.name, inflate(read_limited(path)))
 
     def export_html(self, replay_id: str) -> Path:
         """Write the Showdown replay file of a replay to the exports folder and return its path."""

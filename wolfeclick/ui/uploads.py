@@ -47,13 +47,14 @@ def check_upload(data: bytes) -> Checked:
     """Check uploaded bytes as ``Library.upload`` does: the bytes to store (None when they are a recording, stored
     as they are; else the recording an importer made of them) and the row the list shows for it, so the serving
     process never parses it to list it. Raises the importer's or the store's one-line error. Runs in the worker."""
-    from wolfeclick.battle.store import MAX_RECORDING_BYTES, as_filed, parse_recording
+    from wolfeclick.battle.store import MAX_RECORDING_BYTES, as_filed, parse_recording, refuse_compressed_upload
     from wolfeclick.interop.sniff import FORMATS, read_any, sniff
     from wolfeclick.ui.library import info_of, upload_id
 
     if len(data) > MAX_RECORDING_BYTES:
         raise RecordingError(f"file is {len(data) / 1e6:.1f} MB; recordings are limited to "
                              f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
+    refuse_compressed_upload(data)
     native = sniff(data) == FORMATS[0]
     recording = parse_recording(data) if native else read_any(data)
     replay_id = upload_id(data, recording)

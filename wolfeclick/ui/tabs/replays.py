@@ -226,7 +226,7 @@ def _prepare(ctx: AppContext, replay_id: str, step: int | None,
     payload = battle_payload(view, replay_id=replay_id, start=start, token=uuid.uuid4().hex[:12])
     payload["asked"] = step is not None or turn is not None  # else the viewer keeps its place in this battle
     card, payload["analysis"] = stored_view(ctx.library.directory, ctx.library.get(replay_id), ctx.value_model)
-    return (to_json(payload), str(ctx.library.path(replay_id)), str(ctx.library.export_html(replay_id)),
+    return (to_json(payload), str(ctx.library.json_file(replay_id)), str(ctx.library.export_html(replay_id)),
             rescore_summary_html(lines) + card)
 
 
