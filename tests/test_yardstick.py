@@ -255,6 +255,10 @@ def test_a_gauntlet_with_a_tiny_cap_rates_on_the_fixed_scale_records_its_battles
     assert main([*args, "--json", str(tmp_path / "two.json")]) == 0
     assert (tmp_path / "two.json").read_bytes() == (tmp_path / "one.json").read_bytes()
     assert len(scan_history(tmp_path / "results").entries) == 6
+    # and played afresh elsewhere: the same steps, rungs and battles (deterministic given the seed)
+    fresh = [a if a != str(tmp_path / "results") else str(tmp_path / "elsewhere") for a in args]
+    assert main([*fresh, "--json", str(tmp_path / "three.json")]) == 0
+    assert (tmp_path / "three.json").read_bytes() == (tmp_path / "one.json").read_bytes()
 
 
 def test_the_gauntlet_refuses_mistakes_in_one_line_before_playing(tmp_path: Path,
