@@ -190,8 +190,8 @@ class SearchPolicy:
                         raise
                     continue  # a sample the simulator cannot build (a form it refuses): the other worlds stand
                 worlds.append(name)
-                if side not in reply.get("deciding", [side]):
-                    worlds.pop()
+                if side not in reply.get("deciding", [side]):  # the world waits on the other side only: unusable
+                    await process.call("forget", snapshot=worlds.pop())
             if not worlds:
                 return Decision(action=allowed[0], info={"search": "no world to play"})
             tallies = await self._race(process, worlds, allowed, side, seed, observation.turn)
