@@ -137,29 +137,27 @@ def test_async_vector_env_plays_on_after_a_worker_simulator_is_killed():
         close_within_guard(vector)
 
 
-class KillOnce:
+def kill_once(at: int):
     """An SB3 callback: kill worker 0's simulator once ``at`` steps were taken; note every episode end's error."""
+    from stable_baselines3.common.callbacks import BaseCallback
 
-    def __new__(cls, at: int):
-        from stable_baselines3.common.callbacks import BaseCallback
+    class KillOnce(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.at, self.killed_at, self.errors, self.ends = at, None, [], 0
 
-        class _KillOnce(BaseCallback):
-            def __init__(self) -> None:
-                super().__init__()
-                self.at, self.killed_at, self.errors, self.ends = at, None, [], 0
+        def _on_step(self) -> bool:
+            for index, (done, info) in enumerate(zip(self.locals["dones"], self.locals["infos"])):
+                if done:
+                    self.ends += 1
+                    if info.get("error"):
+                        self.errors.append((index, bool(info.get("TimeLimit.truncated")), info["error"]))
+            if self.killed_at is None and self.num_timesteps >= self.at:
+                kill_simulators_of(self.training_env.processes[0].pid)
+                self.killed_at = self.num_timesteps
+            return True
 
-            def _on_step(self) -> bool:
-                for index, (done, info) in enumerate(zip(self.locals["dones"], self.locals["infos"])):
-                    if done:
-                        self.ends += 1
-                        if info.get("error"):
-                            self.errors.append((index, bool(info.get("TimeLimit.truncated")), info["error"]))
-                if self.killed_at is None and self.num_timesteps >= self.at:
-                    kill_simulators_of(self.training_env.processes[0].pid)
-                    self.killed_at = self.num_timesteps
-                return True
-
-        return _KillOnce()
+    return KillOnce()
 
 
 def test_maskable_ppo_on_subproc_vec_env_trains_on_after_a_worker_simulator_is_killed():
@@ -170,7 +168,7 @@ def test_maskable_ppo_on_subproc_vec_env_trains_on_after_a_worker_simulator_is_k
     try:
         model = sb3_contrib.MaskablePPO("MlpPolicy", vector, n_steps=64, batch_size=64, n_epochs=1, seed=3,
                                         device="cpu")
-        callback = KillOnce(at=40)
+        callback = kill_once(at=40)
         model.learn(total_timesteps=40 + MORE_STEPS, callback=callback)
         assert callback.killed_at is not None and model.num_timesteps >= callback.killed_at + MORE_STEPS
         assert len(callback.errors) == 1 and callback.errors[0][:2] == (0, True), callback.errors
