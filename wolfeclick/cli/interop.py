@@ -58,6 +58,11 @@ def add_export_parser(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--winner", choices=["p1", "p2", "none"], default=None,
                         help="only battles this side won (none: ties and unfinished battles)")
     export.add_argument("--format", default=None, help="only battles in this format")
+    export.add_argument("--exact-only", action="store_true",
+                        help="only decisions whose prompt involved no inference (public-log imports get their "
+                             "player's view inferred from the format's set data: docs/interop.md)")
+    export.add_argument("--profile", choices=["wolfeclick-v1", "arena-v1"], default="wolfeclick-v1",
+                        help="the prompt an inferred row shows (default: what the published checkpoints read)")
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -71,7 +76,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     with tqdm(total=len(files), unit="recording", file=sys.stderr, disable=len(files) < 2) as bar:
         if args.kind != "value":
             stats = export_files(files, args.out, side=args.side, kind=args.kind, flt=flt,
-                                 progress=lambda _: bar.update(1))
+                                 progress=lambda _: bar.update(1), exact_only=args.exact_only, profile=args.profile)
         else:  # Monte-Carlo values from the analyses stored beside the recordings
             from wolfeclick.interop.value import export_value_files
 

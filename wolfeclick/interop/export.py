@@ -12,8 +12,14 @@
 - ``jsonl``: the ``grpo`` row plus the rest of the decision (state, command, raw output, policy extras as JSON text,
   so every row has the same column types).
 
-Decisions nobody saw a prompt or state for (Showdown imports: public log only) have nothing to train on and are
-skipped, and counted. Rows are pure functions of the recordings, in input order: same files, same bytes.
+Decisions nobody saw a prompt or state for (Showdown imports: public log only) get the player's view inferred from
+the public log (``wolfeclick.interop.views``: the side's own team completed from the format's set data) when the
+format is a random battle: the prompt is the ``wolfeclick-v1`` chat's user text (``profile``: or ``arena-v1``'s)
+that player would have read, and the row says so. Every row carries ``inferred`` (whether anything in it was
+inferred) and ``confidence`` (the probability, from the set data, that its prompt is the one the player saw: 1.0
+for a played battle); ``exact_only`` keeps the rows with nothing inferred. Other public-log decisions are skipped,
+and counted. Rows are pure functions of the recordings (and the simulator's set data), in input order: same files,
+same bytes.
 """
 
 from __future__ import annotations
@@ -29,6 +35,10 @@ from wolfeclick.errors import WolfeClickError
 from wolfeclick.sides import SIDES, Side, is_side
 
 KINDS = ("sft", "grpo", "jsonl")
+PROFILES = ("wolfeclick-v1", "arena-v1")
+"""The prompt an inferred row shows: the published checkpoints' v1 chat (default) or the Arena's own."""
+Views = Callable[[Recording], "dict[tuple[int, str], Any] | str"]
+"""A recording → its inferred player views by (decision index, side), or why it has none (one line)."""
 WINNER_CHOICES = ("p1", "p2", "none")
 
 
@@ -63,6 +73,8 @@ class ExportStats:
     recordings: int = 0
     battles: int = 0
     rows: int = 0
+    inferred: int = 0
+    """Rows whose prompt was inferred from a public log."""
     skipped: dict[str, int] = field(default_factory=dict)
 
     def skip(self, why: str) -> None:
@@ -70,7 +82,8 @@ class ExportStats:
 
     def summary(self) -> str:
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
-        return (f"{self.rows} rows from {self.battles} of {self.recordings} recordings"
+        inferred = f", {self.inferred} of them inferred from public logs" if self.inferred else ""
+        return (f"{self.rows} rows from {self.battles} of {self.recordings} recordings{inferred}"
                 + (f" (skipped: {skipped})" if skipped else ""))
 
 
@@ -107,35 +120,71 @@ def outcome_word(recording: Recording, side: Side) -> str:
     return "win" if winner == side else "loss"
 
 
-def decision_rows(recording: Recording, sides: Iterable[Side], kind: str, stats: ExportStats) -> Iterator[dict]:
-    """The rows of one recording for ``sides``, in decision order."""
+def _public_only(decision: SideDecision) -> bool:
+    return bool(decision.policy_info.get("public_only"))
+
+
+def decision_rows(recording: Recording, sides: Iterable[Side], kind: str, stats: ExportStats,
+                  views: Views | None = None, *, exact_only: bool = False,
+                  profile: str = PROFILES[0]) -> Iterator[dict]:
+    """The rows of one recording for ``sides``, in decision order (``views``: the inferred player views of a
+    public-log import; ``exact_only``: only rows with nothing inferred)."""
     sides = list(sides)
+    inferred: dict[tuple[int, str], Any] | str | None = None
     for turn in recording.turns:
         for side in sides:
             decision = turn.decisions.get(side)
             if decision is None:
                 continue
             prompt, prompt_kind = prompt_of(decision)
+            view = None
+            if not prompt and _public_only(decision) and views is not None:
+                if inferred is None:
+                    inferred = views(recording)
+                if isinstance(inferred, str):
+                    stats.skip(f"public-log decisions with no inferred view ({inferred})")
+                    continue
+                view = inferred.get((turn.index, side))
+                if view is not None:
+                    prompt = view.prompt if profile == PROFILES[0] else view.arena_prompt
+                    prompt_kind = f"{profile}-inferred"
             if not prompt:
                 stats.skip("decisions without a prompt or state (public-log imports)")
                 continue
+            if exact_only and view is not None and not view.exact:
+                stats.skip("decisions with an inferred prompt (--exact-only)")
+                continue
+            marks = {"inferred": view is not None and not view.exact,
+                     "confidence": view.total_confidence if view is not None else 1.0}
+            completion = action_json(decision)
+            if view is not None:
+                completion = (view.completion if profile == PROFILES[0] else view.action.json_text()) \
+                    if view.action is not None else ""
             if kind == "sft":
-                if decision.action is None or decision.illegal:
+                if decision.action is None or decision.illegal or not completion:
                     stats.skip("illegal or action-less decisions (sft)")
                     continue
-                yield {"prompt": prompt, "completion": action_json(decision), "battle_id": recording.id,
-                       "side": side, "turn": turn.turn, "index": turn.index}
+                if view is not None:
+                    stats.inferred += 1
+                yield {"prompt": prompt, "completion": completion, "battle_id": recording.id,
+                       "side": side, "turn": turn.turn, "index": turn.index, **marks}
                 continue
+            if view is not None:
+                stats.inferred += 1
+            legal = [a.model_dump() for a in decision.legal_actions] if view is None else [
+                {"action": a.kind, "choice": a.name} for a in view.legal_actions]
             row = {
                 "prompt": prompt,
                 "prompt_kind": prompt_kind,
-                "completion": decision.raw_output if decision.raw_output is not None else action_json(decision),
-                "action": action_json(decision),
+                "completion": decision.raw_output if decision.raw_output is not None else completion,
+                "action": completion,
+                **marks,
+                "inferred_fields": dict(view.confidence) if view is not None else None,
                 "reward": decision.reward.total,
                 "reward_components": dict(sorted(decision.reward.components.items())),
                 "outcome_reward": decision.reward.outcome,
                 "outcome": outcome_word(recording, side),
-                "legal_actions": [a.model_dump() for a in decision.legal_actions],
+                "legal_actions": legal,
                 "illegal": decision.illegal,
                 "battle_id": recording.id,
                 "format": recording.format,
@@ -163,10 +212,13 @@ def wanted_sides(side: str) -> list[Side]:
 
 
 def export_rows(recordings: Iterable[Recording], side: str, kind: str, flt: ExportFilter,
-                stats: ExportStats) -> Iterator[dict]:
+                stats: ExportStats, views: Views | None = None, *, exact_only: bool = False,
+                profile: str = PROFILES[0]) -> Iterator[dict]:
     """Every row of ``recordings`` that passes ``flt``, for ``side`` (``p1``, ``p2`` or ``both``)."""
     if kind not in KINDS:
         raise ExportError(f"unknown export kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if profile not in PROFILES:
+        raise ExportError(f"unknown prompt profile {profile!r}; choose one of {', '.join(PROFILES)}")
     wanted = wanted_sides(side)
     for recording in recordings:
         stats.recordings += 1
@@ -176,14 +228,57 @@ def export_rows(recordings: Iterable[Recording], side: str, kind: str, flt: Expo
         if not sides:
             continue
         stats.battles += 1
-        for row in decision_rows(recording, sides, kind, stats):
+        for row in decision_rows(recording, sides, kind, stats, views, exact_only=exact_only, profile=profile):
             stats.rows += 1
             yield row
 
 
+def book_views() -> Views:
+    """The player views of public-log imports, from the set data of the installed simulator (loaded once per
+    format; a format with no set data, a team format, gives its one-line reason)."""
+    import asyncio
+
+    from wolfeclick.errors import InputError
+    from wolfeclick.interop.views import player_views
+    from wolfeclick.sim.setdata import load_book
+
+    books: dict[str, Any] = {}
+
+    def views(recording: Recording) -> dict[tuple[int, str], Any] | str:
+        if recording.format not in books:
+            try:
+                books[recording.format] = asyncio.run(load_book(recording.format))
+            except InputError as exc:
+                books[recording.format] = str(exc)
+        book = books[recording.format]
+        if isinstance(book, str):
+            return book
+        found = player_views(recording, book)
+        if not found:
+            return "its decision points do not match its log"
+        return {(view.index, view.side): view for view in found}
+
+    return views
+
+
+def dataset_card(out: Path, kind: str, stats: ExportStats, *, exact_only: bool, profile: str) -> str:
+    """A short dataset card for ``out``: what the rows are and how many were inferred from public logs."""
+    skipped = "".join(f"- {n} {why}\n" for why, n in sorted(stats.skipped.items()))
+    return (f"# {out.name}\n\nWolfeClick Arena export, `--as {kind}`"
+            f"{' --exact-only' if exact_only else ''}: {stats.rows} rows from {stats.battles} battles "
+            f"({stats.recordings} recordings read).\n\n"
+            f"- rows inferred from public logs: {stats.inferred} (prompt: the `{profile}` view each player would have "
+            "had, its own team completed from the format's set data; `inferred` and `confidence` per row; "
+            "docs/interop.md)\n"
+            f"- rows as played (nothing inferred): {stats.rows - stats.inferred}\n"
+            + (f"\nSkipped:\n\n{skipped}" if skipped else ""))
+
+
 def export_files(paths: list[Path], out: Path, *, side: str = "both", kind: str = "grpo",
-                 flt: ExportFilter | None = None, progress: Callable[[Path], None] | None = None) -> ExportStats:
-    """Read recordings from ``paths`` (files, or folders of ``*.json``) and write the rows to ``out`` atomically."""
+                 flt: ExportFilter | None = None, progress: Callable[[Path], None] | None = None,
+                 exact_only: bool = False, profile: str = PROFILES[0], views: Views | None = None) -> ExportStats:
+    """Read recordings from ``paths`` (files, or folders of ``*.json``) and write the rows to ``out`` atomically,
+    with a dataset card beside it (``<out>.card.md``). ``views`` defaults to the set data's (``book_views``)."""
     files = recording_files(paths)
     if not files:
         raise ExportError("no recordings to export (no .json files in the paths given)")
@@ -197,11 +292,19 @@ def export_files(paths: list[Path], out: Path, *, side: str = "both", kind: str 
             yield recording
 
     lines = [json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
-             for row in export_rows(recordings(), side, kind, flt or ExportFilter(), stats)]
+             for row in export_rows(recordings(), side, kind, flt or ExportFilter(), stats,
+                                    views if views is not None else book_views(), exact_only=exact_only,
+                                    profile=profile)]
     if not lines:
         raise ExportError(f"nothing to export: {stats.summary()}")
     write_atomic(out, "".join(lines))
+    write_atomic(card_path(out), dataset_card(out, kind, stats, exact_only=exact_only, profile=profile))
     return stats
+
+
+def card_path(out: Path) -> Path:
+    """Where an export's dataset card goes: ``rows.jsonl`` → ``rows.jsonl.card.md``."""
+    return out.with_name(out.name + ".card.md")
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:

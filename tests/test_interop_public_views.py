@@ -1,0 +1,133 @@
+"""The player's view from a public log (issue 63): battles played here, stripped to their spectator log and imported,
+give each side's decisions back as that player saw them — the public part exactly, the own team completed from the
+format's set data and marked inferred — and export gives training rows from them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pytest
+
+from wolfeclick.battle.runner import play_battle
+from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.store import load_recording, save_recording
+from wolfeclick.cli import main
+from wolfeclick.game.actions import to_id
+from wolfeclick.game.prompts import WolfeclickV1
+from wolfeclick.interop.export import card_path, read_rows
+from wolfeclick.interop.showdown import from_public_log
+from wolfeclick.interop.views import FIELDS, own_team, player_views, revealed_team
+from wolfeclick.policies.base import Decision, Observation
+from wolfeclick.sim.setdata import load_book
+
+
+class Truth:
+    """Plays as ``inner`` and keeps, in each decision's info, the true v1 prompt text and the true request."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.spec, self.blocking, self.v1 = inner, inner.spec, False, WolfeclickV1()
+
+    def metadata(self) -> dict[str, Any]:
+        return dict(self.inner.metadata())
+
+    def decide(self, observation: Observation) -> Decision:
+        decision = self.inner.decide(observation)
+        decision.info = {**decision.info, "v1_user": self.v1.build(observation).messages[-1]["content"],
+                         "request": observation.request}
+        return decision
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """A whole gen4 random battle played here (the truth), and the same battle known only from its public log."""
+    recording = asyncio.run(play_battle(Truth(make_policy("heuristic")), Truth(make_policy("maxdamage")),
+                                        format_id="gen4randombattle", seed=11))
+    public = from_public_log(list(recording.log), fmt=recording.format, recording_id="showdownlog-views-11",
+                             detail="Showdown protocol log")
+    return recording, public
+
+
+def _history(text: str) -> str:
+    """Part C and the active opponent: what the public log alone decides."""
+    head, rest = text.split("\n\n## Part B", 1)
+    return head.split("### Active Opponent", 1)[1] + rest.split("\n\n## Part C", 1)[1].split("\n\nYou must", 1)[0]
+
+
+def test_the_inferred_views_keep_what_the_public_log_revealed(played):
+    recording, public = played
+    book = asyncio.run(load_book(recording.format))
+    views = player_views(public, book)
+    assert views and all(public.turns[v.index].decisions[v.side].policy_info.get("public_only") for v in views)
+    for side in ("p1", "p2"):
+        true = [(t.turn, t.decisions[side]) for t in recording.turns if side in t.decisions]
+        mine = [v for v in views if v.side == side]
+        assert [turn for turn, _ in true] == [v.turn for v in mine]  # one view per decision the side made
+        for (_, decision), view in zip(true, mine):
+            # the opponent as this side saw it comes from public lines only: byte for byte the true prompt's
+            assert _history(view.prompt) == _history(decision.policy_info["v1_user"])
+            shown = public.turns[view.index].decisions[side].action
+            if shown is not None:  # the action the log shows is the one that was taken, and a legal one
+                assert view.action is not None and view.action.kind == decision.action.action
+                assert to_id(view.action.name) == to_id(decision.action.choice)
+            assert set(view.confidence) == set(FIELDS) and all(0.0 <= c <= 1.0 for c in view.confidence.values())
+        # every own Pokémon the log showed: its species, level, the moves it used and the item shown are the truth
+        request = true[0][1].policy_info["request"]  # the team as it started (items not yet used or lost)
+        entries = {f"{side}: {e['ident'].split(': ', 1)[1]}": e for e in request["side"]["pokemon"]}
+        seen = revealed_team(list(public.log), public.format, side, {s: public.players[s].name for s in ("p1", "p2")})
+        team = own_team(book, seen, 4)
+        assert len(team) >= 1 and [m.key for m in team] == [s.key for s in seen]
+        for mon, facts in zip(team, seen):
+            entry = entries[mon.key]
+            assert mon.details.split(",")[:2] == entry["details"].split(",")[:2]
+            true_moves = {m if not m.startswith("hiddenpower") else "hiddenpower" for m in entry["moves"]}
+            used = {m if not m.startswith("hiddenpower") else "hiddenpower" for m in facts.revealed.moves}
+            assert used <= true_moves and used <= {m if not m.startswith("hiddenpower") else "hiddenpower"
+                                                   for m in mon.moves}
+            if facts.revealed.item is not None:
+                assert facts.revealed.item == to_id(entry["item"]) == mon.set.item
+                assert mon.confidence["item"] == 1.0
+
+
+def test_export_of_a_public_log_gives_inferred_rows_and_exact_only_keeps_the_played_ones(played, tmp_path, capsys):
+    recording, _ = played
+    folder = tmp_path / "recordings"
+    played_path = save_recording(recording, folder)
+    log = tmp_path / "battle.log"
+    log.write_text("\n".join(recording.log) + "\n", encoding="utf-8")
+    assert main(["import", str(log), "--out", str(folder)]) == 0
+    imported_path = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    imported = load_recording(imported_path)
+    assert imported.source.kind == "imported"
+
+    sft = tmp_path / "sft.jsonl"
+    assert main(["export", str(imported_path), "--as", "sft", "--out", str(sft)]) == 0
+    rows = datasets.load_dataset("json", data_files=str(sft), split="train")
+    shown = sum(1 for t in imported.turns for d in t.decisions.values() if d.action is not None)
+    assert rows.num_rows == shown > 20  # every decision whose action the log shows
+    assert set(rows["inferred"]) == {True} and all(0.0 <= c <= 1.0 for c in rows["confidence"])
+    assert all(row["prompt"].startswith("## Part A: Active Field") and "Valid options for this state:" in row["prompt"]
+               for row in rows)
+    assert all(set(json.loads(row["completion"])) == {"action", "choice"} for row in rows)
+    assert f"rows inferred from public logs: {shown}" in card_path(sft).read_text()
+
+    grpo = tmp_path / "grpo.jsonl"
+    assert main(["export", str(imported_path), "--as", "grpo", "--out", str(grpo)]) == 0
+    grpo_rows = read_rows(grpo)
+    assert len(grpo_rows) == sum(len(t.decisions) for t in imported.turns)
+    assert {row["prompt_kind"] for row in grpo_rows} == {"wolfeclick-v1-inferred"}
+    assert all(set(row["inferred_fields"]) == set(FIELDS) for row in grpo_rows)
+
+    exact = tmp_path / "exact.jsonl"
+    assert main(["export", str(played_path), str(imported_path), "--as", "sft", "--exact-only",
+                 "--out", str(exact)]) == 0
+    kept = read_rows(exact)
+    assert kept and {row["battle_id"] for row in kept} == {recording.id}
+    assert {row["inferred"] for row in kept} == {False} and {row["confidence"] for row in kept} == {1.0}
+    assert "rows inferred from public logs: 0" in card_path(exact).read_text()
+    capsys.readouterr()
+    assert main(["export", str(imported_path), "--as", "sft", "--exact-only", "--out", str(exact)]) == 2
+    assert "--exact-only" in capsys.readouterr().err
