@@ -36,7 +36,7 @@ from wolfeclick.battle.schema import Recording  # noqa: E402
 from wolfeclick.game.actions import to_id  # noqa: E402
 from wolfeclick.game.prompts import WolfeclickV1  # noqa: E402
 from wolfeclick.interop.showdown import from_public_log  # noqa: E402
-from wolfeclick.interop.views import player_views  # noqa: E402
+from wolfeclick.interop.views import own_team, player_views, revealed_team, ruled_out_items  # noqa: E402
 from wolfeclick.policies.base import Decision, Observation  # noqa: E402
 from wolfeclick.policies.registry import default_registry  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
@@ -89,6 +89,25 @@ def parts(text: str) -> dict[str, str]:
     return {"self": own, "opponent": opponent, "B": roster, "C": history, "options": options}
 
 
+def unorder(name: str, text: str) -> str:
+    """A part with what a public log cannot order sorted: the roster's Pokémon and each one's moves, the options."""
+    lines = text.split("\n")
+    if name == "options":
+        return "\n".join(sorted(lines))
+    if name == "B":
+        blocks, current = [], []
+        for line in lines[1:]:
+            if line.startswith("- ") and current:
+                blocks.append(current)
+                current = []
+            if line.startswith("  Moves: "):
+                line = "  Moves: " + " | ".join(sorted(line[len("  Moves: "):].split(" | ")))
+            current.append(line)
+        blocks.append(current)
+        return "\n".join(["\n".join(block) for block in sorted(blocks)])
+    return text
+
+
 def _move(move: str) -> str:
     return "hiddenpower" if move.startswith("hiddenpower") else move
 
@@ -120,6 +139,10 @@ def compare(path: Path, book: Any, tally: dict[str, Any]) -> None:
             true_parts, my_parts = parts(true_text), parts(view.prompt)
             for name in PARTS:
                 tally["parts"][name] += true_parts[name] == my_parts[name]
+            unordered = [unorder(name, true_parts[name]) == unorder(name, my_parts[name]) for name in PARTS]
+            tally["unordered"] += all(unordered)
+            for name, same in zip(PARTS, unordered):
+                tally["parts_unordered"][name] += same
             taken = decision.action
             shown = imported.turns[view.index].decisions[side].action  # None: it could not act (sleep, a faint…)
             tally["actions"] += taken is not None and shown is not None
@@ -129,11 +152,9 @@ def compare(path: Path, book: Any, tally: dict[str, Any]) -> None:
         request = decisions[0].policy_info["request"]
         true_sets = {f"{side}: {entry['ident'].split(': ', 1)[1]}": entry
                      for entry in request["side"]["pokemon"]}
-        from wolfeclick.interop.views import own_team, revealed_team
-
         seen = revealed_team(list(original.log), original.format, side,  # type: ignore[arg-type]
                              {s: original.players[s].name for s in ("p1", "p2")})
-        team = own_team(book, seen, int(original.format[3]))
+        team = own_team(book, seen, int(original.format[3]), ruled_out_items(list(original.log), side))  # type: ignore[arg-type]
         tally["mons"] += len(true_sets)
         tally["mons_seen"] += len(team)
         for mon, revealed in zip(team, seen):
@@ -168,6 +189,9 @@ def summary(tally: dict[str, Any]) -> dict[str, Any]:
                            "marked_exact": tally["exact_marked"],
                            "marked_exact_and_equal": tally["exact_marked_and_equal"],
                            "parts_equal": {k: round(v / n, 4) for k, v in tally["parts"].items()} if n else {},
+                           "prompt_equal_unordered": round(tally["unordered"] / n, 4) if n else None,
+                           "parts_equal_unordered": {k: round(v / n, 4) for k, v in tally["parts_unordered"].items()}
+                           if n else {},
                            "action_equal": rate([tally["action_equal"], tally["actions"]]),
                            "own_pokemon_seen": rate([tally["mons_seen"], tally["mons"]]),
                            "ms_per_battle": round(1000 * tally["seconds"] / max(1, tally["battles"]), 1)}
@@ -200,6 +224,7 @@ def main() -> None:
         book = asyncio.run(load_book(fmt))
         tally: dict[str, Any] = {"battles": 0, "decisions": 0, "unaligned": 0, "prompt_equal": 0, "exact_marked": 0,
                                  "exact_marked_and_equal": 0, "parts": dict.fromkeys(PARTS, 0), "actions": 0,
+                                 "unordered": 0, "parts_unordered": dict.fromkeys(PARTS, 0),
                                  "action_equal": 0, "mons": 0, "mons_seen": 0, "seconds": 0.0,
                                  **{name: {"revealed": [0, 0], "hidden": [0, 0]}
                                     for name in ("moves", "item", "ability", "tera")}}

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from poke_env.data import GenData
@@ -110,6 +110,56 @@ def original_items(log: list[str], side: Side) -> dict[str, str]:
     return found
 
 
+def ruled_out_items(log: list[str], side: Side) -> dict[str, set[str]]:
+    """Items a Pokémon of ``side`` cannot hold, by what the log shows did not happen: no Leftovers heal at the end
+    of a turn in which a move damaged it and it stayed in, no Life Orb recoil after its move damaged a foe (a faint
+    in between leaves it open), two different moves in a row without switching out (no Choice item)."""
+    out: dict[str, set[str]] = {}
+    active: str | None = None
+    damaged = False
+    healed = False
+    last_move: dict[str, str] = {}
+    acting: str | None = None
+    hit = recoil = False
+    for line in log:
+        parts = line.split("|")
+        tag = parts[1] if len(parts) > 1 else ""
+        fromed = any(p.startswith("[from]") for p in parts[4:])
+        if acting is not None and tag in ("move", "turn", "upkeep", "switch", "drag", "cant", "faint"):
+            if hit and not recoil and tag != "faint":
+                out.setdefault(acting, set()).add("lifeorb")
+            acting = None
+        mine = len(parts) > 2 and parts[2].startswith(side)
+        if tag in ("switch", "drag", "replace") and mine:
+            active, damaged, healed = _key(parts[2]), False, False
+            last_move.pop(active, None)
+        elif tag == "turn":
+            healed = False
+        elif tag == "upkeep":
+            if active is not None and damaged and not healed:
+                out.setdefault(active, set()).add("leftovers")
+            damaged = False
+        elif tag == "faint" and mine:
+            active = None
+        elif tag == "move" and mine and active is not None and len(parts) > 3 and not fromed:
+            move = to_id(parts[3])
+            if last_move.get(active, move) != move:
+                out.setdefault(active, set()).update({"choiceband", "choicescarf", "choicespecs"})
+            last_move[active] = move
+            acting, hit, recoil = active, False, False
+        elif tag in ("-damage", "-heal") and len(parts) > 3:
+            if mine and active is not None and _key(parts[2]) == active:
+                if tag == "-heal" and "[from] item: Leftovers" in parts[4:]:
+                    healed = True
+                elif tag == "-damage" and not fromed and not parts[3].startswith("0"):
+                    damaged = True
+                elif tag == "-damage" and "[from] item: Life Orb" in parts[4:]:
+                    recoil = True
+            elif tag == "-damage" and not mine and acting is not None and not fromed:
+                hit = True
+    return out
+
+
 def revealed_team(log: list[str], fmt: str, side: Side, names: Mapping[str, str] | None = None) -> list[SeenMon]:
     """``side``'s Pokémon the log showed, in the order they first appeared, with what it revealed of each (read
     by the opponent's own tracker, as that player saw them, plus the item each started with)."""
@@ -165,15 +215,6 @@ def _stat(base: int, level: int, iv: int, ev: int, hp: bool) -> int:
     return core + level + 10 if hp else core + 5
 
 
-def _field_confidence(found: list[tuple[PokemonSet, float]], chosen: PokemonSet) -> dict[str, float]:
-    def agree(same: Any) -> float:
-        return round(sum(p for s, p in found if same(s)), 6)
-
-    return {"moves": agree(lambda s: set(s.moves) == set(chosen.moves)), "item": agree(lambda s: s.item == chosen.item),
-            "ability": agree(lambda s: s.ability == chosen.ability),
-            "tera": agree(lambda s: s.tera_type == chosen.tera_type)}
-
-
 def _ordered_moves(chosen: PokemonSet, used: tuple[str, ...]) -> tuple[str, ...]:
     def same(a: str, b: str) -> bool:
         return a == b or (a.startswith("hiddenpower") and b.startswith("hiddenpower"))
@@ -196,16 +237,57 @@ def hidden_power(ivs: tuple[int, ...], gen: int) -> tuple[str, int]:
     return _HP_TYPES[kind * 15 // 63], (power * 40 // 63 + 30 if gen < 6 else 60)
 
 
-def own_team(book: SetBook, seen: Iterable[SeenMon], gen: int) -> list[OwnMon]:
-    """Each seen Pokémon with the most likely set that agrees with what was revealed of it."""
+def _likeliest(found: list[tuple[PokemonSet, float]], mon: SeenMon) -> tuple[PokemonSet, float, dict[str, float]]:
+    """Each field's most likely value over the consistent sets (what gets the most fields right): the used moves and
+    the most likely others to four, the most likely item, ability and tera type; the spread and level of the most
+    likely set. With each field's probability (the moves': the product of the guessed moves')."""
+    chosen, probability = found[0]
+
+    def mode(read: Any) -> tuple[Any, float]:
+        weights: dict[Any, float] = {}
+        for candidate, p in found:
+            weights[read(candidate)] = weights.get(read(candidate), 0.0) + p
+        value = max(weights.items(), key=lambda item: item[1])  # ties: the first seen, the likeliest set's
+        return value[0], value[1]
+
+    used = [m for m in _ordered_moves(chosen, mon.used) if m in mon.revealed.moves or _plain(m) in
+            {_plain(u) for u in mon.revealed.moves}]
+    weights: dict[str, float] = {}
+    for candidate, p in found:
+        rest = [m for m in candidate.moves if m not in used]
+        share = min(1.0, max(0, 4 - len(used)) / len(rest)) if rest else 0.0
+        for move in rest:
+            weights[move] = weights.get(move, 0.0) + p * share
+    guessed = sorted(weights.items(), key=lambda item: -item[1])[:max(0, 4 - len(used))]
+    moves = tuple(used + [m for m, _ in guessed])
+    item, item_p = mode(lambda c: c.item)
+    ability, ability_p = mode(lambda c: c.ability)
+    tera, tera_p = mode(lambda c: c.tera_type)
+    confidence = {"moves": round(math.prod(min(1.0, w) for _, w in guessed), 6), "item": round(item_p, 6),
+                  "ability": round(ability_p, 6), "tera": round(tera_p, 6)}
+    if "hiddenpower" in moves and "hiddenpower" not in chosen.moves:  # its type is in the IVs of a set that has it
+        chosen = replace(chosen, ivs=next(c.ivs for c, _ in found if "hiddenpower" in c.moves))
+    return replace(chosen, moves=moves, item=item, ability=ability, tera_type=tera), probability, confidence
+
+
+def _plain(move: str) -> str:
+    return "hiddenpower" if move.startswith("hiddenpower") else move
+
+
+def own_team(book: SetBook, seen: Iterable[SeenMon], gen: int,
+             excluded: Mapping[str, set[str]] | None = None) -> list[OwnMon]:
+    """Each seen Pokémon completed: each field's most likely value over the sets that agree with what was revealed
+    of it (``excluded``: items the log rules out, by Pokémon key)."""
+    excluded = excluded or {}
     dex = GenData.from_gen(gen).pokedex
     team = []
     for mon in seen:
         found = candidates(book, mon.revealed)
-        chosen, probability = found[0]
-        confidence = _field_confidence(found, chosen)
-        if len(chosen.moves) > 4:  # a role's pool (no tallied set agreed): the used moves, then the pool's first
-            confidence["moves"] = 0.0
+        if mon.revealed.item is None and excluded.get(mon.key):
+            kept = [(s, p) for s, p in found if s.item not in excluded[mon.key]]
+            total = sum(p for _, p in kept)
+            found = [(s, p / total) for s, p in kept] if kept and total > 0 else found
+        chosen, probability, confidence = _likeliest(found, mon)
         revealed = mon.revealed
         if len(revealed.moves) >= 4:
             confidence["moves"] = 1.0
@@ -223,7 +305,7 @@ def own_team(book: SetBook, seen: Iterable[SeenMon], gen: int) -> list[OwnMon]:
         max_hp = 1 if mon.revealed.species == "shedinja" else stats.pop("hp")
         stats.pop("hp", None)
         moves = tuple(f"hiddenpower{hidden_power(chosen.ivs, gen)[0]}" if m == "hiddenpower" else m
-                      for m in _ordered_moves(chosen, mon.used))
+                      for m in chosen.moves)
         team.append(OwnMon(mon.key, mon.details, mon.revealed.species, level, chosen, moves, round(probability, 6),
                            confidence, max_hp, stats))
     return team
@@ -311,6 +393,9 @@ class _Own:
     taunt: bool = False
     disabled: str | None = None
     last_move: str | None = None
+    copied: str | None = None
+    """The key of the foe it transformed into (its moves are the foe's until it switches out)."""
+    copied_uses: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -359,7 +444,10 @@ def _move_entry(move_id: str, gen: int, ivs: tuple[int, ...]) -> tuple[str, int,
         power = hidden_power(ivs, gen)[1]
         return f"Hidden Power {kind} {power}", int(entry.get("pp", 15)) * 8 // 5, "normal"
     entry = moves.get(move_id) or {}
-    return str(entry.get("name", move_id)), int(entry.get("pp", 5)) * 8 // 5, str(entry.get("target", "normal"))
+    name = str(entry.get("name", move_id))
+    if move_id in ("return", "frustration") and gen < 8:  # a request shows their power (happiness 255 / 0)
+        name = f"{name} 102"
+    return name, int(entry.get("pp", 5)) * 8 // 5, str(entry.get("target", "normal"))
 
 
 def _is_status_move(move_id: str, gen: int) -> bool:
@@ -393,12 +481,17 @@ class _SideWalk:
             own.locked = None
             own.encore = own.taunt = False
             own.disabled = None
+            own.copied, own.copied_uses = None, []
         elif tag == "move" and len(parts) > 3 and not any(p.startswith("[from]") for p in parts[4:]):
             move = to_id(parts[3])
+            if own.copied is not None and move not in own.copied_uses:
+                own.copied_uses.append(move)
             own.uses[move] = own.uses.get(move, 0) + 1
             own.last_move = move
             if own.item.startswith("choice"):
                 own.locked = own.locked or move
+        elif tag == "-transform" and len(parts) > 3:
+            own.copied, own.copied_uses = _key(parts[3]), []
         elif tag == "-enditem" and len(parts) > 3:
             own.item = ""
             own.locked = None
@@ -431,7 +524,17 @@ class _SideWalk:
         self.tracker.feed(lines)
         self.fed = max(self.fed, position)
 
-    def request(self, force_switch: bool) -> dict[str, Any]:
+    def active_moves(self, active: _Own) -> tuple[str, ...]:
+        """The active Pokémon's moves: its set's, or after a Transform the foe's it has seen (and used) since."""
+        if active.copied is None:
+            return active.mon.moves
+        foe = self.tracker.battle.opponent_team.get(active.copied)
+        seen = [to_id(m) for m in (foe.moves if foe is not None else {}) if to_id(m) not in _NOT_SET_MOVES]
+        mon = self.tracker.battle.team.get(active.mon.key)
+        known = {to_id(m) for m in (mon.moves if mon is not None else {})}  # poke-env refuses a move it never saw
+        return tuple(m for m in dict.fromkeys(active.copied_uses + seen) if m in known)[:4] or active.mon.moves
+
+    def request(self, force_switch: bool, known_only: bool = False) -> dict[str, Any]:
         battle = self.tracker.battle
         pokemon = []
         for slot, key in enumerate(self.slots):
@@ -459,7 +562,12 @@ class _SideWalk:
             return request
         active = self.own[self.slots[0]]
         moves = []
-        for move_id in active.mon.moves:
+        listed = self.active_moves(active)
+        if known_only:
+            mon = self.tracker.battle.team.get(active.mon.key)
+            known = {to_id(m) for m in (mon.moves if mon is not None else {})}
+            listed = tuple(m for m in listed if _plain(m) in known or m in known) or listed[:1]
+        for move_id in listed:
             name, max_pp, target = _move_entry(move_id, self.gen, active.mon.set.ivs)
             plain = "hiddenpower" if move_id.startswith("hiddenpower") else move_id
             pp = max(0, max_pp - active.uses.get(plain, 0))
@@ -499,7 +607,8 @@ def player_views(recording: Recording, book: SetBook, sides: Iterable[Side] = SI
         return []
     wanted = list(sides)
     names: dict[str, str] = {s: recording.players[s].name or s for s in SIDES}
-    teams = {side: own_team(book, revealed_team(log, fmt, side, names), gen) for side in wanted}
+    teams = {side: own_team(book, revealed_team(log, fmt, side, names), gen, ruled_out_items(log, side))
+             for side in wanted}
     walks = {side: _SideWalk(side, teams[side], fmt, recording.players[side].name or side, gen) for side in wanted}
     profiles = {side: WolfeclickV1() for side in wanted}
     for walk in walks.values():
@@ -513,7 +622,11 @@ def player_views(recording: Recording, book: SetBook, sides: Iterable[Side] = SI
             walk = walks[side]
             walk.feed_to(log, position)
             request = walk.request(force)
-            walk.tracker.feed_request(request)
+            try:
+                walk.tracker.feed_request(request)
+            except AssertionError:  # poke-env refuses a move it never saw the Pokémon have (a copied move set)
+                request = walk.request(force, known_only=True)
+                walk.tracker.feed_request(request)
             legal = legal_actions(request)
             observation = Observation(side=side, turn=record.turn, format=fmt, battle=walk.tracker.battle,
                                       request=request, legal_actions=legal, state=format_state(walk.tracker.battle),
