@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -60,12 +61,12 @@ def search_cpu() -> float:
 
 
 async def pairing(pool: SimPool, fmt: str, a: str, b: str, pairs: int, times: dict[str, list[float]],
-                  first: int = 0, cpu: list[float] | None = None) -> list[float]:
+                  first: int = 0, cpu: list[float] | None = None, seats: tuple[str, ...] = ("p1", "p2")) -> list[float]:
     """``a``'s score in each of ``2 * pairs`` battles against ``b``, seeds shared by each pair, seats swapped;
     ``cpu`` gets the search simulator's CPU seconds of each battle."""
     scores = []
     for n in range(first, first + pairs):
-        for seat in ("p1", "p2"):
+        for seat in seats:
             policies = (make_policy(a), make_policy(b)) if seat == "p1" else (make_policy(b), make_policy(a))
             before = search_cpu()
             recording = await play_battle(*policies, format_id=fmt, seed=SEED_BASE + n, process=pool.pick())
@@ -93,7 +94,7 @@ def time_cell(ms: list[float]) -> str:
 
 
 async def run(formats: list[str], levels: list[int], against: list[str], pairs: int, first: int,
-              results: Path, command: str) -> None:
+              results: Path, command: str, seats: tuple[str, ...] = ("p1", "p2")) -> None:
     async with SimPool(1) as pool:
         for fmt in formats:
             for level in levels:
@@ -104,11 +105,13 @@ async def run(formats: list[str], levels: list[int], against: list[str], pairs: 
                     load = open("/proc/loadavg").read().split()[0]
                     busy0, own0, children0, started = machine_busy(), time.process_time(), children_cpu(), \
                         time.perf_counter()
+                    sims0 = pool.cpu() + search_cpu()  # the simulators live on: not reaped children yet
                     times: dict[str, list[float]] = {}
                     cpu: list[float] = []
-                    scores = await pairing(pool, fmt, a, b, pairs, times, first, cpu)
-                    end, other = other_work(busy0, own0, children_cpu() - children0, started)
-                    row = {"format": fmt, "a": a, "b": b, "first": first, "scores": scores,
+                    scores = await pairing(pool, fmt, a, b, pairs, times, first, cpu, seats)
+                    end, other = other_work(busy0, own0, children_cpu() - children0 + pool.cpu() + search_cpu()
+                                            - sims0, started)
+                    row = {"format": fmt, "a": a, "b": b, "first": first, "seats": list(seats), "scores": scores,
                            "wall_s": round(time.perf_counter() - started, 1), "times_ms": times,
                            "search_cpu_s": round(sum(cpu), 2) if not b.startswith("search") else None,
                            "load": [load, end], "other_work": round(other, 2), "command": command,
@@ -118,6 +121,14 @@ async def run(formats: list[str], levels: list[int], against: list[str], pairs: 
                         out.write(json.dumps(row) + "\n")
                     print(f"{fmt} {a} v {b}: {score_cell(scores)} ({len(scores)} battles, "
                           f"{row['wall_s']} s, other work {other:.2f} cores)", flush=True)
+
+
+def seed_range(row: dict[str, Any]) -> str:
+    seats = row.get("seats", ["p1", "p2"])
+    last = SEED_BASE + row["first"] + len(row["scores"]) // len(seats) - 1
+    where = "" if len(seats) == 2 else f" ({row['a']} as {seats[0]} only)"
+    first = SEED_BASE + row["first"]
+    return (f"{first}" if last == first else f"{first}–{last}") + where
 
 
 def report(results: Path) -> str:
@@ -143,10 +154,10 @@ def report(results: Path) -> str:
     timing += [f"| {fmt} | {spec} | {time_cell(ms)} | "
                + (f"{cpu[(fmt, spec)][0] / cpu[(fmt, spec)][1]:.2f} s" if cpu.get((fmt, spec), [0, 0])[1] else "–")
                + " |" for (fmt, spec), ms in sorted(times.items()) if ms]
-    runs = ["| run | pairing | seeds | battles | wall | load average (start → end) | other work (cores) |",
+    runs = ["| run (ended) | pairing | seeds | battles | wall | load average (start → end) | other work (cores) |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
-    runs += [f"| {row['when']} | {row['format']} {row['a']} v {row['b']} | {SEED_BASE + row['first']}–"
-             f"{SEED_BASE + row['first'] + len(row['scores']) // 2 - 1} | {len(row['scores'])} | {row['wall_s']:.0f} s | "
+    runs += [f"| {row['when']} | {row['format']} {row['a']} v {row['b']} | {seed_range(row)} | "
+             f"{len(row['scores'])} | {row['wall_s']:.0f} s | "
              f"{row['load'][0]} → {row['load'][1]} | {row['other_work']:.2f} |" for row in rows]
     commands = sorted({row["command"] for row in rows})
     return (f"{HEADING}\n\n" + "\n".join(f"`{c}`" for c in commands)
@@ -162,15 +173,18 @@ def main() -> None:
     parser.add_argument("--formats", nargs="+", default=list(FORMATS))
     parser.add_argument("--levels", nargs="+", type=int, default=[1, 2, 3])
     parser.add_argument("--against", nargs="+", choices=("heuristic", "below"), default=["heuristic", "below"])
+    parser.add_argument("--seats", nargs="+", choices=("p1", "p2"), default=["p1", "p2"],
+                        help="the seats the first policy takes (one: half a pair, to fit a slow pairing in a run)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="JSON lines the runs are appended to")
     parser.add_argument("--doc", action="store_true", help="write docs/benchmarks.md's section from --results")
     parser.add_argument("--no-play", action="store_true", help="play nothing (with --doc: only rewrite the section)")
     args = parser.parse_args()
-    command = ("scripts/bench_search.py --pairs {} --first {} --formats {} --levels {} --against {}"
+    command = ("scripts/bench_search.py --pairs {} --first {} --formats {} --levels {} --against {} --seats {}"
                .format(args.pairs, args.first, " ".join(args.formats), " ".join(map(str, args.levels)),
-                       " ".join(args.against)))
+                       " ".join(args.against), " ".join(args.seats)))
     if not args.no_play:
-        asyncio.run(run(args.formats, args.levels, args.against, args.pairs, args.first, args.results, command))
+        asyncio.run(run(args.formats, args.levels, args.against, args.pairs, args.first, args.results, command,
+                        tuple(args.seats)))
     if args.doc:
         text = report(args.results)
         print(text)
