@@ -131,3 +131,39 @@ def test_export_of_a_public_log_gives_inferred_rows_and_exact_only_keeps_the_pla
     capsys.readouterr()
     assert main(["export", str(imported_path), "--as", "sft", "--exact-only", "--out", str(exact)]) == 2
     assert "--exact-only" in capsys.readouterr().err
+
+
+def test_rescore_of_a_public_replay_asks_the_policy_from_the_inferred_state(played, tmp_path, capsys):
+    recording, _ = played
+    folder = tmp_path / "recordings"
+    log = tmp_path / "battle.log"
+    log.write_text("\n".join(recording.log) + "\n", encoding="utf-8")
+    assert main(["import", str(log), "--out", str(folder)]) == 0
+    imported_path = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    imported = load_recording(imported_path)
+    assert main(["rescore", str(imported_path), "--policy", "heuristic", "--side", "p1"]) == 0
+    out = capsys.readouterr().out
+    assert "(from an inferred state)" in out
+    saved = json.loads(Path(out.split(":")[0]).read_text())
+    assert saved["metadata"]["state"] == "from an inferred state"
+    assert len(saved["decisions"]) == sum(1 for t in imported.turns if "p1" in t.decisions)
+    # the played action is named as the request named it, and a heuristic agrees with itself where it played
+    assert any(d["agree"] for d in saved["decisions"])
+
+
+def test_search_builds_its_worlds_from_an_inferred_state(played):
+    """The search policy's world loader (the bridge's ``world``) takes the inferred view like a live one."""
+    _, public = played
+    book = asyncio.run(load_book(public.format))
+    search = make_policy("search?level=1")
+    answers = []
+
+    def probe(view, observation):
+        if view.side == "p2" and len(answers) < 2 and len(observation.allowed()) > 1:
+            answers.append(search.decide(observation))
+
+    player_views(public, book, ["p2"], probe=probe)
+    assert len(answers) == 2
+    for answer in answers:
+        info = answer.info["search"]
+        assert info["worlds"] >= 1 and info["rollouts"] >= 2 and answer.action is not None

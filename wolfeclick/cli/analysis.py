@@ -36,7 +36,24 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     recordings = [load_recording(path) for path in paths]
     folders = {recording.id: (args.out or path.parent) for recording, path in zip(recordings, paths)}
     policy = make_policy(args.policy, **llm_options(args))
-    results = asyncio.run(rescore_many(recordings, policy, args.side, concurrency=args.concurrency))
+    from typing import Any
+
+    from wolfeclick.errors import InputError
+    from wolfeclick.interop.public_rescore import INFERRED_STATE, is_public_import, rescore_public
+
+    public = {r.id for r in recordings if is_public_import(r)}  # no input log to replay: from the inferred view
+    results: list[object] = list(asyncio.run(rescore_many([r for r in recordings if r.id not in public], policy,
+                                                       args.side, concurrency=args.concurrency)))
+    if public:
+        from wolfeclick.sim.setdata import load_book
+
+        def inferred(recording: Any) -> object:
+            try:
+                return rescore_public(recording, policy, args.side, asyncio.run(load_book(recording.format)))
+            except InputError as exc:  # a format without set data: its own team cannot be completed
+                return f"{recording.id}: {exc}"
+
+        results = [inferred(r) if r.id in public else results.pop(0) for r in recordings]
     done: list[Rescore] = []
     for recording, result in zip(recordings, results):
         if not isinstance(result, Rescore):
@@ -45,7 +62,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         done.append(result)
         path = save_rescore(result, folders[recording.id])
         agreement = f"{result.agreement:.1%}" if result.agreement is not None else "n/a"
-        print(f"{path}: {len(result.decisions)} decisions, agreement {agreement}")
+        label = f" ({INFERRED_STATE})" if recording.id in public else ""
+        print(f"{path}: {len(result.decisions)} decisions, agreement {agreement}{label}")
     decisions = [d for r in done for d in r.decisions]
     if decisions:
         overall = sum(d.agree for d in decisions) / len(decisions)

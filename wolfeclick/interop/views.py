@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from poke_env.data import GenData
 
@@ -595,8 +595,11 @@ def _action_of(seen: Any, legal: list[LegalAction]) -> LegalAction | None:
     return None
 
 
-def player_views(recording: Recording, book: SetBook, sides: Iterable[Side] = SIDES) -> list[PlayerView]:
-    """Every decision of ``sides`` in a public-log import, as each player saw it (``book``: the format's set data)."""
+def player_views(recording: Recording, book: SetBook, sides: Iterable[Side] = SIDES,
+                 probe: Callable[[PlayerView, Observation], None] | None = None) -> list[PlayerView]:
+    """Every decision of ``sides`` in a public-log import, as each player saw it (``book``: the format's set data).
+    ``probe`` is called with each view and its observation, in decision order, while the tracker stands there (to ask
+    a policy what it would play from the inferred state)."""
     from wolfeclick.interop.showdown import decision_points
 
     log = list(recording.log)
@@ -637,8 +640,11 @@ def player_views(recording: Recording, book: SetBook, sides: Iterable[Side] = SI
             if action is not None and not completion:
                 completion = action.json_text()
             arena = ArenaV1().build(observation).messages
-            views.append(PlayerView(record.index, record.turn, side, observation.state, prompt.messages, arena, legal,
-                                    action, completion, _confidence(teams[side], walk, force)))
+            view = PlayerView(record.index, record.turn, side, observation.state, prompt.messages, arena, legal,
+                              action, completion, _confidence(teams[side], walk, force))
+            views.append(view)
+            if probe is not None:
+                probe(view, observation)
     return views
 
 
