@@ -192,3 +192,43 @@ def test_the_apps_simulators_yield_the_cpu_to_its_pages(monkeypatch: pytest.Monk
             await process.close()
 
     assert asyncio.run(niceness()) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)
+
+
+def test_raw_uploads_are_limited_per_address_per_hour() -> None:
+    """Six 20 MB POSTs to /gradio_api/upload with no event once stayed in Gradio's temporary folder."""
+    import asyncio
+
+    from wolfeclick.ui.quotas import UploadRateLimit
+
+    now = [0.0]
+    passed: list[str] = []
+
+    async def app(scope: dict, receive: object, send: object) -> None:
+        passed.append(scope["path"])
+
+    limit = UploadRateLimit(app, bytes_per_hour=50 * 2**20, unknown_bytes=21 * 2**20, clock=lambda: now[0])
+
+    def post(path: str, size: int | None, host: str = "10.0.0.1") -> tuple[int, str]:
+        sent: list[dict] = []
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        headers = [(b"content-length", str(size).encode())] if size is not None else []
+        scope = {"type": "http", "method": "POST", "path": path, "headers": headers, "client": (host, 1)}
+        asyncio.run(limit(scope, None, send))
+        if not sent:
+            return 200, ""
+        return sent[0]["status"], json.loads(sent[1]["body"])["detail"]
+
+    assert post("/gradio_api/upload", 20 * 2**20) == (200, "")
+    now[0] += 600
+    assert post("/gradio_api/upload", 20 * 2**20) == (200, "")
+    status, line = post("/gradio_api/upload", 20 * 2**20)
+    assert status == 429 and "try again in 50 min" in line and "\n" not in line
+    assert post("/gradio_api/upload", None)[0] == 429  # no declared length counts as the largest upload
+    assert post("/gradio_api/upload", 20 * 2**20, host="10.0.0.2") == (200, "")  # another address
+    assert post("/gradio_api/queue/join", 10**9) == (200, "")  # only the upload route is counted
+    now[0] += 3600
+    assert post("/gradio_api/upload", 20 * 2**20) == (200, "")
+    assert passed.count("/gradio_api/upload") == 4

@@ -23,6 +23,7 @@ from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.early_script import EarlyScript
 from wolfeclick.ui.first_answer import AfterFirstAnswer
 from wolfeclick.ui.library import Library
+from wolfeclick.ui.quotas import UploadRateLimit
 from wolfeclick.ui.tabs import api, compare, live, replays
 from wolfeclick.ui.tabs import leaderboard as board
 
@@ -127,12 +128,16 @@ def launch_options(demo: gr.Blocks) -> dict[str, Any]:
     ctx = app_context(demo)
     lib = ctx.library
     css = CSS_PATH.read_text(encoding="utf-8") if CSS_PATH.exists() else ""
+    upload_limit = min(MAX_RECORDING_BYTES, ctx.settings.max_upload_bytes) + 1024 * 1024
     return {
-        "app_kwargs": {"middleware": [Middleware(AfterFirstAnswer, task=warm_up), Middleware(EarlyScript)]},
+        "app_kwargs": {"middleware": [
+            Middleware(AfterFirstAnswer, task=warm_up), Middleware(EarlyScript),
+            Middleware(UploadRateLimit, bytes_per_hour=max(ctx.settings.upload_bytes_per_visitor, upload_limit),
+                       unknown_bytes=upload_limit)]},
         "css": css,
         "theme": gr.themes.Soft(primary_hue="indigo"),
         "allowed_paths": [str(lib.directory), str(lib.exports)],
-        "max_file_size": min(MAX_RECORDING_BYTES, ctx.settings.max_upload_bytes) + 1024 * 1024,
+        "max_file_size": upload_limit,
         "footer_links": ["api"],
         "show_error": True,
     }

@@ -9,6 +9,7 @@ no Gradio, no files (the folder's eviction is ``evict_oldest``, given the folder
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import deque
@@ -20,7 +21,8 @@ from typing import Any
 from wolfeclick.battle.store import UPLOAD_PREFIX
 from wolfeclick.errors import InputError
 
-__all__ = ["QuotaRefused", "Visitor", "visitor_of", "RUN_CLASS", "RunQuota", "UploadQuota", "evict_oldest"]
+__all__ = ["QuotaRefused", "Visitor", "visitor_of", "RUN_CLASS", "RunQuota", "UploadQuota", "evict_oldest",
+           "UploadRateLimit"]
 
 RUN_CLASS = {"live": "live", "compare": "heavy", "analysis": "heavy", "rescore": "heavy"}
 """Each kind of run and the quota it counts against: a Live battle, or a heavy job (rollouts, a tournament)."""
@@ -163,3 +165,53 @@ def evict_oldest(folder: Path, cap_bytes: int, keep: str | None = None) -> list[
         total -= size
         removed.append(path)
     return removed
+
+
+class UploadRateLimit:
+    """ASGI middleware: the bytes one client address may POST to Gradio's upload route (``/gradio_api/upload``)
+    in any hour. Gradio keeps every such file, used by an event or not, until its cache is cleaned; without this a
+    visitor could fill the disk with files no event ever reads. A refusal is a 429 whose one line says when to
+    try again. Counted by the declared length (a body without one counts as ``unknown_bytes``)."""
+
+    def __init__(self, app: Any, bytes_per_hour: int, unknown_bytes: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.app = app
+        self.bytes_per_hour = bytes_per_hour
+        self.unknown_bytes = unknown_bytes
+        self.clock = clock
+        self._sent: dict[str, deque[tuple[float, int]]] = {}
+        self._lock = threading.Lock()
+
+    def _admit(self, address: str, size: int) -> str | None:
+        now = self.clock()
+        with self._lock:
+            for key in [k for k, sent in self._sent.items() if not sent or sent[-1][0] <= now - HOUR_S]:
+                del self._sent[key]  # addresses quiet for an hour are forgotten
+            sent = self._sent.setdefault(address, deque())
+            while sent and sent[0][0] <= now - HOUR_S:
+                sent.popleft()
+            used = sum(count for _, count in sent)
+            if used + size > self.bytes_per_hour:
+                wait = max(1, round((sent[0][0] + HOUR_S - now) / 60)) if sent else 60
+                return (f"this address sent {used / 2**20:.0f} MB of uploads in the last hour, this app's limit is "
+                        f"{self.bytes_per_hour / 2**20:g} MB; try again in {wait} min")
+            sent.append((now, size))
+        return None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = str(scope.get("path", ""))
+        if scope.get("type") != "http" or scope.get("method") != "POST" or not path.rstrip("/").endswith("/upload"):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length", b"")
+        size = int(declared) if declared.isdigit() else self.unknown_bytes
+        address = str((scope.get("client") or ("unknown",))[0])
+        refused = self._admit(address, size)
+        if refused is None:
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps({"detail": refused}).encode()
+        await send({"type": "http.response.start", "status": 429,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
