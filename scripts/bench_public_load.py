@@ -149,12 +149,17 @@ def main() -> int:
                 page = client(HOG)
                 while not stop.is_set():
                     try:
-                        for _update in page.submit(["random", "maxdamage", "heuristic"], per_pairing,
-                                                         "gen9randombattle", "1", "score", "local",
-                                                         api_name="/compare_run"):
+                        seen: list[Any] = []
+                        for update in page.submit(["random", "maxdamage", "heuristic"], per_pairing,
+                                                  "gen9randombattle", "1", "score", "local", api_name="/compare_run"):
+                            seen[:] = [update]
                             if stop.is_set():
                                 break
-                        note("compare run")
+                        last = seen[0] if seen else None
+                        refused = "limit per visitor" in json.dumps(last, ensure_ascii=False, default=str)
+                        note("compare refused" if refused else "compare run")
+                        if refused:
+                            stop.wait(5)
                     except Exception:  # noqa: BLE001
                         note("compare failed")
                         stop.wait(2)
@@ -187,9 +192,10 @@ def main() -> int:
             def raw_posts() -> None:
                 while not stop.is_set():
                     try:
-                        httpx.post(url + "gradio_api/upload", files={"files": ("x.bin", os.urandom(20 * 2**20))},
-                                   headers={"X-Forwarded-For": HOG}, timeout=120)
-                        note("raw upload POST")
+                        answer = httpx.post(url + "gradio_api/upload",
+                                            files={"files": ("x.bin", os.urandom(20 * 2**20))},
+                                            headers={"X-Forwarded-For": HOG}, timeout=120)
+                        note("raw upload refused" if answer.status_code == 429 else "raw upload stored")
                     except httpx.HTTPError:
                         note("raw upload failed")
                     stop.wait(10)
