@@ -113,6 +113,9 @@ def test_export_of_a_public_log_gives_inferred_rows_and_exact_only_keeps_the_pla
                for row in rows)
     assert all(set(json.loads(row["completion"])) == {"action", "choice"} for row in rows)
     assert f"rows inferred from public logs: {shown}" in card_path(sft).read_text()
+    again = tmp_path / "again.jsonl"
+    assert main(["export", str(imported_path), "--as", "sft", "--out", str(again)]) == 0
+    assert again.read_bytes() == sft.read_bytes()  # the same files, the same bytes
 
     grpo = tmp_path / "grpo.jsonl"
     assert main(["export", str(imported_path), "--as", "grpo", "--out", str(grpo)]) == 0

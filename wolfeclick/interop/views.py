@@ -633,7 +633,7 @@ def player_views(recording: Recording, book: SetBook, sides: Iterable[Side] = SI
             legal = legal_actions(request)
             observation = Observation(side=side, turn=record.turn, format=fmt, battle=walk.tracker.battle,
                                       request=request, legal_actions=legal, state=format_state(walk.tracker.battle),
-                                      rng=random.Random(0))
+                                      rng=random.Random(f"{recording.id}:{side}:{record.index}"))
             prompt = profiles[side].build(observation)
             action = _action_of(record.decisions[side].action, legal)
             completion = next((c.text for c in prompt.candidates if c.action == action), "")
