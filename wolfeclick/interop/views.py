@@ -17,7 +17,8 @@ What a public log cannot hold, and so is always marked inferred when it shows in
 - the team's order (Part B lists the team in its original order, the options list switches in the request's
   order): the lead first, the rest in the order they appeared; confidence 1/(n-1)! for n Pokémon known;
 - exact HP: a spectator sees ``ceil(100·hp/max)``; the range of HP that shows is narrowed by heals and damage of a
-  known share (Leftovers, Life Orb, poison, burn, weather, Leech Seed) and its middle is shown; confidence 1/width;
+  known amount (Leftovers, Life Orb, poison and Toxic, burn, weather, Leech Seed, Stealth Rock, Spikes, Recover-like
+  moves, Substitute) and its middle is shown; confidence 1/width;
 - moves, item, ability and tera type not revealed: the most likely consistent set's, with the probability that the
   field is right (the candidates agreeing on it);
 - PP (uses counted from the log, Pressure ignored) and what disables a move besides a choice lock, Taunt, Encore,
@@ -51,6 +52,8 @@ FIELDS = ("team", "order", "moves", "item", "ability", "tera", "hp")
 """What a view may have inferred, each with the confidence that it is what the player saw (1.0: known)."""
 _NOT_SET_MOVES = {"struggle", "recharge"}
 _HP_AT = {"switch": 4, "drag": 4, "replace": 4, "-damage": 3, "-heal": 3, "-sethp": 3}
+_HALF_HEALS = frozenset({"recover", "roost", "softboiled", "milkdrink", "slackoff", "healorder"})
+"""Moves that heal half the user's max HP whatever the weather (a ``-heal`` line with no ``[from]``)."""
 _TRICKS = ("[from] move: Trick", "[from] move: Switcheroo", "[from] move: Thief", "[from] move: Covet",
            "[from] move: Bestow", "[from] move: Recycle", "[from] ability: Pickup", "[from] ability: Harvest",
            "[from] ability: Magician", "[from] ability: Pickpocket")
@@ -351,11 +354,11 @@ class _HpTrack:
     def estimate(self) -> int:
         return (self.low + self.high) // 2
 
-    def see(self, percent: int, share: float | None, heal: bool, keep: bool) -> None:
+    def see(self, percent: int, amount: int | None, heal: bool, keep: bool) -> None:
+        """A line showed ``percent``: after a change of ``amount`` (None: unknown; ``keep``: none expected)."""
         shown = percent_range(percent, self.max_hp)
         low, high = shown
-        if share is not None:
-            amount = max(1, math.floor(self.max_hp * share))
+        if amount is not None:
             if heal:
                 low, high = min(self.max_hp, self.low + amount), min(self.max_hp, self.high + amount)
             else:
@@ -393,6 +396,11 @@ class _Own:
     taunt: bool = False
     disabled: str | None = None
     last_move: str | None = None
+    status: str = ""
+    toxic: int = 0
+    """Turns of Toxic damage since it was badly poisoned or last switched in."""
+    pending: str | None = None
+    """Its own move just used, until the next HP line (a heal or cost of a known share)."""
     copied: str | None = None
     """The key of the foe it transformed into (its moves are the foe's until it switches out)."""
     copied_uses: list[str] = field(default_factory=list)
@@ -465,10 +473,18 @@ class _SideWalk:
         self.slots = [m.key for m in team]
         self.tracker = SideTracker("views", side, name, fmt)
         self.fed = 0
+        self.spikes = 0
+        """Layers of Spikes on this side."""
 
     def rewrite(self, line: str) -> str:
         parts = line.split("|")
         tag = parts[1] if len(parts) > 1 else ""
+        if tag in ("-sidestart", "-sideend") and len(parts) > 3 and parts[2].startswith(self.side) \
+                and parts[3].replace("move: ", "") == "Spikes":
+            self.spikes = self.spikes + 1 if tag == "-sidestart" else 0
+        if tag in ("move", "turn"):
+            for other_own in self.own.values():
+                other_own.pending = None
         if len(parts) < 3 or not parts[2].startswith(self.side):
             return line
         key = _key(parts[2])
@@ -482,14 +498,21 @@ class _SideWalk:
             own.encore = own.taunt = False
             own.disabled = None
             own.copied, own.copied_uses = None, []
+            own.toxic = 0
         elif tag == "move" and len(parts) > 3 and not any(p.startswith("[from]") for p in parts[4:]):
             move = to_id(parts[3])
             if own.copied is not None and move not in own.copied_uses:
                 own.copied_uses.append(move)
             own.uses[move] = own.uses.get(move, 0) + 1
+            own.pending = move
             own.last_move = move
             if own.item.startswith("choice"):
                 own.locked = own.locked or move
+        elif tag == "-status" and len(parts) > 3:
+            own.status = parts[3]
+            own.toxic = 0
+        elif tag == "-curestatus":
+            own.status = ""
         elif tag == "-transform" and len(parts) > 3:
             own.copied, own.copied_uses = _key(parts[3]), []
         elif tag == "-enditem" and len(parts) > 3:
@@ -513,11 +536,39 @@ class _SideWalk:
         if shown is None:
             return line
         percent, status = shown
-        share = known_share(parts, self.gen) if tag in ("-damage", "-heal") else None
-        own.hp.see(percent, share, tag == "-heal", keep=tag in ("switch", "drag", "replace"))
+        own.hp.see(percent, self.amount(parts, own) if tag in ("-damage", "-heal") else None, tag == "-heal",
+                   keep=tag in ("switch", "drag", "replace"))
+        if status or tag in ("switch", "drag", "replace"):
+            own.status = status
         hp = own.hp.estimate()
         parts[where] = "0 fnt" if hp <= 0 else f"{hp}/{own.hp.max_hp}" + (f" {status}" if status else "")
         return "|".join(parts)
+
+    def amount(self, parts: list[str], own: _Own) -> int | None:
+        """The HP a heal or damage line moved, where the log says enough to know it."""
+        top = own.hp.max_hp
+        source = next((p[len("[from] "):] for p in parts[4:] if p.startswith("[from] ")), None)
+        pending, own.pending = own.pending, None
+        if source is None:  # the line right after its own Recover, Substitute…: a fixed share of its max HP
+            if pending in _HALF_HEALS and parts[1] == "-heal":
+                return (top * 2048 + 2047) // 4096
+            if pending == "substitute" and parts[1] == "-damage":
+                return max(1, top // 4)
+            if pending == "bellydrum" and parts[1] == "-damage":
+                return max(1, top // 2)
+            return None
+        if source == "psn" and own.status == "tox":  # Toxic: a sixteenth more each turn since it began
+            own.toxic += 1
+            return max(1, top // 16) * own.toxic
+        if source == "Stealth Rock":
+            dex = GenData.from_gen(self.gen)
+            types = (dex.pokedex.get(own.mon.species) or {}).get("types") or []
+            factor = math.prod(dex.type_chart.get(t.upper(), {}).get("ROCK", 1) for t in types)
+            return max(1, math.floor(top * factor / 8))
+        if source == "Spikes" and self.spikes:
+            return max(1, top * (3, 4, 6)[min(self.spikes, 3) - 1] // 24)
+        share = known_share(parts, self.gen)
+        return max(1, math.floor(top * share)) if share is not None else None
 
     def feed_to(self, log: list[str], position: int) -> None:
         lines = [self.rewrite(line) for line in log[self.fed:position]]
