@@ -16,7 +16,7 @@ LADDER_SEED = 61
 label, so they are not the ladder's seeds: a gauntlet of a rung rates it on battles the ladder did not play."""
 LADDER_PAIRS = 300
 """Pairs per pairing among the baselines (600 battles per pairing)."""
-LADDER_EXTRA_PAIRS = 12
+LADDER_EXTRA_PAIRS = 10
 """Pairs per pairing of every slower rung (search levels, an operator's own) against every rung: a search battle
 costs a hundred baseline battles and more."""
 STEP_PAIRS = 4

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -175,7 +176,7 @@ def cmd_reference_ladder(args: argparse.Namespace) -> int:
     simulator, poke_env = asyncio.run(ladder_versions())
     extra = f" --extra-pairs {args.extra_pairs}" if any(t.extra_pairs for t in tables.values()) else ""
     command = (f"wolfeclick reference-ladder --rebuild --formats {','.join(sorted(tables))} --rungs "
-               f"{','.join(rungs)} --pairs {args.pairs}{extra} --seed {args.seed}")
+               f"{shlex.quote(','.join(rungs))} --pairs {args.pairs}{extra} --seed {args.seed}")
     ladder = ReferenceLadder(anchor=ANCHOR, anchor_rating=ANCHOR_RATING, level=LEVEL,
                              formats={name: tables[name] for name in sorted(tables)}, simulator=simulator,
                              poke_env=poke_env, command=command)
