@@ -79,22 +79,39 @@ def reliability(ps: np.ndarray, ys: np.ndarray) -> list[tuple[int, float, float]
              float(ys[bins == i].mean()) if (bins == i).any() else float("nan")) for i in range(10)]
 
 
+def bin_intervals(subset: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """Per bin, the 95% interval of (observed less predicted) from resampling whole battles: a bin's decisions come
+    from far fewer battles, which share their endings, so its gap moves by more than its decision count says."""
+    per = np.zeros((len(subset), 10, 3))  # per battle and bin: decisions, predictions summed, outcomes summed
+    for n, battle in enumerate(subset):
+        bins = np.minimum(9, (battle["model"] * 10).astype(int))
+        np.add.at(per[n], bins, np.stack([np.ones(len(bins)), battle["model"], battle["ys"]], axis=1))
+    rng = np.random.default_rng(1)
+    drawn = per[rng.integers(0, len(subset), (RESAMPLES, len(subset)))].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gaps = (drawn[:, :, 2] - drawn[:, :, 1]) / drawn[:, :, 0]
+    low, high = np.nanpercentile(gaps, [2.5, 97.5], axis=0)
+    return low, high
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--battles", type=int, default=324, help="per format (at least 300 for the verdicts)")
     parser.add_argument("--in-flight", type=int, default=8)
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--model", type=Path, default=None,
+                        help="another weights file to judge (the HP logistic still comes from the shipped card)")
     parser.add_argument("--doc", action="store_true", help=f"rewrite '{HEADING}' in docs/value-model.md")
     args = parser.parse_args()
-    model = vm.default_model()
-    coefficients = model.card.get("hp_logistic")
-    if not coefficients:
-        raise SystemExit("the shipped model's card has no hp_logistic: retrain it (scripts/train_value_model.py)")
-    a, b = float(coefficients["a"]), float(coefficients["b"])
     started, load = time.perf_counter(), os.getloadavg()
     battles = asyncio.run(play(args.battles, args.in_flight, None if args.no_cache else args.cache))
     played = time.perf_counter() - started
+    model = vm.default_model() if args.model is None else vm.load_model(args.model)
+    coefficients = vm.default_model().card.get("hp_logistic")
+    if not coefficients:
+        raise SystemExit("the shipped model's card has no hp_logistic: retrain it (scripts/train_value_model.py)")
+    a, b = float(coefficients["a"]), float(coefficients["b"])
     for battle in battles:
         battle["model"] = vm.win_probability(model, battle["rows"])
         battle["hp_p"] = 1 / (1 + np.exp(-(a + b * np.asarray(battle["hp"]))))
@@ -118,17 +135,18 @@ def main() -> None:
     for fmt in FORMATS:
         subset = [x for x in battles if x["format"] == fmt]
         ps, ys = np.concatenate([x["model"] for x in subset]), np.concatenate([x["ys"] for x in subset])
+        lows, highs = bin_intervals(subset)
         rows = []
         for i, (count, predicted, observed) in enumerate(reliability(ps, ys)):
             judged = count >= BIN_FLOOR
             ok = not judged or abs(predicted - observed) <= BIN_GOAL
             bins_ok = bins_ok and ok
             rows.append(f"| {i / 10:.1f}–{(i + 1) / 10:.1f} | {count} | "
-                        + (f"{predicted:.3f} | {observed:.3f} | {observed - predicted:+.3f} | "
-                           if count else "– | – | – | ")
+                        + (f"{predicted:.3f} | {observed:.3f} | {observed - predicted:+.3f} "
+                           f"[{lows[i]:+.3f}, {highs[i]:+.3f}] | " if count else "– | – | – | ")
                         + ("within 0.03" if judged and ok else "**off**" if judged else f"under {BIN_FLOOR}") + " |")
-        tables.append(f"{fmt}:\n\n| bin | decisions | predicted | observed | gap | verdict |\n"
-                      "| --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows))
+        tables.append(f"{fmt}:\n\n| bin | decisions | predicted | observed | gap (observed less predicted) [95%] | "
+                      "verdict |\n| --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows))
     end = os.getloadavg()
     met_all = all(met for _, met in verdicts)
     text = (f"{HEADING}\n\n`.venv/bin/python scripts/eval_value_model.py"
@@ -148,7 +166,8 @@ def main() -> None:
             f"**{'met' if met_all else 'not met'}** ("
             + "; ".join(f"{name}: {'met' if met else 'not met'}" for name, met in verdicts) + ").\n\n"
             f"Reliability of the value model (ten bins of its prediction); goal: every bin of at least {BIN_FLOOR} "
-            f"decisions within {BIN_GOAL} of the diagonal: **{'met' if bins_ok else 'not met'}**.\n\n"
+            f"decisions within {BIN_GOAL} of the diagonal: **{'met' if bins_ok else 'not met'}**. Each gap's interval comes from "
+            "resampling whole battles, as above: a bin's decisions come from far fewer battles than their count.\n\n"
             + "\n\n".join(tables) + "\n")
     print(text)
     if args.doc:

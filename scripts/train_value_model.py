@@ -121,11 +121,22 @@ def save_group(path: Path, battles: list[dict]) -> None:
 
 
 def load_group(path: Path, group: int) -> list[dict]:
-    data = np.load(path)
-    ends = np.cumsum(data["lengths"])
-    starts = ends - data["lengths"]
-    return [{"rows": data["rows"][s:e], "hp": list(data["hp"][s:e]), "y": float(y), "seed": int(seed),
-             "group": group} for s, e, y, seed in zip(starts, ends, data["y"], data["seeds"])]
+    with np.load(path) as data:  # each item read once: an NpzFile reads its array again at every access
+        rows, hp, lengths, ys, seeds = (data[key] for key in ("rows", "hp", "lengths", "y", "seeds"))
+    ends = np.cumsum(lengths)
+    return [{"rows": rows[e - n:e], "hp": list(hp[e - n:e]), "y": float(y), "seed": int(seed), "group": group}
+            for n, e, y, seed in zip(lengths, ends, ys, seeds)]
+
+
+def fewer(cache: Path, fmt: str, p1: str, p2: str, count: int, first: int) -> list[dict]:
+    """The battles of the largest cached run of this group under ``count`` (the same seeds from ``first``): a
+    larger count plays only the seeds after them."""
+    sizes = []
+    for path in cache.glob(f"{fmt}-{p1}-{p2}-{first}-*-{features_version()}.npz"):
+        size = path.name.split("-")[-2]
+        if size.isdigit() and int(size) < count:
+            sizes.append((int(size), path))
+    return load_group(max(sizes)[1], 0) if sizes else []
 
 
 async def play(mix: list[tuple[str, str, str, int]], in_flight: int, cache: Path | None,
@@ -139,8 +150,10 @@ async def play(mix: list[tuple[str, str, str, int]], in_flight: int, cache: Path
             if path is not None and path.exists():
                 battles += load_group(path, group)
                 continue
+            kept = fewer(cache, fmt, p1, p2, count, first) if cache is not None else []
             started = time.perf_counter()
-            played = await play_group(pool, fmt, p1, p2, count, first, in_flight, group)
+            played = kept + await play_group(pool, fmt, p1, p2, count - len(kept), first + len(kept), in_flight,
+                                             group)
             print(f"  {fmt} {p1} vs {p2}: {len(played)} battles in {time.perf_counter() - started:.0f} s, load "
                   f"{os.getloadavg()[0]:.1f}", flush=True)
             if path is not None:
