@@ -170,3 +170,16 @@ def test_search_builds_its_worlds_from_an_inferred_state(played):
     for answer in answers:
         info = answer.info["search"]
         assert info["worlds"] >= 1 and info["rollouts"] >= 2 and answer.action is not None
+
+
+def test_a_switch_that_goes_on_after_pursuit_is_no_new_decision():
+    """Gens 2-4: a switch chosen before Pursuit knocked out the one leaving goes on (``|-hint|Previously chosen
+    switches continue…``); the import took it for a replacement asked for, one decision too many."""
+    recording = asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"),
+                                        format_id="gen4randombattle", seed=59))
+    assert any(line.startswith("|-hint|Previously chosen switches continue") for line in recording.log)
+    public = from_public_log(list(recording.log), fmt=recording.format, recording_id="showdownlog-pursuit",
+                             detail="Showdown protocol log")
+    for side in ("p1", "p2"):
+        assert [t.turn for t in public.turns if side in t.decisions] == \
+            [t.turn for t in recording.turns if side in t.decisions]

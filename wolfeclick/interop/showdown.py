@@ -70,6 +70,7 @@ def decision_points(log: list[str]) -> list[tuple[int, int, list[Side]]]:
     points: list[tuple[int, int, list[Side]]] = []
     turn = 0
     busy: set[Side] = set()
+    fainted = ""
     open_block = False
     for position, line in enumerate(log):
         parts = line.split("|")
@@ -82,6 +83,8 @@ def decision_points(log: list[str]) -> list[tuple[int, int, list[Side]]]:
             busy, open_block = set(), False
         elif turn == 0:
             continue
+        elif tag == "-hint" and len(parts) > 2 and parts[2].startswith("Previously chosen switches continue"):
+            busy = {s for s in busy if s != fainted}  # gen 2-4 Pursuit: the switch chosen before goes on
         elif tag == "switch" and is_side(side):
             if side in busy:
                 if not open_block or side in points[-1][2]:
@@ -91,6 +94,7 @@ def decision_points(log: list[str]) -> list[tuple[int, int, list[Side]]]:
             busy.add(side)
         elif tag in ("move", "cant", "faint") and is_side(side):
             busy.add(side)
+            fainted = side if tag == "faint" else fainted
             if tag != "faint":
                 open_block = False
     return [(position, turn, sorted(deciding)) for position, turn, deciding in points]
