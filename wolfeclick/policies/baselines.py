@@ -63,7 +63,27 @@ def _build_player(player_class: Any) -> Any:
     thread.join()
     if errors:
         raise errors[0]
+    _share_one_logger(result[0])
     return result[0]
+
+
+QUIET_LOGGER = logging.getLogger("wolfeclick.baselines.poke_env")
+"""The one logger every baseline player logs to (poke-env's own messages, at CRITICAL only)."""
+QUIET_LOGGER.setLevel(logging.CRITICAL)
+
+
+def _share_one_logger(player: Any) -> None:
+    """poke-env gives each player a logger named after its unique username, with a handler of its own, and logging
+    keeps every named logger for the life of the process: a server building a player per episode grew by one logger,
+    handler and formatter per battle (issue 60: serve-env's RSS grew with every episode). The player logs to one
+    shared quiet logger instead, and its own is forgotten."""
+    client = getattr(player, "ps_client", None)
+    own = getattr(client, "_logger", None)
+    if client is None or not isinstance(own, logging.Logger):
+        return
+    own.handlers.clear()
+    logging.Logger.manager.loggerDict.pop(own.name, None)
+    client._logger = QUIET_LOGGER
 
 
 @functools.cache
