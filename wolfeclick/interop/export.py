@@ -196,7 +196,8 @@ def decision_rows(recording: Recording, sides: Iterable[Side], kind: str, stats:
             }
             if kind == "jsonl":
                 info = {k: v for k, v in decision.policy_info.items() if k not in ("prompt", "observation")}
-                row.update(state=decision.state, command=decision.command, raw_output=decision.raw_output,
+                row.update(state=view.state if view is not None else decision.state, command=decision.command,
+                           raw_output=decision.raw_output,
                            illegal_reason=decision.illegal_reason, latency_ms=decision.latency_ms,
                            policy_info=json.dumps(info, sort_keys=True, ensure_ascii=False))
             yield row
