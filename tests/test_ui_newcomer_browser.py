@@ -182,3 +182,47 @@ def test_a_share_link_shows_its_tab_first(server, size, query, tab) -> None:
                          f" && {PAGE_IDLE}", timeout=90)
         frames = browser.evaluate("window.__wcTabFrames")
         assert frames and set(frames) == {tab}, sorted(set(frames), key=frames.index)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 11. Keyboard: a turn-list line is reached with Tab and opened with Enter; a focused dropdown shows a focus ring
+# --------------------------------------------------------------------------------------------------------------
+def press_key(browser: Browser, key: str, code: int) -> None:
+    for kind in ("keyDown", "keyUp"):
+        browser.call("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=code,
+                     nativeVirtualKeyCode=code, text="\r" if key == "Enter" and kind == "keyDown" else "")
+
+
+def test_enter_on_a_turn_list_line_opens_it(server) -> None:
+    """Every line had ``tabindex=-1``: none could be reached with Tab, and Enter on one did nothing."""
+    with Browser(1280, 800) as browser:
+        open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=3", 3)
+        current = f"{VIEW}.querySelector('.wc-turnlist li.wc-current')"
+        assert browser.evaluate(f"{current}.tabIndex") == 0  # the shown step's line is in the Tab order
+        assert browser.evaluate(f"[...{VIEW}.querySelectorAll('.wc-turnlist li[tabindex=\"0\"]')].length") == 1
+        at = browser.evaluate(f"{REPLAYS}.index")
+        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{at + 4}\"]').focus()")
+        press_key(browser, "Enter", 13)
+        browser.wait_for(f"{REPLAYS}.index === {at + 4}", timeout=10)
+        assert browser.evaluate(f"{current}.dataset.step") == str(at + 4)
+        assert browser.evaluate("document.activeElement.dataset.step") == str(at + 4)  # focus stays on the line
+        assert not browser.evaluate(f"{REPLAYS}.playing")  # Enter opened it; nothing else happened
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
+def test_a_focused_dropdown_shows_a_focus_ring(server, size) -> None:
+    """Tabbing onto a dropdown changed nothing on screen."""
+    with sized(*size) as browser:
+        browser.open(f"{server.url}?tab=live")
+        combo = "document.querySelector('#wc-live-agent input[role=combobox]')"
+        browser.wait_for(f"{combo} !== null && {combo}.getBoundingClientRect().width > 0 && {PAGE_IDLE}", timeout=90)
+        browser.call("Emulation.setFocusEmulationEnabled", enabled=True)  # a headless page has no window focus
+        browser.evaluate(f"{combo}.blur()")
+        ring = f"""(() => {{ for (let n = {combo}; n && !n.matches('#wc-live-agent'); n = n.parentElement) {{
+            const s = getComputedStyle(n);
+            if ((s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2) || /\\d+px \\d+px 0px [2-9]/.test(s.boxShadow))
+                return true; }} return false; }})()"""
+        assert not browser.evaluate(ring)
+        browser.evaluate(f"{combo}.focus()")
+        browser.wait_for(f"document.activeElement === {combo}", timeout=10)
+        assert browser.evaluate(ring), browser.evaluate(f"getComputedStyle({combo}.parentElement).outline")

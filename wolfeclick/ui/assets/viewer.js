@@ -240,9 +240,11 @@
     position(i);
     moveMarks(i);
     const old = ui.list.querySelector("li.wc-current");
-    if (old) old.classList.remove("wc-current");
+    if (old) { old.classList.remove("wc-current"); old.tabIndex = -1; }
     const item = state.items[i];
-    if (item) { item.classList.add("wc-current"); if (why !== "live") { renderNear(i); scrollListTo(item); } }
+    // the shown step's line is the list's one stop in the Tab order (Enter or Space on a line opens it)
+    if (item) { item.classList.add("wc-current"); item.tabIndex = 0;
+      if (why !== "live") { renderNear(i); scrollListTo(item); } }
     moveCursor(i);
     const q = shareQuery(i);
     if (q) {
@@ -474,6 +476,14 @@
     if (button) { act(button.dataset.act); return; }
     const li = event.target.closest("li[data-step]");
     if (li) { pause(); show(Number(li.dataset.step)); }
+  });
+  ui.list.addEventListener("keydown", (event) => {  // a line reached with the keyboard: Enter or Space opens it
+    const li = event.target.closest && event.target.closest("li[data-step]");
+    if (!li || (event.key !== "Enter" && event.key !== " ") || event.altKey || event.ctrlKey || event.metaKey) return;
+    event.preventDefault(); event.stopPropagation();  // Space here opens the line; it does not play
+    pause(); show(Number(li.dataset.step));
+    const now = state.items[state.index];
+    if (now && now !== document.activeElement) now.focus({ preventScroll: true });
   });
   host.addEventListener("toggle", (event) => {
     const d = event.target;
