@@ -183,3 +183,28 @@ def test_a_switch_that_goes_on_after_pursuit_is_no_new_decision():
     for side in ("p1", "p2"):
         assert [t.turn for t in public.turns if side in t.decisions] == \
             [t.turn for t in recording.turns if side in t.decisions]
+
+
+def test_inferred_sft_rows_train_one_step(played, tiny_checkpoint, tmp_path):
+    """The rows a public log gives are a dataset TRL's SFTTrainer trains on (the tiny offline checkpoint, on CPU)."""
+    import math
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    from wolfeclick.interop.export import export_files
+
+    recording, public = played
+    folder = tmp_path / "recordings"
+    save_recording(public, folder)
+    out = tmp_path / "sft.jsonl"
+    stats = export_files([folder], out, kind="sft")
+    assert stats.inferred == stats.rows > 0
+    rows = datasets.load_dataset("json", data_files=str(out), split="train").select(range(2))
+    config = SFTConfig(output_dir=str(tmp_path / "run"), max_steps=1, per_device_train_batch_size=2, report_to=[],
+                       use_cpu=True, save_strategy="no", max_length=None)
+    trainer = SFTTrainer(model=AutoModelForCausalLM.from_pretrained(tiny_checkpoint), args=config,
+                         train_dataset=rows.select_columns(["prompt", "completion"]),
+                         processing_class=AutoTokenizer.from_pretrained(tiny_checkpoint))
+    result = trainer.train()
+    assert result.global_step == 1 and math.isfinite(result.training_loss)
