@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.settings import settings
@@ -75,14 +76,32 @@ def ensure_showdown(*, quiet: bool = False) -> Path:
     final = install_dir()
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
-        with open(final.parent / f"{final.name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with open(final.parent / f"{final.name}.lock", "a+") as lock:  # "a+": the holder's pid is kept to read
+            _take_lock(lock, quiet=quiet)
             if (package / "package.json").is_file():  # another process installed it while this one waited
                 return package
             _npm_ci(npm, final, quiet=quiet)
     except OSError as exc:
         raise ShowdownMissing(f"could not install the simulator into {final}: {exc.strerror or exc}") from exc
     return package
+
+
+def _take_lock(lock: IO[str], *, quiet: bool) -> None:
+    """The install lock, saying once that this process waits for another install (by its pid, which the holder
+    writes into the lock file): a second ``wolfeclick setup`` was silent for the minutes the first one took."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read(20).strip()
+        if not quiet:
+            who = f" (pid {holder})" if holder.isdigit() else ""
+            print(f"Waiting for another install of the simulator{who} to finish…", file=sys.stderr, flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    lock.seek(0)
+    lock.truncate()
+    lock.write(str(os.getpid()))
+    lock.flush()
 
 
 def _npm_ci(npm: str, final: Path, *, quiet: bool) -> None:
