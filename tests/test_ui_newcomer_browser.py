@@ -226,3 +226,35 @@ def test_a_focused_dropdown_shows_a_focus_ring(server, size) -> None:
         browser.evaluate(f"{combo}.focus()")
         browser.wait_for(f"document.activeElement === {combo}", timeout=10)
         assert browser.evaluate(ring), browser.evaluate(f"getComputedStyle({combo}.parentElement).outline")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 8. Playing "You": the hint names the reveal toggle only once that toggle is there
+# --------------------------------------------------------------------------------------------------------------
+def test_the_hidden_side_hint_names_the_toggle_only_once_it_is_shown(server) -> None:
+    """While a person's battle went on, the other side's panel said *tick "Show what the other side knew"*, a toggle
+    hidden until the battle ends. The payloads are the server's own (``live_payload``), the person playing p1."""
+    from dataclasses import replace
+
+    from wolfeclick.ui.view import BattleMeta, BattleView
+    from wolfeclick.ui.viewer import live_payload, to_json
+
+    recording = Recording.model_validate(sample_data())
+    going = BattleView(replace(BattleMeta.of(recording), result=None), list(recording.turns[:6]))
+    done = BattleView.of(recording)
+    hint = ("getComputedStyle(document.querySelector('#wc-live-viewer .wc-dec-p2'), '::after').content")
+    toggle = "document.querySelector('#wc-live-viewer [data-role=revealrow]')"
+    with Browser(1280, 800) as browser:
+        browser.open(f"{server.url}?tab=live")
+        browser.wait_for(f"window.__wcViewers?.live !== undefined && {PAGE_IDLE}", timeout=90)
+        for view, finished in ((going, False), (done, True)):
+            payload = live_payload(view, run="you-p1", since=0, status="", you="p1")
+            browser.evaluate(f"window.__wcViewers.live.receive(JSON.parse({to_json(payload)!r}))")
+            browser.evaluate("window.__wcViewers.live.show(2)")
+            browser.wait_for(f"{toggle}.hidden === {str(not finished).lower()}", timeout=10)
+            text = browser.evaluate(hint)
+            if finished:
+                assert "Show what the other side knew" in text, text
+            else:
+                assert "Show what the other side knew" not in text and "tick" not in text, text
+                assert "until the battle ends" in text, text

@@ -502,6 +502,7 @@
     const keep = Boolean(you) && (state.data.secret || !ui.reveal.checked);
     ui.revealRow.hidden = !you || state.data.secret;
     viewer.classList.toggle("wc-keep-secret", keep);
+    viewer.classList.toggle("wc-secret-live", Boolean(you) && Boolean(state.data.secret));  // no toggle to name yet
     viewer.classList.toggle("wc-you-p1", you === "p1");
     viewer.classList.toggle("wc-you-p2", you === "p2");
     ui.persp.disabled = keep;
