@@ -208,3 +208,25 @@ def test_inferred_sft_rows_train_one_step(played, tiny_checkpoint, tmp_path):
                          processing_class=AutoTokenizer.from_pretrained(tiny_checkpoint))
     result = trainer.train()
     assert result.global_step == 1 and math.isfinite(result.training_loss)
+
+
+def test_take_over_of_a_public_replay_at_decision_10_plays_to_the_end(played, tmp_path, capsys):
+    recording, _ = played
+    log = tmp_path / "battle.log"
+    log.write_text("\n".join(recording.log) + "\n", encoding="utf-8")
+    folder = tmp_path / "recordings"
+    assert main(["import", str(log), "--out", str(folder)]) == 0
+    imported_path = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    imported = load_recording(imported_path)
+    assert main(["branch", str(imported_path), "--at", "10", "--p1", "heuristic", "--p2", "random",
+                 "--out", str(folder)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.endswith("(from an inferred state)")
+    branched = load_recording(Path(line.split(" (")[0]))
+    assert branched.source.kind == "branch" and branched.source.parent == imported.id
+    assert branched.source.branch_step == 10 and branched.source.detail.startswith("from an inferred state")
+    assert {p.metadata["state"] for p in branched.players.values()} == {"from an inferred state"}
+    assert branched.result.reason in ("win", "tie") and branched.turns  # played on to the end
+    position = sum(len(t.events) for t in imported.turns[:11])  # the public log up to decision 10, then new lines
+    assert branched.log[:position] == imported.log[:position]
+    assert main(["validate", str(Path(line.split(" (")[0]))]) == 0

@@ -144,6 +144,17 @@ def cmd_branch(args: argparse.Namespace) -> int:
     parent = load_recording(args.recording)
     policies = {side: make_policy(spec, **llm_options(args)) if spec else None
                 for side, spec in (("p1", args.p1), ("p2", args.p2))}
+    from wolfeclick.interop.public_rescore import INFERRED_STATE, is_public_import
+
+    if is_public_import(parent):  # no seed or input log to replay: the battle goes on from an inferred state
+        from wolfeclick.errors import InputError
+        from wolfeclick.interop.takeover import take_over_public
+
+        if any(policy is None for policy in policies.values()):
+            raise InputError("a public replay's players are not known policies: give both --p1 and --p2")
+        recording = asyncio.run(take_over_public(parent, args.at, policies))  # type: ignore[arg-type]
+        print(f"{RecordingSaver(args.out).save(recording)} ({INFERRED_STATE})")
+        return 1 if recording.result.reason == "aborted" else 0
     recording = asyncio.run(branch(parent, args.at, policies))
     print(RecordingSaver(args.out).save(recording))
     return 1 if recording.result.reason == "aborted" else 0
