@@ -258,3 +258,17 @@ def test_the_hidden_side_hint_names_the_toggle_only_once_it_is_shown(server) -> 
             else:
                 assert "Show what the other side knew" not in text and "tick" not in text, text
                 assert "until the battle ends" in text, text
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 10. The Recording box tells which battle is open
+# --------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
+def test_the_recording_box_shows_the_open_battles_own_part_first(server, size) -> None:
+    """Every id of a format starts alike, and the box showed "gen9randombattle-…" whichever battle was open."""
+    with sized(*size) as browser:
+        open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
+        box = "document.querySelector('#wc-replays-select input[role=combobox]')"
+        value = browser.wait_for(f"{box}?.value", timeout=60)
+        own = SAMPLE_ID.removeprefix("gen9randombattle-")
+        assert value.startswith(own) and value.endswith(SAMPLE_ID), value  # the whole id stays findable

@@ -178,8 +178,16 @@ def _pair_controls(ctx: AppContext) -> PairUI:
 
 
 def choices(ctx: AppContext) -> list[tuple[str, str]]:
-    return [(f"{i.id} — {i.p1} vs {i.p2} ({i.winner}, {i.turns} turns)", i.id)
+    return [(choice_label(i.id, i.format, f"{i.p1} vs {i.p2} ({i.winner}, {i.turns} turns)"), i.id)
             for i in ctx.library.list()[:DROPDOWN_LIMIT]]
+
+
+def choice_label(replay_id: str, fmt: str, rest: str) -> str:
+    """Pure: a recording's dropdown label, its own part first: the box shows the start of the label, and every id of
+    a format starts alike (it showed "gen9randombattle-…" whichever battle was open). The whole id is still in it,
+    so typing an id finds it."""
+    own = replay_id.removeprefix(f"{fmt}-") if fmt and replay_id.startswith(f"{fmt}-") and replay_id != fmt else ""
+    return f"{own} · {rest} · {replay_id}" if own else f"{replay_id} — {rest}"
 
 
 def exact_first(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -343,6 +351,7 @@ async def on_load(ctx: AppContext, ui: ReplaysUI, tabs: gr.Tabs, request: gr.Req
         update[tabs] = gr.Tabs(selected=tab) if tab in TAB_IDS else gr.Tabs()
         if listed:
             update.update(await open_replay(ctx, ui, listed[0][1]))
+            update[ui.select] = gr.Dropdown(choices=listed, value=listed[0][1])  # the choices and the value at once
         return update
     update[tabs] = gr.Tabs(selected="replays")
     try:
@@ -355,6 +364,8 @@ async def on_load(ctx: AppContext, ui: ReplaysUI, tabs: gr.Tabs, request: gr.Req
     if ui.data not in opened:
         opened[ui.message] = message_html("⚠ The link's replay could not be opened (no such replay).")
     update.update(opened)
+    if ui.data in opened:  # the choices and the value in one update: the value alone showed the bare id, not its label
+        update[ui.select] = gr.Dropdown(choices=listed, value=str(replay_id))
     return update
 
 
@@ -367,7 +378,8 @@ def build(ctx: AppContext) -> ReplaysUI:
     with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
         with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
             with gr.Accordion("Recording", open=True, elem_classes=["wc-controls"]):
-                select_box = gr.Dropdown(choices=[], label="Recording", allow_custom_value=True)
+                select_box = gr.Dropdown(choices=[], label="Recording", allow_custom_value=True,
+                                         elem_id="wc-replays-select")
                 upload_box = gr.File(label="Upload a recording or a battle log (.json, .log, a saved replay .html)",
                                      file_types=UPLOAD_TYPES, type="filepath",
                                      height=110)
