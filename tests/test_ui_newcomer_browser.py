@@ -272,3 +272,12 @@ def test_the_recording_box_shows_the_open_battles_own_part_first(server, size) -
         value = browser.wait_for(f"{box}?.value", timeout=60)
         own = SAMPLE_ID.removeprefix("gen9randombattle-")
         assert value.startswith(own) and value.endswith(SAMPLE_ID), value  # the whole id stays findable
+
+
+def test_an_analysis_that_has_not_counted_its_rollouts_says_it_is_starting() -> None:
+    """The analysis status began with "0 of 0 rollouts"."""
+    from wolfeclick.ui.analysis_run import progress_html
+
+    first = progress_html(0, 0)
+    assert "0 of 0" not in first and "Starting the analysis" in first
+    assert "3 of 40 rollouts" in progress_html(3, 40)

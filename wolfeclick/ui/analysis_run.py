@@ -55,7 +55,11 @@ def controls(max_k: int) -> AnalysisUI:
 
 
 def progress_html(done: int, total: int) -> str:
-    """Pure: the status line while an analysis runs."""
+    """Pure: the status line while an analysis runs (before its rollouts are counted: that it starts, with a
+    progress bar of no value, not "0 of 0 rollouts")."""
+    if total <= 0:
+        return ('<div class="wc-message wc-an-progress-line"><progress class="wc-an-progress"></progress> Starting '
+                f"the analysis: replaying the battle to count its rollouts ({POLICY} on both sides)…</div>")
     return (f'<div class="wc-message wc-an-progress-line"><progress class="wc-an-progress" value="{done}" '
             f'max="{max(1, total)}"></progress> {done} of {total} rollouts ({POLICY} on both sides; the analysis '
             "sees both teams)</div>")
