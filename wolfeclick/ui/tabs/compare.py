@@ -140,9 +140,10 @@ def build(ctx: AppContext) -> CompareUI:
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
             status = gr.Markdown("Choose policies and press **Run**.")
             table = gr.Dataframe(headers=compare_mod.TABLE_HEADERS, datatype="str", interactive=False,
-                                 label="Standings")
+                                 label="Standings", elem_id="wc-compare-table", wrap=True)
             verdicts = gr.Dataframe(headers=compare_mod.VERDICT_HEADERS, datatype="str", interactive=False,
-                                    label="Verdicts (is one really stronger?)", visible=False)
+                                    label="Verdicts (is one really stronger?)", visible=False,
+                                    elem_id="wc-compare-verdicts", wrap=True)  # long verdicts wrap: no cut column
             with gr.Row(elem_classes=["wc-chart-row"]):
                 win = gr.Plot(show_label=False)
                 heat = gr.Plot(show_label=False)
