@@ -51,7 +51,7 @@ another group's count changes (the calibration bench plays 1000s and 2000s, the 
 evaluation 800000 on)."""
 POLICIES = ("heuristic", "maxdamage", "random")
 FORMATS = ("gen9randombattle", "gen4randombattle")
-SELF_PLAY = {"gen9randombattle": 1200, "gen4randombattle": 600}
+SELF_PLAY = {"gen9randombattle": 2700, "gen4randombattle": 1800}
 UNEVEN = 120
 MIX = tuple(f"{fmt}:{p1}:{p2}:{SELF_PLAY[fmt] if p1 == p2 == 'heuristic' else UNEVEN}"
             for fmt in FORMATS for p1 in POLICIES for p2 in POLICIES)
