@@ -1,12 +1,12 @@
 """Live battles outside the UI (issue 32: "live-battle application logic out of ui/").
 
 ``wolfeclick.battle.live`` plays a live battle as an async stream of events with nothing of ``wolfeclick.ui``
-loaded; the UI's ``run_live`` only adds the page's view. The layers stay one-way for every module.
+loaded; the UI's ``run_live`` only adds the page's view. (The layers' one-way rule for every module is
+``tests/test_layers.py``'s table.)
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import json
 import subprocess
@@ -18,35 +18,6 @@ import pytest
 from wolfeclick.battle.live import LiveError, PolicyCache, human_sides, play_live
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ["sim", "game", "policies", "llm", "battle", "arena", "env", "interop", "ladder", "ui"]
-BOTTOM = {"errors", "sides", "settings", "paths", "digits", "extras"}
-"""Shared bottom modules: every layer may import them, and they import no layer."""
-
-
-def imported(path: Path) -> set[str]:
-    """Every ``wolfeclick.*`` module a file imports, at its top or inside a function."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-        elif isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-    return {name for name in names if name.startswith("wolfeclick.")}
-
-
-def test_every_layer_imports_only_itself_and_the_layers_below() -> None:
-    rank = {layer: n for n, layer in enumerate(LAYERS)}
-    upward = []
-    for path in sorted((ROOT / "wolfeclick").rglob("*.py")):
-        parts = path.relative_to(ROOT / "wolfeclick").with_suffix("").parts
-        own = rank.get(parts[0]) if len(parts) > 1 else (-1 if parts[0] in BOTTOM else None)
-        if own is None:  # the CLI, analysis, the package's own entry points: they may use any layer
-            continue
-        for name in imported(path):
-            target = name.split(".")[1]
-            if rank.get(target, -1) > own:
-                upward.append(f"{path.relative_to(ROOT)} imports {name}")
-    assert upward == []
 
 
 def test_a_live_battle_plays_with_no_ui_loaded() -> None:

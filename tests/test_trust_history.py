@@ -81,7 +81,7 @@ def test_the_strict_reader_refuses_a_fifo_and_a_device_at_once(library: Path) ->
 def test_the_scan_refuses_every_hostile_file_and_counts_the_good_one(library: Path) -> None:
     scan = scan_history(None, [library])
     refused = {Path(p).stem for p in scan.skipped}
-    assert refused == {*HOSTILE, "zero", "fifo"}
+    assert refused == {*HOSTILE, "fifo"}  # the symbolic link is never opened nor named (issue 60): only logged
     assert [e.battle for e in scan.entries] == [SAMPLE.stem]
     line = scan.refused_line()
     assert line is not None and "\n" not in line and line.startswith(f"{len(refused)} file(s) skipped")
@@ -94,15 +94,15 @@ def test_cli_leaderboard_over_a_hostile_library_is_one_table_and_one_line(librar
                           timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     notes = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(notes) == 1 and notes[0].startswith("note: 13 file(s) skipped") and "fifo.json" in notes[0]
+    assert len(notes) == 1 and notes[0].startswith("note: 12 file(s) skipped") and "fifo.json" in notes[0]
     assert "1 battles" in done.stdout and "heuristic" in done.stdout
 
 
 def test_the_app_leaderboard_over_a_hostile_library(library: Path, tmp_path: Path) -> None:
     ctx = AppContext(library=Library(library), results=tmp_path / "results")
     out = leaderboard_json(ctx, "all", "", "", 1)
-    assert "error" not in out and out["battles"] == 1 and out["skipped"] == 13
-    assert any("13 file(s) skipped" in note for note in out["notes"])
+    assert "error" not in out and out["battles"] == 1 and out["skipped"] == 12
+    assert any("12 file(s) skipped" in note for note in out["notes"])
     assert {info.id for info in ctx.library.list()} == {SAMPLE.stem}  # the FIFO did not block the list
 
 

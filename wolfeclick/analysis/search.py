@@ -29,6 +29,7 @@ from wolfeclick.game.actions import LegalAction
 from wolfeclick.game.sets import sample_team
 from wolfeclick.game.world import revealed_foes, team_size, world_request
 from wolfeclick.policies.base import Decision, Observation
+from wolfeclick.sides import Side, is_side, other
 from wolfeclick.sim.process import SimProcess, SimulatorError
 from wolfeclick.sim.protocol import derive_int, derive_seed, is_random_format, reseed_line
 from wolfeclick.sim.setdata import load_book
@@ -129,12 +130,12 @@ atexit.register(_ENGINE.close)
 _NAMES = itertools.count(1)
 
 
-def _value(reply: dict[str, Any], side: str) -> float:
+def _value(reply: dict[str, Any], side: Side) -> float:
     """A rollout's score for ``side``: 1 for a win, 0 for a loss, ½ for a tie; a rollout cut at its horizon scores
     ½ plus half the difference between the shares of team HP the two sides have left."""
     if reply["reason"] == "horizon":
         left = reply["left"]
-        foe = "p2" if side == "p1" else "p1"
+        foe = other(side)
         return 0.5 + 0.5 * (float(left[side]) - float(left[foe]))
     winner = reply.get("winner")
     return 1.0 if winner == side else 0.0 if winner else 0.5
@@ -171,7 +172,9 @@ class SearchPolicy:
         process = await _ENGINE.process()
         book = await load_book(observation.format, process)
         side = observation.side
-        foe = "p2" if side == "p1" else "p1"
+        if not is_side(side):
+            raise InputError(f"search plays p1 or p2, not {str(side)[:10]!r}")
+        foe = other(side)
         foes = revealed_foes(observation.battle)
         size = max(team_size(observation.battle, foe), len(foes))
         prefix = f"search-{os.getpid()}-{next(_NAMES)}"
@@ -205,7 +208,7 @@ class SearchPolicy:
         return Decision(action=chosen, info={"search": {"level": self.level, "worlds": len(worlds),
                                                         "rollouts": sum(t.n for t in tallies), "values": values}})
 
-    async def _race(self, process: SimProcess, worlds: list[str], allowed: list[LegalAction], side: str, seed: int,
+    async def _race(self, process: SimProcess, worlds: list[str], allowed: list[LegalAction], side: Side, seed: int,
                     turn: int) -> list[Tally]:
         budget = self.budget
         scores: list[list[float]] = [[] for _ in allowed]

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from wolfeclick.game.actions import to_id
 from wolfeclick.game.sets import STATS, PokemonSet, Revealed
+from wolfeclick.sides import Side, other
 
 __all__ = ["FoeState", "revealed_foes", "team_size", "world_request", "own_sets"]
 
@@ -177,11 +178,11 @@ def _field(battle: Any, side: str, foe: str) -> dict[str, Any]:
     return out
 
 
-def world_request(battle: Any, request: Mapping[str, Any], side: str, foes: Sequence[FoeState],
+def world_request(battle: Any, request: Mapping[str, Any], side: Side, foes: Sequence[FoeState],
                   foe_team: Sequence[PokemonSet], seed: list[int], snapshot: str, format_id: str) -> dict[str, Any]:
     """The bridge's ``world`` request (``PROTOCOL.md``) for ``side``: its own team from its request, the opposing
     team ``foe_team`` (a set for each of ``foes`` in order, then the unseen ones), the field as the side saw it."""
-    foe = "p2" if side == "p1" else "p1"
+    foe = other(side)
     foe_states = [_foe_state(f) for f in foes] + [{"hpFraction": 1.0}] * (len(foe_team) - len(foes))
     foe_sets = [s.showdown() for s in foe_team]
     switching = []

@@ -18,6 +18,7 @@ import gradio as gr
 
 from wolfeclick.arena.yardstick_plan import DEFAULT_WIDTH, LADDER_FORMATS
 from wolfeclick.battle.live import parse_seed
+from wolfeclick.battle.stream import Stream
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
@@ -73,22 +74,22 @@ async def rate_run(ctx: AppContext, ui: RateUI, spec: Any, format_id: Any, width
         policies = {}
         for name in dict.fromkeys([chosen, *served]):
             policies[name] = await asyncio.to_thread(ctx.policies.build, name, "score")
-        steps: asyncio.Queue[Any] = asyncio.Queue()
-        task = asyncio.ensure_future(run_gauntlet(
-            chosen, ladder, table.format, ctx.results, width=wide, max_battles=cap, seed=parse_seed(seed),
-            recordings_dir=ctx.library.directory, policies=policies, rungs=served, stop=stop,
-            on_step=steps.put_nowait))
         seen: list[Any] = []
+        results: list[Any] = []
         yield {ui.status: step_markdown(chosen, seen, cap)}
-        while not task.done():
-            getter = asyncio.ensure_future(steps.get())
-            await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
-            if getter.done():
-                seen.append(getter.result())
+        async with Stream[Any]() as steps:
+
+            async def gauntlet() -> None:
+                results.append(await run_gauntlet(
+                    chosen, ladder, table.format, ctx.results, width=wide, max_battles=cap, seed=parse_seed(seed),
+                    recordings_dir=ctx.library.directory, policies=policies, rungs=served, stop=stop,
+                    on_step=steps.put))
+
+            steps.spawn(gauntlet())
+            async for step in steps:
+                seen.append(step)
                 yield {ui.status: step_markdown(chosen, seen, cap)}
-            else:
-                getter.cancel()
-        yield {ui.status: gauntlet_markdown(task.result(), table)}
+        yield {ui.status: gauntlet_markdown(results[0], table)}
     except Exception as exc:  # noqa: BLE001 - one line for a user error, a logged bug otherwise
         yield {ui.status: failure(ctx, exc, "rate_run")}
     finally:
