@@ -94,6 +94,12 @@ def running_app(root: Path, env: dict[str, str] | None = None, start_s: float = 
         stop_app(proc, log)
 
 
+TEST_VISITORS = {"WOLFECLICK_APP_LIVE_PER_VISITOR": "8", "WOLFECLICK_APP_HEAVY_PER_VISITOR": "8"}
+"""Every page a test opens comes from 127.0.0.1, one address standing for many visitors (two people playing at
+once, a test's battle still ending as the next one starts): the per-visitor run quotas are opened wide for them.
+The quotas themselves are tested apart (``tests/test_trust_quotas.py``); ``extra_env`` can set them back."""
+
+
 class Server:
     """``app.py`` on a free port with its own copies of the sample recordings (and the hostile one), started here.
 
@@ -113,7 +119,8 @@ class Server:
             (self.recordings / f"{HOSTILE_ID}.json").write_text(json.dumps(hostile_data()), encoding="utf-8")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
-        env = {"WOLFECLICK_LIVE_PACE": str(pace), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **(extra_env or {})}
+        env = {"WOLFECLICK_LIVE_PACE": str(pace), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT),
+               **TEST_VISITORS, **(extra_env or {})}
         self.started = time.monotonic()
         self.proc, self.log = start_app(self.root, self.port, env)
         self.startup_s = time.monotonic() - self.started
