@@ -217,7 +217,9 @@ def test_side_by_side_steps_with_the_arrow_keys(server, many) -> None:
             for kind in ("keyDown", "keyUp"):
                 browser.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13,
                              text="\r" if kind == "keyDown" else "")
-            browser.wait_for(f"{field}.value.startsWith({typed + ' — '!r})", timeout=30)
+            # the chosen label names the typed id: last (an id led by its format) or first (any other id)
+            browser.wait_for(f"(v => v.endsWith({' · ' + typed!r}) || v.startsWith({typed + ' — '!r}))"
+                             f"({field}.value)", timeout=30)
         browser.evaluate("[...document.querySelectorAll('button')].find(b => b.textContent.includes('⇆ Compare'))"
                          ".click()")
         pair = "document.querySelector('#wc-pair .wc-pair')"
