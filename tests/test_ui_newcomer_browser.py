@@ -213,9 +213,16 @@ def test_enter_on_a_turn_list_line_opens_it(server) -> None:
 def test_a_focused_dropdown_shows_a_focus_ring(server, size) -> None:
     """Tabbing onto a dropdown changed nothing on screen."""
     with sized(*size) as browser:
-        browser.open(f"{server.url}?tab=live")
         combo = "document.querySelector('#wc-live-agent input[role=combobox]')"
-        browser.wait_for(f"{combo} !== null && {combo}.getBoundingClientRect().width > 0 && {PAGE_IDLE}", timeout=90)
+        for attempt in range(2):  # a page whose first events never settled under a loaded suite is opened again
+            browser.open(f"{server.url}?tab=live")
+            try:
+                browser.wait_for(f"{combo} !== null && {combo}.getBoundingClientRect().width > 0 && {PAGE_IDLE}",
+                                 timeout=60)
+                break
+            except AssertionError:
+                if attempt:
+                    raise
         browser.call("Emulation.setFocusEmulationEnabled", enabled=True)  # a headless page has no window focus
         browser.evaluate(f"{combo}.blur()")
         ring = f"""(() => {{ for (let n = {combo}; n && !n.matches('#wc-live-agent'); n = n.parentElement) {{
