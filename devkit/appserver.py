@@ -94,10 +94,15 @@ def running_app(root: Path, env: dict[str, str] | None = None, start_s: float = 
         stop_app(proc, log)
 
 
-TEST_VISITORS = {"WOLFECLICK_APP_LIVE_PER_VISITOR": "8", "WOLFECLICK_APP_HEAVY_PER_VISITOR": "8"}
+TEST_VISITORS = {"WOLFECLICK_APP_LIVE_PER_VISITOR": "8", "WOLFECLICK_APP_HEAVY_PER_VISITOR": "8",
+                 "WOLFECLICK_SIM_NICE": "0"}
 """Every page a test opens comes from 127.0.0.1, one address standing for many visitors (two people playing at
 once, a test's battle still ending as the next one starts): the per-visitor run quotas are opened wide for them.
-The quotas themselves are tested apart (``tests/test_trust_quotas.py``); ``extra_env`` can set them back."""
+The quotas themselves are tested apart (``tests/test_trust_quotas.py``); ``extra_env`` can set them back.
+
+The tests' app also runs its simulators at its own priority: the public app's nice 10 lets its pages go first, but
+beside the other pytest worker (a training test on every core) a niced simulator got a tenth of a CPU, and CI's
+phone-width test waited 240 s for the default tournament that takes 20 s alone. Niceness is tested apart too."""
 
 
 class Server:
