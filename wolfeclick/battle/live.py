@@ -275,7 +275,7 @@ async def play_live(
 
     async def checkpoint(partial: Recording) -> None:
         if saver is not None:  # what a crash would leave; the finished recording replaces it (same id)
-            await asyncio.to_thread(saver.save, partial)
+            await asyncio.to_thread(saver.checkpoint, partial)
 
     replayed = 0
     names: dict[Side, str]

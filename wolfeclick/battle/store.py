@@ -197,6 +197,20 @@ def same_battle(a: Recording, b: Recording) -> bool:
     return _identity(a) == _identity(b)
 
 
+def begins(whole: Recording, partial: Recording) -> bool:
+    """True when ``partial`` (a checkpoint: the battle so far) records how the battle ``whole`` records began: the
+    same battle (format, seed, players, versions, teams, source), its turn records and log the first of ``whole``'s.
+
+    Its result aside, and its input lines but for their count: a checkpoint holds them as they were sent, a finished
+    recording as the simulator wrote them (``>p1 move 4`` there is ``>p1 move earthquake`` here); the turn records'
+    choices and the log already say what was played."""
+    if any(len(getattr(partial, name)) > len(getattr(whole, name)) for name in ("turns", "log", "inputlog")):
+        return False
+    start = whole.model_copy(update={"turns": whole.turns[:len(partial.turns)], "log": whole.log[:len(partial.log)],
+                                     "inputlog": partial.inputlog, "result": partial.result})
+    return same_battle(start, partial)
+
+
 def _candidate_ids(base: str) -> Iterator[str]:
     yield base
     stem = base[:110]
@@ -243,11 +257,16 @@ class RecordingSaver:
     read and compared, so thousands of training rollouts of one seed stay cheap); the claim is an atomic no-replace link,
     so two runs — even in two processes — never get one id. Later saves of the same run replace their own file.
     An ``EncodedRecording`` is written as it is, and parsed only to be compared or given another id.
+
+    A run saved as it goes hands its partial saves to ``checkpoint``: a checkpoint is never the same battle as a
+    finished recording, so the same battle played again would otherwise leave its id at its first checkpoint.
     """
 
     def __init__(self, directory: Path | str, *, compress: bool = False) -> None:
         self.directory = Path(directory)
         self.id: str | None = None
+        self._held: Recording | None = None
+        """The recording the plain id holds while this run's checkpoints are its beginning (nothing written yet)."""
         self.compress = compress
         """Store the JSON gzip-compressed (``compress_recording``): a tenth of the size or less, read the same way."""
 
@@ -255,8 +274,33 @@ class RecordingSaver:
     def path(self) -> Path | None:
         return self.directory / f"{self.id}.json" if self.id else None
 
+    def checkpoint(self, partial: AnyRecording) -> Path:
+        """Save the battle so far (what a crash would leave), unless the plain id holds a recording this battle so far
+        is the beginning of (the same seed and policies played before): then nothing is written — that file already
+        holds all of it — and the run keeps the id until its final ``save`` shows whether it is the same battle
+        (refreshed in place) or another (it moves to the next free id, as any other battle would)."""
+        partial = _decoded(partial)
+        if self.id is None:
+            path = self.directory / f"{partial.id}.json"
+            try:
+                existing = load_recording(path) if path.is_file() else None
+            except RecordingError:
+                existing = None  # unreadable: save() leaves it alone
+            if existing is not None and begins(existing, partial):
+                self.id, self._held = partial.id, existing
+                return path
+        elif self._held is not None:
+            if begins(self._held, partial):
+                return self.directory / f"{self.id}.json"
+            self.id = self._held = None  # it went otherwise: a new id, from the plain one on
+        return self.save(partial)
+
     def save(self, recording: AnyRecording) -> Path:
         """Write ``recording`` (under the claimed id, which may differ from ``recording.id``); return its path."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            if not same_battle(held, _decoded(recording)):
+                self.id = None  # the held id's battle ended otherwise: claim a free id from the plain one on
         if self.id is not None:
             return write_atomic(self.directory / f"{self.id}.json", self._stored(_text_with_id(recording, self.id)))
         for candidate in _candidate_ids(recording.id):
