@@ -13,12 +13,12 @@ and any line holding ``<`` are dropped; the text log is built from our own narra
 
 from __future__ import annotations
 
-import html
 import re
 
 from wolfeclick.battle.schema import Recording
 from wolfeclick.sides import SIDES
 from wolfeclick.ui.narrate import Narrator
+from wolfeclick.ui.view import esc
 
 __all__ = ["replay_file", "safe_log_lines", "REPLAY_EMBED_URL"]
 
@@ -63,7 +63,6 @@ def _tier(recording: Recording) -> str:
 
 def replay_file(recording: Recording) -> str:
     """The replay ``.html`` text for ``recording``."""
-    esc = lambda value: html.escape(str(value), quote=True)  # noqa: E731
     names: dict[str, str] = {side: recording.players[side].name for side in SIDES}  # the log's side ids
     tier = _tier(recording)
     replay_id = _ID_SAFE.sub("", recording.id.lower().replace("_", "-").replace(".", "-")) or "replay"

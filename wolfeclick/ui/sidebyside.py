@@ -8,13 +8,12 @@ one opponent on one seed, are the pairs this view is for.
 
 from __future__ import annotations
 
-import html
 from typing import Any, Mapping, Sequence
 
 from wolfeclick.battle.schema import Recording, TurnRecord
 from wolfeclick.sides import SIDES, Side
 from wolfeclick.ui.presentation import InputError
-from wolfeclick.ui.view import SIDE_COLORS, BattleView
+from wolfeclick.ui.view import SIDE_COLORS, BattleView, esc
 from wolfeclick.ui.viewer import TEXT_LIMIT, nice_ticks
 
 __all__ = ["PairError", "check_pair", "divergence", "overlay_charts", "pair_html"]
@@ -86,25 +85,21 @@ def divergence(a: Recording, b: Recording) -> int | None:
     return None
 
 
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def _overlay(key: str, title: str, series: Mapping[str, Mapping[str, Any]], fixed: tuple[float, float] | None,
              mark: int | None, cursor: int) -> str:
     """One SVG chart: both sides of both battles (A solid, B dashed) by decision step, the divergence and cursor
     as vertical lines."""
     steps = max((len(s["x"]) for s in series.values()), default=0)
     if not steps:
-        return f'<div class="wc-chart wc-muted">{_esc(title)}: no data.</div>'
+        return f'<div class="wc-chart wc-muted">{esc(title)}: no data.</div>'
     values = [v for s in series.values() for side in SIDES for v in s[key][side]]
     low, high = fixed or (min(values + [0.0]), max(values + [0.0]))
     if high - low < 1e-9:
         high = low + 1
     sx = lambda i: round(LEFT + i * (RIGHT - LEFT) / max(1, steps - 1), 1)  # noqa: E731
     sy = lambda v: round(BOTTOM - (v - low) * (BOTTOM - TOP) / (high - low), 1)  # noqa: E731
-    parts = [f'<svg class="wc-svg" viewBox="0 0 {W} {H}" role="img" aria-label="{_esc(title)}">',
-             f'<text x="{LEFT}" y="16" class="wc-svg-title">{_esc(title)}</text>']
+    parts = [f'<svg class="wc-svg" viewBox="0 0 {W} {H}" role="img" aria-label="{esc(title)}">',
+             f'<text x="{LEFT}" y="16" class="wc-svg-title">{esc(title)}</text>']
     for tick in nice_ticks(low, high, 4):
         parts.append(f'<line x1="{LEFT}" x2="{RIGHT}" y1="{sy(tick)}" y2="{sy(tick)}" class="wc-grid"/>'
                      f'<text x="{LEFT - 4}" y="{sy(tick) + 4}" class="wc-tick" text-anchor="end">{tick:g}</text>')
@@ -138,7 +133,7 @@ def _banner(mark: int | None, a: BattleView, b: BattleView, step: int) -> str:
     turn = a.turns[mark].turn if mark < len(a.turns) else b.turns[mark].turn if mark < len(b.turns) else "?"
     here = " — <b>you are here</b>" if step == mark else ""
     return (f'<div class="wc-card wc-divergence" data-divergence="{mark}">⚑ First divergence: decision {mark + 1} '
-            f'(turn {_esc(turn)}){here}. Everything before it is the same in both.</div>')
+            f'(turn {esc(turn)}){here}. Everything before it is the same in both.</div>')
 
 
 def pair_html(a: BattleView, b: BattleView, ids: Sequence[str], step: int, mark: int | None) -> str:
@@ -149,7 +144,7 @@ def pair_html(a: BattleView, b: BattleView, ids: Sequence[str], step: int, mark:
         flag = (' <span class="wc-badge wc-illegal">diverged</span>' if mark is not None and step >= mark
                 else ' <span class="wc-badge wc-legal">same so far</span>')
         columns.append(f'<div class="wc-pair-col" data-pair="{name.lower()}"><div class="wc-subhead">{name}: '
-                       f'<code>{_esc(replay_id)}</code>{flag}</div>{view.html(here, "p1", text_limit=TEXT_LIMIT)}'
+                       f'<code>{esc(replay_id)}</code>{flag}</div>{view.html(here, "p1", text_limit=TEXT_LIMIT)}'
                        f'</div>')
     return (f'<div class="wc-pair" data-step="{step}">{_banner(mark, a, b, step)}'
             f'<div class="wc-pair-cols">'

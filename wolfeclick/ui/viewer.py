@@ -13,12 +13,11 @@ as it nears their edge, never reloading the page.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from typing import Any, Mapping, Sequence
 
-from wolfeclick.ui.view import SIDE_COLORS, SIDES, BattleView
+from wolfeclick.ui.view import SIDE_COLORS, SIDES, BattleView, esc
 
 __all__ = ["battle_payload", "live_payload", "window_payload", "WINDOW_BYTES",
            "charts_svg", "turn_list_html", "nice_ticks", "MAX_PAYLOAD_BYTES",
@@ -33,10 +32,6 @@ TEXT_LIMIT = 6000
 CHART_W, CHART_H = 460, 210
 MAX_POINTS = 1500
 MARGIN = {"l": 44, "r": 12, "t": 26, "b": 28}
-
-
-def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def nice_ticks(low: float, high: float, most: int = 8, integer: bool = False) -> list[float]:
