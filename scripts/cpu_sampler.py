@@ -32,7 +32,6 @@ RULES: Sequence[Rule] = (
     ("legal actions", "game/actions.py", "legal_actions"),
     ("policy", "policies/", None),
     ("trackers", "battle/tracker.py", None),
-    ("trackers", "battle/fast_tracker.py", None),
     ("protocol split", "sim/protocol.py", None),
     ("bridge transfer", "sim/process.py", None),
     ("bridge transfer", "asyncio/unix_events.py", None),

@@ -122,10 +122,6 @@ def _one_line(head: str, names: list[str], reasons: dict[str, str]) -> str | Non
     return f"{head}: {shown}{more}".replace("\n", " ")
 
 
-class _Unrated(Exception):
-    """A readable recording (or row) that cannot be rated; the message says why."""
-
-
 Verifier = Callable[[Path, Recording], "str | None"]
 """Re-simulates an imported recording: None when it reproduces its log and result, else one line on why not."""
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from pathlib import PurePath
@@ -94,6 +93,3 @@ class SideTracker:
     def feed_request(self, request: dict[str, Any]) -> None:
         self.request = request
         self.battle.parse_request(request)
-
-    def feed_request_text(self, payload: str) -> None:
-        self.feed_request(json.loads(payload))

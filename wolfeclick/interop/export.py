@@ -39,7 +39,6 @@ PROFILES = ("wolfeclick-v1", "arena-v1")
 """The prompt an inferred row shows: the published checkpoints' v1 chat (default) or the Arena's own."""
 Views = Callable[[Recording], "dict[tuple[int, str], Any] | str"]
 """A recording → its inferred player views by (decision index, side), or why it has none (one line)."""
-WINNER_CHOICES = ("p1", "p2", "none")
 
 
 class ExportError(WolfeClickError, ValueError):

@@ -4,13 +4,11 @@ The reference (OpenEnv-WolfeClick's ``record_battle.py``) calls ``model.generate
 max_new_tokens=24, do_sample=True, temperature=0.3, top_p=0.95, top_k=20``. ``sample_requests`` draws from the
 same distribution (temperature, then top-k, then top-p, in ``generate``'s order) with its own loop so that it can
 (a) seed each request from the battle's own random generator — the same seed gives the same battle — and (b) run
-requests from several battles (and adapters) in one batch. ``reference_generate`` is the plain ``generate`` call,
-kept for the benchmark.
+requests from several battles (and adapters) in one batch.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,23 +36,6 @@ class GenerateResult:
     batch_size: int = 1
     model_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def filter_logits(logits: torch.Tensor, temperature: float, top_k: int, top_p: float) -> torch.Tensor:
-    """Temperature, then top-k, then top-p (nucleus), as ``generate``'s logits warpers apply them."""
-    if temperature > 0:
-        logits = logits / temperature
-    if top_k and top_k > 0:
-        k = min(int(top_k), logits.shape[-1])
-        kth = torch.topk(logits, k, dim=-1).values[..., -1, None]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    if top_p is not None and top_p < 1.0:
-        sorted_logits, order = torch.sort(logits, descending=False, dim=-1)
-        cumulative = sorted_logits.softmax(-1).cumsum(-1)
-        remove = cumulative <= (1 - top_p)
-        remove[..., -1:] = False  # always keep the most likely token
-        logits = logits.masked_fill(remove.scatter(-1, order, remove), float("-inf"))
-    return logits
 
 
 def draw_tokens(logits: torch.Tensor, params: list[GenerateRequest], generators: list[torch.Generator]) -> list[int]:
@@ -140,18 +121,3 @@ def sample_requests(model: Any, requests: list[GenerateRequest], names: list[str
     for row, owner in enumerate(owners):
         grouped[owner].append(out_tokens[row])
     return grouped
-
-
-@torch.inference_mode()
-def reference_generate(model: Any, tokenizer: Any, prompt_text: str, *, samples: int = 4, max_new_tokens: int = 24,
-                       temperature: float = 0.3, top_p: float = 0.95, top_k: int = 20) -> tuple[list[str], float]:
-    """The reference's own call: ``model.generate`` on one prompt. Returns the decoded samples and seconds taken."""
-    started = time.perf_counter()
-    inputs = tokenizer(prompt_text, return_tensors="pt")
-    inputs = {k: v.to(model_device(model)) for k, v in inputs.items()}
-    outputs = model.generate(**inputs, max_new_tokens=max_new_tokens, num_return_sequences=samples, do_sample=True,
-                             temperature=temperature, top_p=top_p, top_k=top_k, repetition_penalty=1.0,
-                             pad_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)
-    start = inputs["input_ids"].shape[1]
-    texts = [tokenizer.decode(o[start:], skip_special_tokens=True) for o in outputs]
-    return texts, time.perf_counter() - started
