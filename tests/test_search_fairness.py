@@ -111,7 +111,7 @@ def test_search_asks_its_simulator_only_for_worlds_and_rollouts_and_never_sees_t
     real_call = SimProcess.call
 
     async def watched(self: SimProcess, op: str, **fields: Any) -> dict[str, Any]:
-        if self is search_module._ENGINE._process:
+        if self in search_module._ENGINE._processes:
             sent.append((op, fields))
         return await real_call(self, op, **fields)
 

@@ -21,6 +21,7 @@ import os
 import random
 import threading
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any, Coroutine, TypeVar
 
 from wolfeclick.analysis.racing import Tally, leader, next_round, still_racing
@@ -30,7 +31,7 @@ from wolfeclick.game.sets import sample_team
 from wolfeclick.game.world import revealed_foes, team_size, world_request
 from wolfeclick.policies.base import Decision, Observation
 from wolfeclick.sides import Side, is_side, other
-from wolfeclick.sim.process import SimProcess, SimulatorError
+from wolfeclick.sim.process import SimProcess, SimulatorError, cpu_seconds
 from wolfeclick.sim.protocol import derive_int, derive_seed, is_random_format, reseed_line
 from wolfeclick.sim.setdata import load_book
 
@@ -87,42 +88,79 @@ def budget_for(level: int, worlds: int | None = None, rollouts: int | None = Non
     return budget
 
 
-class _Engine:
-    """One simulator process and an event loop in a thread of their own, shared by every ``search`` policy in this
-    Python process: a decision is submitted from whatever thread the runner decides in and waits for its answer."""
+SIMULATORS = max(1, min(4, os.cpu_count() or 1))
+"""Simulator processes the search plays its rollouts in: one per core (at most 4). A rollout's result depends only
+on its world, reseed and policy seed, never on the process that plays it, so spreading them changes no decision;
+with one battle at a time on two cores a decision takes about half its CPU in wall time."""
 
-    def __init__(self) -> None:
+
+class _Engine:
+    """Simulator processes and an event loop in a thread of their own, shared by every ``search`` policy in this
+    Python process: a decision is submitted from whatever thread the runner decides in and waits for its answer.
+    Each world is built in one process (or, with fewer worlds than processes, in several), and each rollout goes to
+    the least busy process that holds its world."""
+
+    def __init__(self, size: int = SIMULATORS) -> None:
+        self.size = size
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._process: SimProcess | None = None
+        self._processes: list[SimProcess] = []
+        self._busy: dict[int, int] = {}
         self._starting: asyncio.Lock | None = None
         self._pid = os.getpid()
+        self._thread: int | None = None
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         with self._lock:
             if self._loop is None or self._pid != os.getpid():  # first use, or a forked child: a fresh loop
                 self._pid = os.getpid()
-                self._process = None
+                self._processes = []
                 self._loop = asyncio.new_event_loop()
                 self._starting = None
-                threading.Thread(target=self._loop.run_forever, name="wolfeclick-search", daemon=True).start()
+                thread = threading.Thread(target=self._loop.run_forever, name="wolfeclick-search", daemon=True)
+                thread.start()
+                self._thread = thread.native_id
             loop = self._loop
         return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
 
-    async def process(self) -> SimProcess:
+    async def processes(self) -> list[SimProcess]:
+        """The live simulator processes (started, or restarted after one died, on demand)."""
         if self._starting is None:
             self._starting = asyncio.Lock()
         async with self._starting:
-            if self._process is None or not self._process.alive:
-                process = SimProcess()
-                await process.start()
-                self._process = process
-            return self._process
+            if len(self._processes) < self.size or not all(p.alive for p in self._processes):
+                kept = [p for p in self._processes if p.alive]
+                fresh = [SimProcess() for _ in range(self.size - len(kept))]
+                await asyncio.gather(*(p.start() for p in fresh))
+                self._processes = kept + fresh
+            return list(self._processes)
+
+    async def call(self, holders: list[SimProcess], op: str, **fields: Any) -> dict[str, Any]:
+        """``op`` in whichever of ``holders`` has the fewest requests in flight (the first of them on a tie)."""
+        process = min(holders, key=lambda p: self._busy.get(id(p), 0))
+        self._busy[id(process)] = self._busy.get(id(process), 0) + 1
+        try:
+            return await process.call(op, **fields)
+        finally:
+            self._busy[id(process)] -= 1
+
+    def cpu(self) -> tuple[float, float]:
+        """CPU seconds used so far by the search's event-loop thread (sampling, requests, replies) and by its live
+        simulator processes: what its decisions cost whatever the machine's load."""
+        thread = 0.0
+        if self._thread is not None and self._pid == os.getpid():
+            try:
+                fields = Path(f"/proc/self/task/{self._thread}/stat").read_text().rsplit(")", 1)[1].split()
+                thread = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            except (OSError, IndexError, ValueError):
+                pass
+        return thread, cpu_seconds([p.pid for p in self._processes if p.pid is not None])
 
     def close(self) -> None:
-        if self._process is not None and self._pid == os.getpid():
-            self._process.kill()
-            self._process = None
+        if self._pid == os.getpid():
+            for process in self._processes:
+                process.kill()
+            self._processes = []
 
 
 _ENGINE = _Engine()
@@ -169,8 +207,8 @@ class SearchPolicy:
         return _ENGINE.run(self._search(observation, allowed, seed))
 
     async def _search(self, observation: Observation, allowed: list[LegalAction], seed: int) -> Decision:
-        process = await _ENGINE.process()
-        book = await load_book(observation.format, process)
+        processes = await _ENGINE.processes()
+        book = await load_book(observation.format, processes[0])
         side = observation.side
         if not is_side(side):
             raise InputError(f"search plays p1 or p2, not {str(side)[:10]!r}")
@@ -178,54 +216,65 @@ class SearchPolicy:
         foes = revealed_foes(observation.battle)
         size = max(team_size(observation.battle, foe), len(foes))
         prefix = f"search-{os.getpid()}-{next(_NAMES)}"
-        worlds: list[str] = []
+        requests = []
+        for w in range(self.budget.worlds):
+            team = sample_team(book, [f.revealed for f in foes], size,
+                               random.Random(derive_int(seed, f"search-sample:{w}")))
+            requests.append(world_request(observation.battle, observation.request, side, foes, team,
+                                          derive_seed(seed, f"search-world:{w}"), f"{prefix}-{w}", observation.format))
+        worlds: list[tuple[str, list[SimProcess]]] = []
+        built = [(request, _holders(processes, len(requests), w)) for w, request in enumerate(requests)]
         try:
-            for w in range(self.budget.worlds):
-                team = sample_team(book, [f.revealed for f in foes], size,
-                                   random.Random(derive_int(seed, f"search-sample:{w}")))
-                name = f"{prefix}-{w}"
-                request = world_request(observation.battle, observation.request, side, foes, team,
-                                        derive_seed(seed, f"search-world:{w}"), name, observation.format)
-                try:
-                    reply = await process.call("world", **request)
-                except SimulatorError:
-                    if not process.alive:
-                        raise
-                    continue  # a sample the simulator cannot build (a form it refuses): the other worlds stand
-                worlds.append(name)
-                if side not in reply.get("deciding", [side]):  # the world waits on the other side only: unusable
-                    await process.call("forget", snapshot=worlds.pop())
+            replies = await asyncio.gather(*(process.call("world", **request)
+                                             for request, holders in built for process in holders),
+                                           return_exceptions=True)
+            answers = iter(replies)
+            for request, holders in built:
+                mine = [next(answers) for _ in holders]
+                made = [process for process, reply in zip(holders, mine) if not isinstance(reply, BaseException)]
+                worlds.append((request["snapshot"], made))
+                for reply in mine:
+                    if isinstance(reply, BaseException) and (not isinstance(reply, SimulatorError)
+                                                             or not all(p.alive for p in holders)):
+                        raise reply
+                # a sample the simulator cannot build (a form it refuses), or a world that waits on the other side
+                # only, is unusable: the other worlds stand
+                usable = len(made) == len(holders) and all(isinstance(reply, dict) and side in reply.get("deciding", [side])
+                                                           for reply in mine)
+                if not usable:
+                    name, made = worlds.pop()
+                    await asyncio.gather(*(process.call("forget", snapshot=name) for process in made))
             if not worlds:
                 return Decision(action=allowed[0], info={"search": "no world to play"})
-            tallies = await self._race(process, worlds, allowed, side, seed, observation.turn)
+            tallies = await self._race(worlds, allowed, side, seed, observation.turn)
         finally:
-            for name in worlds:
-                if process.alive:
-                    await process.call("forget", snapshot=name)
+            await asyncio.gather(*(process.call("forget", snapshot=name) for name, made in worlds
+                                   for process in made if process.alive), return_exceptions=True)
         best = leader(tallies, [True] * len(tallies))
         chosen = allowed[best if best is not None else 0]
         values = {f"{a.kind} {a.name}": [round(t.mean, 4), t.n] for a, t in zip(allowed, tallies)}
         return Decision(action=chosen, info={"search": {"level": self.level, "worlds": len(worlds),
                                                         "rollouts": sum(t.n for t in tallies), "values": values}})
 
-    async def _race(self, process: SimProcess, worlds: list[str], allowed: list[LegalAction], side: Side, seed: int,
-                    turn: int) -> list[Tally]:
+    async def _race(self, worlds: list[tuple[str, list[SimProcess]]], allowed: list[LegalAction], side: Side,
+                    seed: int, turn: int) -> list[Tally]:
         budget = self.budget
         scores: list[list[float]] = [[] for _ in allowed]
 
         async def play(option: int, number: int) -> float:
             action = allowed[option]
+            name, holders = worlds[number % len(worlds)]
             fields: dict[str, Any] = {
-                "snapshot": worlds[number % len(worlds)], "lines": [reseed_line(seed, f"search:{number}")],
+                "snapshot": name, "lines": [reseed_line(seed, f"search:{number}")],
                 "policy": ROLLOUT_POLICY, "seed": derive_seed(seed, f"search-policy:{number}"),
                 "maxTurns": max(1, turn) + ROLLOUT_TURNS, "first": {side: {"action": action.kind,
                                                                           "choice": action.name}}}
             if budget.horizon:
                 fields["horizon"] = budget.horizon
             try:
-                reply = await process.call("playout", **fields)
+                reply = await _ENGINE.call(holders, "playout", **fields)
             except SimulatorError:
-                if not process.alive:
+                if not all(process.alive for process in holders):
                     raise
                 return 0.5  # not open in this world (a guessed lock or trap), or a world that stalls: no evidence
             return _value(reply, side)
@@ -243,6 +292,14 @@ class SearchPolicy:
             for (i, _), value in zip(jobs, results):
                 scores[i].append(value)
             live = still_racing(tallies(), live)
+
+
+def _holders(processes: list[SimProcess], worlds: int, world: int) -> list[SimProcess]:
+    """The processes world number ``world`` of ``worlds`` is built in: one (they take turns), or, with fewer worlds
+    than processes, every process whose number is ``world`` modulo ``worlds`` (so that every process plays)."""
+    if worlds >= len(processes):
+        return [processes[world % len(processes)]]
+    return [process for number, process in enumerate(processes) if number % worlds == world]
 
 
 def make_search(spec: str = "search", *, level: int = DEFAULT_LEVEL, worlds: int | None = None,

@@ -1,0 +1,53 @@
+"""Issue 61: the search spreads its worlds and rollouts over several simulator processes without changing a decision.
+A rollout's result depends on its world, reseed and policy seed only, never on the process that plays it, so the
+same battle seed gives the same decisions (and the same values) with one simulator process as with two; with two,
+both play rollouts. Real battles on the real simulator."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from wolfeclick.analysis import search as search_module
+from wolfeclick.battle.runner import play_battle
+from wolfeclick.battle.specs import make_policy
+from wolfeclick.sim.process import SimProcess
+
+
+def _decisions(size: int, spec: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], Counter[int], tuple[float, float]]:
+    """p1's commands and policy_info over a short battle played by ``spec`` with ``size`` simulator processes, how
+    many rollouts each process played, and the search's CPU seconds (Python thread, simulators)."""
+    engine = search_module._Engine(size)
+    monkeypatch.setattr(search_module, "_ENGINE", engine)
+    played: Counter[int] = Counter()
+    real_call = SimProcess.call
+
+    async def watched(self: SimProcess, op: str, **fields: Any) -> dict[str, Any]:
+        if op == "playout" and self in engine._processes:
+            played[engine._processes.index(self)] += 1
+        return await real_call(self, op, **fields)
+
+    monkeypatch.setattr(SimProcess, "call", watched)
+    try:
+        recording = asyncio.run(play_battle(make_policy(spec), make_policy("heuristic"), format_id="gen9randombattle",
+                                            seed=611, max_turns=4))
+        cpu = engine.cpu()
+    finally:
+        engine.close()
+    return ([[t.decisions["p1"].command, t.decisions["p1"].policy_info] for t in recording.turns
+             if "p1" in t.decisions], played, cpu)
+
+
+@pytest.mark.parametrize("spec", ["search?level=1", "search?level=1&worlds=3&rollouts=6&horizon=2"])
+def test_two_simulator_processes_give_the_same_decisions_as_one_and_both_play(spec: str,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    one, played_one, _ = _decisions(1, spec, monkeypatch)
+    two, played_two, (python, simulators) = _decisions(2, spec, monkeypatch)
+    assert any(isinstance((info or {}).get("search"), dict) for _, info in one)  # it searched, not only forced moves
+    assert two == one
+    assert set(played_one) == {0}
+    assert set(played_two) == {0, 1} and sum(played_two.values()) == sum(played_one.values())
+    assert python > 0 and simulators > 0  # the CPU the benchmark reports is read from both
