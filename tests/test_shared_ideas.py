@@ -74,7 +74,7 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
         "WOLFECLICK_APP_COUNT_UPLOADS": "yes", "WOLFECLICK_APP_LIVE_PER_VISITOR": "3",
         "WOLFECLICK_APP_HEAVY_PER_VISITOR": "2", "WOLFECLICK_APP_UPLOADS_PER_HOUR": "5",
         "WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR": "1", "WOLFECLICK_APP_UPLOAD_STORE_MB": "2",
-        "WOLFECLICK_SIM_NICE": "7",
+        "WOLFECLICK_APP_SESSIONS": "9", "WOLFECLICK_APP_SESSION_IDLE_S": "60", "WOLFECLICK_SIM_NICE": "7",
     }
     assert set(values) == set(VARIABLES)
     for name, value in values.items():
@@ -107,6 +107,8 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
     seen["WOLFECLICK_APP_UPLOADS_PER_HOUR"] = app.uploads_per_hour
     seen["WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR"] = app.upload_bytes_per_visitor
     seen["WOLFECLICK_APP_UPLOAD_STORE_MB"] = app.upload_store_bytes
+    seen["WOLFECLICK_APP_SESSIONS"] = app.sessions
+    seen["WOLFECLICK_APP_SESSION_IDLE_S"] = app.session_idle_s
     seen["WOLFECLICK_SIM_NICE"] = settings().sim_nice
     expected: dict[str, object] = {
         "WOLFECLICK_RECORDINGS": tmp_path / "rec", "WOLFECLICK_RESULTS": tmp_path / "res",
@@ -120,7 +122,7 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
         "WOLFECLICK_APP_IDLE_S": 45.0, "WOLFECLICK_APP_COUNT_UPLOADS": True, "WOLFECLICK_APP_LIVE_PER_VISITOR": 3,
         "WOLFECLICK_APP_HEAVY_PER_VISITOR": 2, "WOLFECLICK_APP_UPLOADS_PER_HOUR": 5,
         "WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR": 2**20, "WOLFECLICK_APP_UPLOAD_STORE_MB": 2 * 2**20,
-        "WOLFECLICK_SIM_NICE": 7,
+        "WOLFECLICK_APP_SESSIONS": 9, "WOLFECLICK_APP_SESSION_IDLE_S": 60.0, "WOLFECLICK_SIM_NICE": 7,
     }
     assert seen == expected
     # the language-model bounds and the training env's opponent: in a fresh interpreter, where they are read when

@@ -35,6 +35,8 @@ only ``wolfeclick.errors``.
 | ``WOLFECLICK_APP_UPLOADS_PER_HOUR`` | ``20`` | the app: uploads one visitor may store in an hour |
 | ``WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR`` | ``100`` | the app: bytes of uploads one visitor may have stored (MB) |
 | ``WOLFECLICK_APP_UPLOAD_STORE_MB`` | ``1000`` | the app: all uploads together (MB); the oldest are removed beyond it |
+| ``WOLFECLICK_APP_SESSIONS`` | ``256`` | the app: visitors' sessions kept in memory (the least recently used dropped first) |
+| ``WOLFECLICK_APP_SESSION_IDLE_S`` | ``1800`` | the app: a session no request used for this long is dropped |
 | ``WOLFECLICK_SIM_NICE`` | ``0`` (the app: ``10``) | how much lower the simulator processes run than the process that starts them |
 """
 
@@ -61,6 +63,8 @@ VARIABLES = (
     "WOLFECLICK_APP_MAX_LIVE", "WOLFECLICK_APP_MAX_UPLOAD_MB", "WOLFECLICK_APP_ENGINES", "WOLFECLICK_APP_IDLE_S",
     "WOLFECLICK_APP_COUNT_UPLOADS", "WOLFECLICK_APP_LIVE_PER_VISITOR", "WOLFECLICK_APP_HEAVY_PER_VISITOR",
     "WOLFECLICK_APP_UPLOADS_PER_HOUR", "WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR", "WOLFECLICK_APP_UPLOAD_STORE_MB",
+    "WOLFECLICK_APP_SESSIONS",
+    "WOLFECLICK_APP_SESSION_IDLE_S",
     "WOLFECLICK_SIM_NICE",
 )
 """Every variable read, in the order of the table above."""
@@ -105,6 +109,9 @@ class Settings:
     app_uploads_per_hour: int = 20
     app_upload_mb_per_visitor: float = 100.0
     app_upload_store_mb: float = 1000.0
+    app_sessions: int = 256
+    """Gradio keeps ~330 kB of component settings per session and dropped none below 10,000 (``ui.sessions``)."""
+    app_session_idle_s: float = 1800.0
     sim_nice: int = 0
     """Added to the simulators' niceness (0-19): the app lowers them so that a page's own work comes first."""
 
@@ -162,6 +169,8 @@ class Settings:
             app_uploads_per_hour=number("WOLFECLICK_APP_UPLOADS_PER_HOUR", 20, int, 1),
             app_upload_mb_per_visitor=number("WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR", 100.0, float, 0.001),
             app_upload_store_mb=number("WOLFECLICK_APP_UPLOAD_STORE_MB", 1000.0, float, 0.001),
+            app_sessions=number("WOLFECLICK_APP_SESSIONS", 256, int, 1),
+            app_session_idle_s=number("WOLFECLICK_APP_SESSION_IDLE_S", 1800.0, float, 1.0),
             sim_nice=min(19, number("WOLFECLICK_SIM_NICE", 0, int, 0)),
         )
 

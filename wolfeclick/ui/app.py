@@ -19,11 +19,13 @@ from starlette.middleware import Middleware
 
 from wolfeclick.battle.store import MAX_RECORDING_BYTES
 from wolfeclick.ui.binding import bind
+from wolfeclick.ui.choice_refusals import short_choice_refusals
 from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.early_script import EarlyScript
 from wolfeclick.ui.first_answer import AfterFirstAnswer
 from wolfeclick.ui.library import Library
 from wolfeclick.ui.quotas import UploadRateLimit
+from wolfeclick.ui.sessions import session_lifespan
 from wolfeclick.ui.tabs import api, compare, live, replays
 from wolfeclick.ui.tabs import leaderboard as board
 
@@ -98,6 +100,7 @@ def build_app(library: Library | None = None, ctx: AppContext | None = None) -> 
         api.register(ctx)
         board.register(ctx)
     set_default_concurrency(demo, 32)
+    short_choice_refusals(demo)  # Gradio's refusal of an unoffered value: one line, the value not echoed
     vars(demo)["wolfeclick_context"] = ctx  # read by launch_options, tests and scripts (``app_context``)
     return demo
 
@@ -123,14 +126,15 @@ def set_default_concurrency(demo: gr.Blocks, limit: int) -> None:
 
 def launch_options(demo: gr.Blocks) -> dict[str, Any]:
     """What ``launch()`` needs besides host and port: CSS, file access for downloads, the upload size limit, the
-    warm-up started once the first request is answered (``wolfeclick.ui.first_answer``) and the script the page
-    runs before Gradio's own (``wolfeclick.ui.early_script``)."""
+    bounds on visitors' sessions kept in memory (``wolfeclick.ui.sessions``), the warm-up started once the first
+    request is answered (``wolfeclick.ui.first_answer``) and the script the page runs before Gradio's own
+    (``wolfeclick.ui.early_script``)."""
     ctx = app_context(demo)
     lib = ctx.library
     css = CSS_PATH.read_text(encoding="utf-8") if CSS_PATH.exists() else ""
     upload_limit = min(MAX_RECORDING_BYTES, ctx.settings.max_upload_bytes) + 1024 * 1024
     return {
-        "app_kwargs": {"middleware": [
+        "app_kwargs": {"lifespan": session_lifespan(ctx.settings.session_idle_s), "middleware": [
             Middleware(AfterFirstAnswer, task=warm_up), Middleware(EarlyScript),
             Middleware(UploadRateLimit, bytes_per_hour=max(ctx.settings.upload_bytes_per_visitor, upload_limit),
                        unknown_bytes=upload_limit)]},
@@ -138,6 +142,7 @@ def launch_options(demo: gr.Blocks) -> dict[str, Any]:
         "theme": gr.themes.Soft(primary_hue="indigo"),
         "allowed_paths": [str(lib.directory), str(lib.exports)],
         "max_file_size": upload_limit,
+        "state_session_capacity": ctx.settings.sessions,
         "footer_links": ["api"],
         "show_error": True,
     }

@@ -65,6 +65,10 @@ class Settings:
     """Bytes of uploads one visitor may have stored ($WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR)."""
     upload_store_bytes: int = 1000 * 1024 * 1024
     """All uploads together; the oldest are removed beyond it ($WOLFECLICK_APP_UPLOAD_STORE_MB)."""
+    sessions: int = 256
+    """Visitors' sessions kept in memory, the least recently used dropped first ($WOLFECLICK_APP_SESSIONS)."""
+    session_idle_s: float = 1800.0
+    """A session no request used for this long is dropped ($WOLFECLICK_APP_SESSION_IDLE_S)."""
 
     @classmethod
     def from_env(cls, environment: EnvSettings | None = None) -> "Settings":
@@ -77,7 +81,8 @@ class Settings:
                    live_per_visitor=env.app_live_per_visitor, heavy_per_visitor=env.app_heavy_per_visitor,
                    uploads_per_hour=env.app_uploads_per_hour,
                    upload_bytes_per_visitor=int(env.app_upload_mb_per_visitor * 1024 * 1024),
-                   upload_store_bytes=int(env.app_upload_store_mb * 1024 * 1024))
+                   upload_store_bytes=int(env.app_upload_store_mb * 1024 * 1024),
+                   sessions=env.app_sessions, session_idle_s=env.app_session_idle_s)
 
 
 class StopRegistry:
