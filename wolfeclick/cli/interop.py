@@ -20,13 +20,26 @@ def add_import_parser(commands: argparse._SubParsersAction) -> None:
                                                "counts imported and refused by reason (exit 1 if any was refused).")
     importer.add_argument("files", nargs="+", type=Path, metavar="FILE_OR_FOLDER")
     importer.add_argument("--out", type=Path, default=recordings_dir(), help="directory for the recordings")
+    importer.add_argument("--workers", type=int, default=None,
+                          help="files imported at once, each in a worker process with its own simulator (default: "
+                               "one per core); the files written are the same whatever the count")
+    importer.add_argument("--engine", choices=["local", "ray"], default="local",
+                          help="ray: import on Ray tasks (the files are read here and their bytes sent; the same "
+                               "files written)")
+    importer.add_argument("--address", default=None,
+                          help="with --engine ray: the cluster to join (default: start a local Ray instance)")
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from wolfeclick.errors import InputError
     from wolfeclick.interop.folder import expand, import_files
 
+    if args.address and args.engine != "ray":
+        raise InputError("--address is for --engine ray")
+    if args.workers is not None and args.workers < 1:
+        raise InputError("--workers must be at least 1")
     total = len(expand(args.files))
     # the bar is for a person watching a long import; a log file gets the per-file lines and the counts only
     with tqdm(total=total, unit="file", file=sys.stderr, disable=total < 2 or not sys.stderr.isatty()) as bar:
@@ -35,7 +48,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             refused=lambda path, reason: bar.write(f"{path}: {reason}", file=sys.stderr),
             fell_back=lambda path, why: bar.write(f"{path}: {why}; imported from its public log only",
                                                   file=sys.stderr),
-            progress=lambda: bar.update(1))
+            progress=lambda: bar.update(1), workers=args.workers, engine=args.engine, address=args.address)
     if total > 1:
         print("\n".join(summary.lines()), file=sys.stderr)
     return 1 if summary.refused else 0

@@ -8,6 +8,7 @@ what a spectator of that side could know — and reads the snapshots and reward 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import platform
 import re
@@ -21,7 +22,7 @@ from wolfeclick.battle.store import RecordingError, _first_error
 from wolfeclick.battle.tracker import SideTracker, generation
 from wolfeclick.digits import ascii_int
 from wolfeclick.game.reward import RewardView, reward_view
-from wolfeclick.game.snapshot import side_snapshot
+from wolfeclick.game.snapshot import SnapshotEntries, side_snapshot
 from wolfeclick.sides import SIDES, Side, is_side, other
 
 ROOM_ONLY = frozenset({
@@ -187,8 +188,10 @@ def imported_id(prefix: str, data: bytes, hint: str | None = None) -> str:
     return f"{prefix}-{hashlib.sha256(data).hexdigest()[:16]}"
 
 
+@functools.cache
 def imported_versions() -> Versions:
-    """The importer's own versions; the source's simulator version is unknown."""
+    """The importer's own versions; the source's simulator version is unknown (read once: a package's metadata is
+    a file lookup, a tenth of a public log's import)."""
     return Versions(wolfeclick=wolfeclick.__version__, pokemon_showdown="unknown", poke_env=version("poke-env"),
                     python=platform.python_version())
 
@@ -280,6 +283,7 @@ def replay_public(log: list[str], format_id_: str, names: dict[Side, str], posit
     for tracker in trackers.values():  # tell each view its seat even when the log lost its |player| lines
         tracker.feed(seats)
     hints = lead_hints(log)
+    caches: dict[Side, SnapshotEntries] = {side: {} for side in SIDES}  # a Pokémon read as before: its entry again
     points: list[PublicPoint] = []
     fed = 0
     for position in positions:
@@ -288,7 +292,8 @@ def replay_public(log: list[str], format_id_: str, names: dict[Side, str], posit
         for tracker in trackers.values():
             tracker.feed(lines)
         fed = position
-        snapshot = {side: side_snapshot(trackers[side].battle, trackers[other(side)].battle) for side in SIDES}
+        snapshot = {side: side_snapshot(trackers[side].battle, trackers[other(side)].battle, caches[side])
+                    for side in SIDES}
         views = {side: reward_view(trackers[side].battle) for side in SIDES}
         points.append(PublicPoint(position, snapshot, views))
     return points

@@ -19,7 +19,7 @@ import json
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Coroutine
+from typing import Any, Callable, Coroutine, cast
 
 import orjson
 
@@ -42,7 +42,7 @@ from wolfeclick.interop.public import (
 from wolfeclick.interop.showdown import from_public_log, tier_text
 from wolfeclick.policies.base import Decision, Observation
 from wolfeclick.sides import Side, is_side, other
-from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
+from wolfeclick.sim.process import SimPool, SimProcess
 from wolfeclick.sim.protocol import MAX_INPUT_LINE, UnsafeInput, check_input_lines, parse_chunk
 
 SERVER_FORMAT = "showdown server log"
@@ -53,7 +53,6 @@ DROPPED_COMMANDS = (">version ", ">version-origin ", ">chat ")
 input log only (``>chat``, which a replay would turn into a chat line the battle never had)."""
 RESIM_TURN_LIMIT = 1000
 """Showdown itself ends every battle by turn 1000; the runner's own 300-turn limit is for battles played here."""
-RESIM_TIMEOUT = 120.0
 RESIMULATED_NOTE = "re-simulated from its input log"
 """How the notes of a server log re-simulated from its input log begin."""
 FALLBACK_NOTE = "input log not used"
@@ -379,6 +378,23 @@ class SimHost:
         self.close()
 
 
+class _Heard:
+    """A simulator as the runner sees it, keeping every chunk it answers: the battle's omniscient output, which
+    the file's own log is checked against."""
+
+    def __init__(self, process: SimProcess) -> None:
+        self.process = process
+        self.out: list[str] = []
+
+    async def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        reply = await self.process.call(op, **fields)
+        self.out.extend(reply.get("out") or ())
+        return reply
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.process, name)
+
+
 @dataclass(frozen=True)
 class Resimulated:
     """A recording re-simulated from a server log, or why it could not be (then ``recording`` is None)."""
@@ -409,10 +425,12 @@ async def resimulate_server_log(raw: dict[str, Any], data: bytes, *, process: Si
         process = await pool.live()
     try:
         recording = None
+        heard = _Heard(process)
         try:
             async for item in stream_battle(sides["p1"], sides["p2"], format_id=fmt, seed=0,
-                                            max_turns=RESIM_TURN_LIMIT, battle_id=recording_id, process=process,
-                                            names=script.names, opening=script.opening):
+                                            max_turns=RESIM_TURN_LIMIT, battle_id=recording_id,
+                                            process=cast(SimProcess, heard), names=script.names,
+                                            opening=script.opening):
                 if isinstance(item, Recording):
                     recording = item
         except BattleNotStarted as exc:
@@ -426,11 +444,9 @@ async def resimulate_server_log(raw: dict[str, Any], data: bytes, *, process: Si
             problem = f"the battle ended before {left[0]}'s last {len(script.choices[left[0]]) - sides[left[0]].position}" \
                       " recorded choices"
         if problem is None and log:
-            try:
-                reply = await asyncio.wait_for(process.call("resim", lines=recording.inputlog), RESIM_TIMEOUT)
-            except (SimulatorError, asyncio.TimeoutError) as exc:
-                return Resimulated(None, f"the re-simulation failed: {exc}")
-            chunks = reply["out"]
+            # the simulator's own output of this battle: the same input log gives the same output (the simulator
+            # is deterministic), so a second simulation of it would only repeat this one
+            chunks = heard.out
             want = comparable(log)
             check = compare_logs(want, header_as_in(want, comparable(omniscient_log(chunks))))
             if not check.ok and compare_logs(want, header_as_in(want, comparable(spectator_log(chunks)))).ok:
@@ -462,8 +478,13 @@ def _as_import(recording: Recording, raw: dict[str, Any], script: ServerInput, c
         said = loss_message(clean_log(_file_log(raw))[0], {side: info.name for side, info in players.items()})
         how = said[1] if said and said[0] == loser else "forfeited"  # the room's own words: a lost timer too
         result = result.model_copy(update={"error": f"{loser} {how} on the server"})
+    # the time the scripted replay took to choose is not the players' (a server measured none): null, as every
+    # import has it, so the same file imports to the same bytes
+    turns = [turn.model_copy(update={"decisions": {side: decision.model_copy(update={"latency_ms": None})
+                                                   for side, decision in turn.decisions.items()}})
+             for turn in recording.turns]
     return recording.model_copy(update={
-        "seed": None, "created": now(), "players": players, "result": result,
+        "seed": None, "created": now(), "players": players, "result": result, "turns": turns,
         "source": SourceInfo(kind="imported", detail=SERVER_FORMAT),
     })
 

@@ -26,7 +26,7 @@ from wolfeclick.interop.public import ImportFormatError
 FORMATS = ("wolfeclick recording", openenv.RECORD_FORMAT, openenv.REPLAY_FORMAT, showdown.REPLAY_FORMAT,
            showdown.LOG_FORMAT, serverlog.SERVER_FORMAT, showdown.PAGE_FORMAT)
 
-__all__ = ["read_any", "sniff", "FORMATS", "ImportFormatError"]
+__all__ = ["read_any", "read_encoded", "sniff", "FORMATS", "ImportFormatError"]
 
 
 def _text(data: bytes) -> str:
@@ -42,26 +42,38 @@ def sniff(data: bytes) -> str:
     return _read(data)[0]
 
 
-def read_any(data: bytes, name: str = "", host: serverlog.SimHost | None = None) -> Recording:
+def read_any(data: bytes, name: str = "", host: serverlog.SimHost | None = None, *,
+             created: str | None = None) -> Recording:
     """The recording held in (or imported from) ``data``; ``name`` only labels error messages. ``host`` is the
-    simulator that re-simulates server logs (many files share one; else each server log starts its own)."""
+    simulator that re-simulates server logs (many files share one; else each server log starts its own).
+    ``created``: the time an import is stamped with (default: now); a WolfeClick recording keeps its own."""
+    return read_encoded(data, name, host, created=created)[0]
+
+
+def read_encoded(data: bytes, name: str = "", host: serverlog.SimHost | None = None, *,
+                 created: str | None = None) -> tuple[Recording, bytes]:
+    """``read_any``'s recording and its file's bytes (``Recording.to_json``, UTF-8), made once: a folder import
+    sends the bytes from its workers and writes them as they are."""
     try:
         kind, build = _read(data, host)
         recording = build()
-        if kind != FORMATS[0]:
-            check_output(recording, kind)
-        return recording
+        if kind == FORMATS[0]:
+            return recording, recording.to_json().encode("utf-8")
+        if created is not None:
+            recording = recording.model_copy(update={"created": created})
+        return recording, check_output(recording, kind)
     except ImportFormatError as exc:
         raise ImportFormatError(f"{name}: {exc}" if name else str(exc)) from None
 
 
-def check_output(recording: Recording, kind: str) -> None:
-    """Refuse, before anything is written, an import whose recording would pass the recording limit (which
-    ``validate`` and the app would then refuse to open)."""
-    size = len(recording.to_json().encode("utf-8"))
-    if size > MAX_RECORDING_BYTES:
-        raise ImportFormatError(f"{kind}: the recording would be {size / 1e6:.1f} MB; recordings are limited to "
-                                f"{MAX_RECORDING_BYTES // (1024 * 1024)} MB")
+def check_output(recording: Recording, kind: str) -> bytes:
+    """The recording's bytes; refuses, before anything is written, an import whose recording would pass the
+    recording limit (which ``validate`` and the app would then refuse to open)."""
+    data = recording.to_json().encode("utf-8")
+    if len(data) > MAX_RECORDING_BYTES:
+        raise ImportFormatError(f"{kind}: the recording would be {len(data) / 1e6:.1f} MB; recordings are limited "
+                                f"to {MAX_RECORDING_BYTES // (1024 * 1024)} MB")
+    return data
 
 
 def _read(data: bytes, host: serverlog.SimHost | None = None):
