@@ -31,7 +31,8 @@ TOURNAMENTS = [
     TournamentConfig(players=("maxdamage", "heuristic"), pairs=2, format=FORMAT, seed=22),
     TournamentConfig(players=("random", "heuristic"), pairs=2, format=FORMAT, seed=23),
 ]
-REFRESH_OUTPUTS = ("status", "table", "too_few", "matrix", "files", "format", "policy", "page", "record",
+REFRESH_OUTPUTS = ("status", "table", "too_few", "matrix", "table_json", "table_csv", "matrix_json", "matrix_csv",
+                   "format", "policy", "page", "record",
                    "chart", "recent")  # LeaderboardUI.outputs() as gradio_client returns them (no State)
 
 
@@ -77,7 +78,7 @@ def test_the_tab_gives_the_cli_table(client, played, tmp_path):
         assert shown[6] == f"{row['rating']:.0f} [{low}, {high}]"
         assert shown[7] == f"{row['glicko']:.0f} ({row['glicko_rd']:.0f})"
     # the downloads are the CLI's exports
-    files = {Path(f).name: Path(f).read_text() for f in out["files"]}
+    files = {Path(out[k]).name: Path(out[k]).read_text() for k in ("table_json", "table_csv", "matrix_json", "matrix_csv")}
     assert json.loads(files["leaderboard.json"]) == cli
     assert json.loads(files["matrix.json"]) == cli["matrix"]
     assert files["matrix.csv"].splitlines()[0] == "a,b,games,wins_a,wins_b,ties,score_a,ci_low,ci_high"

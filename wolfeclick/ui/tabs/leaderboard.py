@@ -51,7 +51,8 @@ class LeaderboardUI:
     table: gr.Dataframe
     too_few: gr.Dataframe
     matrix: gr.Dataframe
-    files: gr.File
+    downloads: list[gr.DownloadButton]
+    """One button per export (``DOWNLOADS``), each naming what it gives."""
     policy: gr.Dropdown
     page: gr.HTML
     record: gr.Dataframe
@@ -67,7 +68,7 @@ class LeaderboardUI:
 
     def outputs(self) -> list[Any]:
         """Everything a refresh updates (the table, its exports, the policy list and the open page)."""
-        return [self.status, self.table, self.too_few, self.matrix, self.files, self.format, self.policy,
+        return [self.status, self.table, self.too_few, self.matrix, *self.downloads, self.format, self.policy,
                 self.loaded, *self.page_outputs()]
 
 
@@ -133,7 +134,8 @@ async def _table_for(ctx: AppContext, ui: LeaderboardUI, filters: tuple, policy:
         ui.status: view.status_text(board, len(computed.entries), computed.skipped, _filters_text(query),
                                       len(computed.unrated), computed.notes),
         ui.table: view.table_rows(board), ui.too_few: view.too_few_rows(board), ui.matrix: view.matrix_rows(board),
-        ui.files: files, ui.format: gr.Dropdown(choices=["all", *computed.formats]),
+        **{button: gr.DownloadButton(value=path, interactive=True) for button, path in zip(ui.downloads, files)},
+        ui.format: gr.Dropdown(choices=["all", *computed.formats]),
         ui.policy: gr.Dropdown(choices=names, value=chosen), ui.loaded: True,
     }
     if chosen is not None:
@@ -242,6 +244,22 @@ def _link_last(headers: list[str]) -> list[Literal["str", "markdown"]]:
     return ["markdown" if index == len(headers) - 1 else "str" for index in range(len(headers))]
 
 
+DOWNLOADS = ("⬇ Table · JSON", "⬇ Table · CSV", "⬇ Pairings · JSON", "⬇ Pairings · CSV")
+"""The export buttons' labels, in ``Standings.export``'s order (``EXPORT_NAMES``: leaderboard.json, leaderboard.csv,
+matrix.json, matrix.csv). A file list in the controls column cut every name to its extension and size."""
+
+
+def _download_buttons() -> list[gr.DownloadButton]:
+    """The four exports, two buttons a row under one caption; each is given its file by the first table."""
+    gr.HTML('<div class="wc-downloads-caption">Downloads: this table and every pairing, as the CLI exports them '
+            "(<code>leaderboard --json/--csv</code>)</div>")
+    buttons: list[gr.DownloadButton] = []
+    for row in (DOWNLOADS[:2], DOWNLOADS[2:]):
+        with gr.Row(elem_classes=["wc-downloads"]):
+            buttons += [gr.DownloadButton(label, size="sm", interactive=False, min_width=100) for label in row]
+    return buttons
+
+
 def build(ctx: AppContext) -> LeaderboardUI:
     """The tab's layout and events (inside a ``gr.Tab``)."""
     with gr.Row(equal_height=False, elem_classes=["wc-tab-row"]):
@@ -254,8 +272,7 @@ def build(ctx: AppContext) -> LeaderboardUI:
                                         precision=0)
                 period = gr.Radio(["tournament", "day"], value="tournament", label="Glicko-2 rating period")
                 refresh_button = gr.Button("↻ Refresh (rebuild from history)", variant="primary")
-                files = gr.File(label="Downloads: table and pair matrix, JSON and CSV", file_count="multiple",
-                                interactive=False)
+                downloads = _download_buttons()
         with gr.Column(scale=4):
             status = gr.Markdown("Open this tab or press **Refresh** to rate every battle played here.")
             table = gr.Dataframe(headers=view.TABLE_HEADERS, label="Leaderboard (Bradley–Terry, random = 1000)",
@@ -278,7 +295,7 @@ def build(ctx: AppContext) -> LeaderboardUI:
                               max_height=100_000)
     loaded = gr.State(False)
     ui = LeaderboardUI(format_box, since, sources, min_battles, period, refresh_button, status, table, too_few,
-                       matrix, files, policy, page, record, chart, recent, loaded)
+                       matrix, downloads, policy, page, record, chart, recent, loaded)
     refresh_button.click(bind(refresh, ctx, ui), [*ui.filters(), policy], ui.outputs(),
                          api_name="leaderboard_refresh", concurrency_limit=2, concurrency_id="leaderboard")
     for box in (format_box, sources, period):

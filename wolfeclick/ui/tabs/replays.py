@@ -382,7 +382,7 @@ def build(ctx: AppContext) -> ReplaysUI:
                                          elem_id="wc-replays-select")
                 upload_box = gr.File(label="Upload a recording or a battle log (.json, .log, a saved replay .html)",
                                      file_types=UPLOAD_TYPES, type="filepath",
-                                     height=110)
+                                     height=110, elem_id="wc-replays-upload")
                 message = gr.HTML("", js_on_load=None)
                 with gr.Row():
                     json_file = gr.DownloadButton("⬇ JSON", size="sm", interactive=False)
