@@ -13,7 +13,9 @@ Starts ``app.py`` on a free 127.0.0.1 port with its default visitor bounds and q
 
 Addresses are told apart by ``X-Forwarded-For``, which uvicorn trusts from 127.0.0.1 (a real deployment behind a
 proxy sets ``FORWARDED_ALLOW_IPS`` to that proxy). The serving process's RSS (and its children's) is sampled every
-5 s, and once more after a minute of quiet at the end. Bounded: the server binds 127.0.0.1 only; every request
+5 s, and again after ``--quiet-s`` of quiet at the end (the app is told to drop sessions idle for
+``--session-idle-s``, default 120 s, so that the quiet period shows what the process gives back; the app's own
+default is 1800 s). Bounded: the server binds 127.0.0.1 only; every request
 loop stops at the deadline and the server is stopped. ``--write`` puts the result in docs/benchmarks.md (section
 "## One visitor hogging the public app").
 
@@ -70,8 +72,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--pages", type=int, default=6, help="live streams visitor A keeps asking for at once")
+    parser.add_argument("--session-idle-s", type=float, default=120.0,
+                        help="the app's WOLFECLICK_APP_SESSION_IDLE_S for the run")
+    parser.add_argument("--quiet-s", type=float, default=None,
+                        help="quiet seconds before the last RSS reading (default: the idle bound + 90 s)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    quiet_s = args.quiet_s if args.quiet_s is not None else args.session_idle_s + 90
     if not 1 <= args.minutes <= 90:
         parser.error("--minutes 1..90")
 
@@ -104,7 +111,7 @@ def main() -> int:
     rss: list[tuple[float, float, float]] = []
     started_busy, started_at, began_wall = machine_busy(), time.monotonic(), time.time()
     try:
-        with running_app(root) as (url, pid):
+        with running_app(root, env={"WOLFECLICK_APP_SESSION_IDLE_S": f"{args.session_idle_s:g}"}) as (url, pid):
             def client(address: str) -> Any:
                 """A new page (a Gradio session) of the visitor at ``address``."""
                 return Client(url, verbose=False, headers={"X-Forwarded-For": address},
@@ -234,7 +241,7 @@ def main() -> int:
             for job in jobs:
                 job.join(120)
             loaded_rss = rss_mb(pid)
-            time.sleep(60)  # a quiet minute: does the serving process return near its idle figure?
+            time.sleep(quiet_s)  # quiet: does the serving process return near its idle figure?
             quiet_rss = rss_mb(pid)
             gradio_temp = Path(tempfile.gettempdir(), "gradio")  # shared by every app on the machine: count ours
             temp_uploads = sum(p.stat().st_size for p in gradio_temp.rglob("*")
@@ -251,9 +258,11 @@ def main() -> int:
                 f"{percentile(values, 0.95) * 1000:.0f} | {max(values) * 1000:.0f} |")
 
     peak, peak_children = max(r[1] for r in rss), max(r[2] for r in rss)
+    late = [r[1] for r in rss if r[0] >= 0.75 * args.minutes * 60] or [peak]
     text = "\n".join([
         HEADING, "",
-        f"`scripts/bench_public_load.py --minutes {args.minutes:g} --pages {args.pages}`: the app on 127.0.0.1 with "
+        f"`scripts/bench_public_load.py --minutes {args.minutes:g} --pages {args.pages} --session-idle-s "
+        f"{args.session_idle_s:g}`: the app on 127.0.0.1 with "
         f"its default quotas (per visitor: {bounds.live_per_visitor} live battle, {bounds.heavy_per_visitor} heavy "
         f"job, {bounds.uploads_per_hour} uploads an hour, {bounds.upload_bytes_per_visitor / 2**20:g} MB stored). "
         f"Visitor A asks for {args.pages} live streams, the largest Compare, an analysis at K = {bounds.max_k}, "
@@ -265,7 +274,9 @@ def main() -> int:
         f"Visitor C's first live turn: {', '.join(f'{s:.1f}' for s in first_turns) or 'none'} s. "
         f"What A got: {', '.join(f'{k} {v}' for k, v in sorted(said.items()))}.", "",
         f"Serving process RSS: {idle_rss:.0f} MB idle, peak {peak:.0f} MB, {loaded_rss:.0f} MB when the load "
-        f"stopped, {quiet_rss:.0f} MB after a quiet minute (goal ≤ 600 MB); its children (simulators, the upload "
+        f"stopped, {quiet_rss:.0f} MB after {quiet_s:.0f} s of quiet (goal ≤ 600 MB; the app dropped sessions "
+        f"idle for {args.session_idle_s:g} s); in the run's last quarter it ranged "
+        f"{min(late):.0f}–{max(late):.0f} MB; its children (simulators, the upload "
         f"checker) peaked at {peak_children:.0f} MB together. This run left {temp_uploads:.0f} MB in Gradio's temporary "
         "folder (files older than an hour are deleted every 10 minutes). An upload the client could not send counts "
         "as failed: the upload route's per-address limit answers 429 before the event is called.",

@@ -60,8 +60,10 @@ VIEW_BYTES_PER_FILE_BYTE = 6
 """Memory a parsed recording and its view take per byte of JSON file (measured: docs/benchmarks.md)."""
 HEAVY_BYTES = 4 * 1024 * 1024
 """Files above this are parsed one at a time (a 20 MB recording's parse peaks near 6 × its size in memory)."""
-DEFAULT_CACHE_BYTES = 384 * 1024 * 1024
-"""The view cache's budget: opened replays beyond it are dropped, least recently used first."""
+DEFAULT_CACHE_BYTES = 160 * 1024 * 1024
+"""The view cache's budget: opened replays beyond it are dropped, least recently used first. One largest upload
+(20 MB, charged 120 MB) fits; 384 MB on top of the serving process's idle 245 MB left no room under the public app's
+600 MB bound for the visitors' sessions and one heavy parse (issue 60)."""
 
 
 def upload_id(data: bytes, recording: Recording | None = None) -> str:
