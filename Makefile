@@ -9,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: setup setup-app simulator run test test-busy lint browser clean
+.PHONY: setup setup-app simulator run test test-fast test-busy lint browser clean
 
 setup: $(VENV)/.installed simulator
 setup-app: $(VENV)/.app-installed simulator
@@ -36,7 +36,7 @@ run: setup-app
 	$(PY) app.py
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check wolfeclick tests scripts server devkit app.py
+	$(VENV)/bin/ruff check wolfeclick tests scripts server devkit benchmarks app.py
 	$(VENV)/bin/mypy
 
 # Two pytest workers (pytest-xdist), each test file whole on one worker (module fixtures such as the app server and
@@ -44,6 +44,12 @@ lint: $(VENV)/.installed
 TEST_WORKERS ?= 2
 test: setup browser lint
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
+# While editing: ruff, then the pure tier only (`-m fast`: the tests that start no simulator, app, browser, model stack,
+# Ray, pip or other program; tests/conftest.py sets the tiers and fails a fast test that starts one anyway).
+test-fast: $(VENV)/.installed
+	$(VENV)/bin/ruff check wolfeclick tests scripts server devkit benchmarks app.py
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m fast
 
 # The suite with every core kept busy by other work (scripts/test_under_load.sh): it must pass as it does quiet.
 test-busy: setup browser

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import resource
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,3 +62,230 @@ def server() -> Iterator[object]:
     app = Server()
     yield app
     app.stop()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Test tiers, by what a test starts. Every test carries the tiers of what it starts (battles: the real simulator;
+# app: the live app server; browser: Chromium; torch: the model stack; ray: a Ray instance; packaging: pip
+# installs, wheels, docker; process: any other program, such as the CLI or a fresh interpreter), read from three
+# places: the fixtures it uses (FIXTURE_TIERS), its file's entry in FILE_TIERS (a whole file that starts something
+# without a fixture saying so), and a tier marker the test or its module sets itself (``pytestmark =
+# pytest.mark.battles``). A test with none of them is in the ``fast`` tier.
+#
+#   pytest -m fast          the pure tier (`make test-fast`): files that are all tiered are not even imported
+#   pytest -m "not browser" everything but the browser tests; `pytest` alone still runs everything
+#
+# The fast tier is guarded: while one of its tests runs, starting any process (the simulator, the app, Chromium,
+# pip, Ray: Python's audit events for subprocess.Popen, os.system, os.fork, os.posix_spawn…) raises and fails the
+# test, and so does importing torch or ray, naming the tier the test belongs in. A mis-tiered test is found the first
+# time `make test-fast` runs it instead of quietly making the fast tier slow. A -m naming no tier or marker, or
+# selecting no test, is refused (pytest's exit 5 is not a pass).
+# ---------------------------------------------------------------------------------------------------------------
+
+TIERS = ("battles", "app", "browser", "torch", "ray", "packaging", "process")
+FIXTURE_TIERS: dict[str, tuple[str, ...]] = {
+    "server": ("app",),
+    "browser": ("browser",),
+    "tiny_checkpoint": ("torch",),
+    "tiny_tool_checkpoint": ("torch",),
+    "hub_cache": ("torch",),
+}
+FILE_TIERS: dict[str, tuple[str, ...]] = {
+    "test_analysis.py": ("battles",),
+    "test_analysis_ray.py": ("battles", "ray"),
+    "test_analysis_revive.py": ("battles",),
+    "test_arena_history.py": ("battles", "process"),
+    "test_batch_faults.py": ("battles", "process"),
+    "test_battle_core.py": ("battles", "process"),
+    "test_benchmarks_smoke.py": ("battles",),
+    "test_branch_chains.py": ("battles",),
+    "test_branch_rescore.py": ("battles",),
+    "test_cli_small.py": ("process",),
+    "test_env_gym.py": ("battles",),
+    "test_env_heal.py": ("battles", "process", "torch"),
+    "test_env_learn_demo.py": ("battles", "torch"),
+    "test_env_lifecycle.py": ("battles", "process"),
+    "test_env_recording_size.py": ("battles",),
+    "test_env_refusals.py": ("battles",),
+    "test_env_registration.py": ("process",),
+    "test_env_sb3_matrix.py": ("battles", "torch"),
+    "test_env_server.py": ("process",),
+    "test_env_spaces.py": ("battles", "torch"),
+    "test_env_tool.py": ("battles",),
+    "test_env_vector.py": ("battles",),
+    "test_human_policy.py": ("battles", "process"),
+    "test_interop_export.py": ("battles",),
+    "test_interop_import.py": ("battles", "process"),
+    "test_interop_parallel_import.py": ("battles",),
+    "test_interop_public_analysis.py": ("battles",),
+    "test_interop_pokeenv_pages.py": ("battles",),
+    "test_interop_public_views.py": ("battles",),
+    "test_interop_round_two.py": ("battles", "process"),
+    "test_interop_server.py": ("battles",),
+    "test_ladder.py": ("battles",),
+    "test_live_battle.py": ("battles", "process"),
+    "test_live_same_battle_id.py": ("battles",),
+    "test_llm_bench.py": ("torch",),
+    "test_llm_policy.py": ("torch",),
+    "test_llm_scoring.py": ("torch",),
+    "test_llm_v1_options.py": ("battles",),
+    "test_memory_bounds.py": ("process",),
+    "test_one_home.py": ("process",),
+    "test_packaging.py": ("packaging",),
+    "test_perf_golden.py": ("battles",),
+    "test_policy_registry.py": ("process",),
+    "test_ray_engine.py": ("battles", "process", "ray"),
+    "test_resim_forced_struggle.py": ("battles",),
+    "test_search_fairness.py": ("battles",),
+    "test_search_engine.py": ("battles",),
+    "test_search_sets.py": ("battles",),
+    "test_shared_ideas.py": ("process",),
+    "test_sim_door.py": ("battles",),
+    "test_sim_install_wait.py": ("process",),
+    "test_sim_rollouts.py": ("battles",),
+    "test_teams.py": ("battles", "process"),
+    "test_tournament.py": ("battles",),
+    "test_train_sb3.py": ("battles", "torch"),
+    "test_trust_choice_refusals.py": ("battles",),
+    "test_trust_digits.py": ("battles",),
+    "test_trust_door.py": ("battles",),
+    "test_trust_history.py": ("battles", "process"),
+    "test_trust_played.py": ("battles",),
+    "test_trust_quotas.py": ("battles",),
+    "test_trust_small.py": ("battles", "process"),
+    "test_trust_store.py": ("battles", "process"),
+    "test_trust_uploads.py": ("process",),
+    "test_trust_visitors.py": ("app", "process"),
+    "test_ui_app.py": ("app",),
+    "test_ui_human.py": ("battles",),
+    "test_ui_missing_extra_browser.py": ("app", "browser"),
+    "test_ui_names_numbers.py": ("battles",),
+    "test_ui_practitioner_browser.py": ("app",),
+    "test_ui_view.py": ("battles",),
+    "test_ui_whatif.py": ("battles",),
+    "test_value_model_public.py": ("battles",),
+    "test_yardstick.py": ("battles",),
+}
+"""Test files (names in ``tests/``) whose every test is in these tiers, for what no fixture shows."""
+
+_HEAVY_MODULES = {"torch": "torch", "ray": "ray"}
+_PROCESS_EVENTS = ("subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec")
+_guard: dict[str, object] = {"on": False, "seen": [], "before": set(), "reported": False}
+
+
+class TierViolation(RuntimeError):
+    """A fast-tier test started a process or imported the model stack."""
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _guard["on"] and event in _PROCESS_EVENTS:
+        what = f"{event} {args[1] if event == 'subprocess.Popen' and len(args) > 1 else ''}".strip()[:200]
+        seen = _guard["seen"]
+        assert isinstance(seen, list)
+        seen.append(what)
+        raise TierViolation(f"a fast-tier test started a process ({what}): mark it with the tier of what it starts "
+                            f"({', '.join(TIERS)}) in tests/conftest.py FILE_TIERS or with pytest.mark")
+
+
+def _children() -> tuple[float, frozenset[int]]:
+    """This process's reaped children's CPU seconds and its live children's pids: either changes when a process is
+    started, however it was started."""
+    import psutil
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime, frozenset(p.pid for p in psutil.Process().children(recursive=True))
+
+
+def tiers_of(filename: str, fixturenames: list[str] | tuple[str, ...], markers: set[str]) -> set[str]:
+    """The tiers a test is in, from its file's name, the fixtures it uses and the markers it carries."""
+    found = {t for t in markers if t in TIERS} | set(FILE_TIERS.get(filename, ()))
+    for name in fixturenames:
+        found.update(FIXTURE_TIERS.get(name, ()))
+    return found
+
+
+def _fast_run(config: pytest.Config) -> bool:
+    return str(config.getoption("markexpr", "") or "").strip() == "fast"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    markexpr = str(config.getoption("markexpr", "") or "")
+    known = set(TIERS) | {"fast"} | {line.split(":")[0].strip() for line in config.getini("markers")}
+    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", markexpr)) - {"and", "or", "not"}
+    if names - known:
+        raise pytest.UsageError(f"-m {markexpr!r} names no marker: {', '.join(sorted(names - known))} "
+                                f"(tiers: fast, {', '.join(TIERS)})")
+    sys.addaudithook(_audit)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m fast`` does not import a file whose every test is tiered (its imports are most of a run's start-up)."""
+    if _fast_run(config) and collection_path.name in FILE_TIERS:
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        markers = {m.name for m in item.iter_markers()}
+        found = tiers_of(item.path.name, getattr(item, "fixturenames", ()), markers)
+        for tier in sorted(found - markers):
+            item.add_marker(tier)
+        if not found:
+            item.add_marker("fast")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+    """Exit 5 (nothing ran) is a failure for `make`; say which -m chose nothing instead of a bare 'no tests ran'."""
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and config.getoption("markexpr", ""):
+        terminalreporter.write_line(f"-m {config.getoption('markexpr')!r} selected no test (exit 5: not a pass)", red=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    """In the fast tier, a test module that imports torch or ray at the top fails its collection."""
+    before = {m for m in _HEAVY_MODULES if m in sys.modules}
+    report = yield
+    if _fast_run(collector.config) and isinstance(collector, pytest.Module):
+        new = {m for m in _HEAVY_MODULES if m in sys.modules} - before
+        if new:
+            report.outcome = "failed"
+            report.longrepr = (f"{collector.path.name} imports {', '.join(sorted(new))} when collected: list it in "
+                               f"tests/conftest.py FILE_TIERS under {', '.join(_HEAVY_MODULES[m] for m in sorted(new))}")
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Guards a fast-tier test of a ``-m fast`` run from its setup to its teardown."""
+    on = _fast_run(item.config) and item.get_closest_marker("fast") is not None
+    _guard.update(on=on, seen=[], before={m for m in _HEAVY_MODULES if m in sys.modules}, reported=False,
+                  children=_children())
+    try:
+        return (yield)
+    finally:
+        _guard["on"] = False
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A guarded test that started a process (even if something caught the exception) or imported torch or ray
+    fails, naming what it did."""
+    report = yield
+    if not _guard["on"] or _guard["reported"]:
+        return report
+    seen = _guard["seen"]
+    assert isinstance(seen, list)
+    problems = [f"started a process: {what}" for what in seen]
+    before = _guard["before"]
+    assert isinstance(before, set)
+    problems += [f"imported {m}" for m in _HEAVY_MODULES if m in sys.modules and m not in before]
+    if call.when == "teardown" and _children() != _guard["children"]:
+        # what the audit hook cannot see: multiprocessing's spawn starts its workers below Python's audit events
+        problems.append("started a process (a child ran or is still running)")
+    if problems and report.outcome != "skipped":
+        _guard["reported"] = True
+        report.outcome = "failed"
+        report.longrepr = (f"fast tier: {item.nodeid} {'; '.join(dict.fromkeys(problems))}. Give it the tier of what "
+                           f"it starts ({', '.join(TIERS)}): tests/conftest.py FILE_TIERS, or pytest.mark.<tier>")
+    return report
