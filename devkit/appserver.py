@@ -20,6 +20,7 @@ from typing import IO, Iterator
 
 import httpx
 
+from benchmarks.harness import percentile  # noqa: F401  (the benchmarks' one percentile, for the scripts here)
 from devkit import ROOT
 from devkit.samples import HOSTILE_ID, SAMPLES, hostile_data
 
@@ -38,11 +39,6 @@ def rss_mb(pid: int) -> float:
     except OSError:
         pass
     return 0.0
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def start_app(root: Path, port: int, env: dict[str, str] | None = None,

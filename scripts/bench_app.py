@@ -41,7 +41,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
-from devkit.appserver import free_port  # noqa: E402
+from devkit.appserver import free_port, percentile  # noqa: E402
 from devkit.browser import CHROMIUM_FLAGS, Browser  # noqa: E402
 from devkit.samples import long_recording  # noqa: E402
 from scripts.benchdoc import DOC, write_section  # noqa: E402
@@ -226,11 +226,6 @@ def round_trip(port: int, steps: int) -> float:
         client.predict(LONG_ID, k, "p1", api_name="/replay_next")
         times.append((time.perf_counter() - t) * 1000)
     return statistics.median(times)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[int(q * (len(ordered) - 1))]
 
 
 PAINT_PROBE = """(() => {

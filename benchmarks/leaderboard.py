@@ -1,4 +1,4 @@
-"""Rebuilding the history index and the leaderboard from 10,000 result rows, written to docs/benchmarks.md.
+"""Rebuilding the history index and the leaderboard from 10,000 result rows.
 
 The rows reuse the outcomes of one real tournament (played here first, 3 baselines × 20 pairs = 120 battles, no
 recordings): each copy is a tournament of its own (another seed, so another id and schedule) whose rows keep the
@@ -8,36 +8,32 @@ any other. Timed, fastest of ``--repeats``: the scan of every ``results.jsonl`` 
 pooled Bradley–Terry with the 1000-round pair bootstrap and profile-likelihood intervals, Glicko-2 per
 tournament). The leaderboard is also checked to be byte-identical on every repeat.
 
-    .venv/bin/python scripts/bench_leaderboard.py [--rows 10000] [--repeats 3] [--no-write]
+    .venv/bin/python -m benchmarks.leaderboard [--rows 10000] [--repeats 3] [--pairs 20]
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import datetime
 import json
-import os
-import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Sequence
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
-from scripts.benchdoc import write_section  # noqa: E402
-from wolfeclick.arena.history import read_index, rebuild_index  # noqa: E402
-from wolfeclick.arena.leaderboard import leaderboard  # noqa: E402
-from wolfeclick.arena.results import row_line  # noqa: E402
-from wolfeclick.arena.schedule import TournamentConfig, build_schedule  # noqa: E402
-from wolfeclick.arena.tournament import CONFIG_FILE, RESULTS_FILE, load_results, run_tournament  # noqa: E402
+from benchmarks import harness
+from wolfeclick.arena.history import read_index, rebuild_index
+from wolfeclick.arena.leaderboard import leaderboard
+from wolfeclick.arena.results import ResultRow, row_line
+from wolfeclick.arena.schedule import TournamentConfig, build_schedule
+from wolfeclick.arena.tournament import CONFIG_FILE, RESULTS_FILE, load_results, run_tournament
 
+NAME = "leaderboard"
 HEADING = "## Leaderboard: history index and table from 10,000 rows"
 PLAYERS = ("random", "maxdamage", "heuristic")
 
 
-def _write_copies(rows: list[dict], base: TournamentConfig, copies: int, out: Path) -> int:
+def _write_copies(rows: list[ResultRow], base: TournamentConfig, copies: int, out: Path) -> int:
     """``copies`` tournaments under ``out`` whose rows reuse ``rows``' outcomes; returns the row count."""
     total = 0
     for c in range(copies):
@@ -50,33 +46,28 @@ def _write_copies(rows: list[dict], base: TournamentConfig, copies: int, out: Pa
         lines = []
         for row in rows:
             battle = schedule[row["index"]]
-            lines.append(row_line({**row, "tournament": config.id, "seed": battle.seed,
-                                   "recording": battle.battle_id}))
+            copy = row.copy()
+            copy["tournament"], copy["seed"], copy["recording"] = config.id, battle.seed, battle.battle_id
+            lines.append(row_line(copy))
         (directory / RESULTS_FILE).write_text("".join(lines))
         total += len(lines)
     return total
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, default=10_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--no-write", action="store_true", help="print the section, leave docs/benchmarks.md")
-    args = parser.parse_args()
-
-    load_start = os.getloadavg()[0]
+def measure(rows_wanted: int, repeats: int, pairs: int) -> dict[str, Any]:
+    """The fastest of ``repeats`` timings of each step, in seconds, with the row and tournament counts."""
     with tempfile.TemporaryDirectory() as tmp:
         played = Path(tmp) / "played"
-        base = TournamentConfig(players=PLAYERS, pairs=20, format="gen9randombattle", seed=1)
+        base = TournamentConfig(players=PLAYERS, pairs=pairs, format="gen9randombattle", seed=1)
         asyncio.run(run_tournament(base, played, concurrency=2, keep_recordings=False))
         _, rows = load_results(played / base.id)
         results = Path(tmp) / "results"
-        copies = -(-args.rows // len(rows))
+        copies = -(-rows_wanted // len(rows))
         total = _write_copies(rows, base, copies, results)
 
         timings: dict[str, list[float]] = {"rebuild": [], "read": [], "table": []}
         outputs = set()
-        for _ in range(args.repeats):
+        for _ in range(repeats):
             (results / "history.sqlite").unlink(missing_ok=True)
             t0 = time.perf_counter()
             index, scan = rebuild_index(results)
@@ -91,33 +82,45 @@ def main() -> None:
             outputs.add(board.to_json())
             assert len(scan.entries) == total
         assert len(outputs) == 1, "the leaderboard changed between identical rebuilds"
-    load_end = os.getloadavg()[0]
+    return {"rows": total, "tournaments": copies, "played": len(rows), "identical": True,
+            "seconds": {k: min(v) for k, v in timings.items()}}
 
-    best = {k: min(v) for k, v in timings.items()}
-    command = f".venv/bin/python scripts/bench_leaderboard.py --rows {args.rows} --repeats {args.repeats}"
-    text = "\n".join([
+
+def render(result: harness.Result) -> str:
+    r, p = result.results, result.params
+    best = r["seconds"]
+    return "\n".join([
         HEADING,
         "",
-        f"`{command}`: {total} result rows in {copies} tournaments (the outcomes of one real 120-battle round robin "
-        "of random, maxdamage, heuristic, re-dealt under other seeds), no recordings. Fastest of "
-        f"{args.repeats} runs; the leaderboard was byte-identical on every run.",
+        f"`{result.command}`: {r['rows']} result rows in {r['tournaments']} tournaments (the outcomes of one real "
+        f"{r['played']}-battle round robin of {', '.join(PLAYERS)}, re-dealt under other seeds), no recordings. "
+        f"Fastest of {p['repeats']} runs; the leaderboard was byte-identical on every run.",
         "",
-        f"Machine: {os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}, "
-        f"{platform.system()}; measured {datetime.date.today().isoformat()}, load average {load_start:.1f} at the "
-        f"start and {load_end:.1f} at the end (other engineers' tests ran meanwhile).",
+        harness.describe(result),
         "",
         "| step | seconds |",
         "|---|---:|",
         f"| scan every `results.jsonl` + write `history.sqlite` (`rebuild_index`) | {best['rebuild']:.2f} |",
         f"| read the index back (`read_index`) | {best['read']:.2f} |",
         f"| leaderboard: pooled Bradley–Terry, 1000-round pair bootstrap, profile likelihood, Glicko-2 "
-        f"({copies} periods) | {best['table']:.2f} |",
+        f"({r['tournaments']} periods) | {best['table']:.2f} |",
         f"| **total** | **{sum(best.values()):.2f}** |",
     ])
-    print(text)
-    if not args.no_write:
-        write_section(HEADING, text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = harness.parser(__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pairs", type=int, default=20, help="pairs per pairing of the tournament played first")
+    args = parser.parse_args(argv)
+    with harness.measure() as run:
+        results = measure(args.rows, args.repeats, args.pairs)
+    harness.finish(NAME, argv, {"rows": args.rows, "repeats": args.repeats, "pairs": args.pairs}, results, run,
+                   args.results)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,0 +1,45 @@
+"""Every benchmark in benchmarks/ runs end to end at its smallest size, writes one result and renders its section.
+They play real battles (the tiers: tests/conftest.py), so they are not in `make test-fast`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks import harness
+
+
+def _run(name: str, argv: list[str], results: Path) -> harness.Result:
+    import importlib
+
+    module = importlib.import_module(f"benchmarks.{name}")
+    assert module.main([*argv, "--results", str(results)]) == 0
+    result = harness.latest(name, results)
+    assert result is not None and result.run.wall_s > 0 and result.run.cpu_s > 0
+    assert result.command.startswith(f".venv/bin/python -m benchmarks.{name} ")
+    heading, text = harness.render(name, result)
+    assert text.startswith(heading + "\n") and "Machine: " in text
+    return result
+
+
+def test_leaderboard_smallest(tmp_path: Path) -> None:
+    result = _run("leaderboard", ["--rows", "10", "--repeats", "1", "--pairs", "1"], tmp_path)
+    assert result.results["played"] == 6 and result.results["rows"] == 12 and result.results["tournaments"] == 2
+
+
+def test_tournament_smallest(tmp_path: Path) -> None:
+    result = _run("tournament", ["--pairs", "1", "--repeats", "1", "--concurrency", "1"], tmp_path)
+    assert result.results["battles"] == 6 and [row["concurrency"] for row in result.results["rows"]] == [1]
+    from wolfeclick.arena import tournament
+
+    # the layer's functions were timed through wrappers while measuring, and are its own again
+    assert all(getattr(tournament, name).__module__.startswith("wolfeclick.") for name in ("result_row", "_persist"))
+
+
+@pytest.mark.torch
+def test_rescore_smallest(tmp_path: Path) -> None:
+    result = _run("rescore", ["--battles", "1", "--max-turns", "4", "--concurrency", "1"], tmp_path)
+    rows = result.results["rows"]
+    assert [row["asked"] for row in rows] == ["replay only (random asked)", "tiny checkpoint, score mode"]
+    assert all(row["decisions"] > 0 for row in rows)
