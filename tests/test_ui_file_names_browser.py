@@ -39,11 +39,10 @@ CLIPPED = """(e) => { for (let n = e; n; n = n.parentElement) {  // cut by itsel
 COLUMN = """[...document.querySelectorAll('.wc-controls-col')].find(c => c.innerText.includes('Which battles'))"""
 SEEN = "(e) => e.getBoundingClientRect().width > 0"
 
-READY = f"""(() => {{  // the exports are there: a file list's links, or the labelled buttons enabled
+READY = f"""(() => {{  // the exports are there (they come with the table's status): a file list's links, or buttons
   const column = {COLUMN}; if (!column) return false;
-  const buttons = [...column.querySelectorAll('button')].filter(b => b.innerText.includes('⬇'));
   return [...column.querySelectorAll('a[download]')].some(a => a.href.includes('matrix.csv')) ||
-         (buttons.length > 0 && buttons.every(b => !b.disabled));
+         [...column.querySelectorAll('button')].some(b => b.innerText.includes('⬇'));
 }})()"""
 
 DOWNLOADS = f"""(() => {{

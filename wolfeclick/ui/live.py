@@ -6,22 +6,25 @@ battle. No Gradio, and no battle logic: choosing and building policies and runni
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, AsyncIterator
 
 from wolfeclick.battle.live import HUMAN, LiveEvent, play_live
 from wolfeclick.errors import WolfeClickError, whole_on_one_line
-from wolfeclick.policies.catalogue import ServedCatalogue
+from wolfeclick.extras import MissingExtra, require
+from wolfeclick.policies.catalogue import ServedCatalogue, ServedPolicy
 from wolfeclick.policies.human import Prompt
 from wolfeclick.settings import settings
 from wolfeclick.ui.presentation import played_by
 from wolfeclick.ui.view import BattleMeta, BattleView
 
-__all__ = ["policy_choices", "LiveViewEvent", "HardwareProbe", "hardware_report", "run_live", "prompt_markdown",
+__all__ = ["policy_choices", "offered", "checkpoints_missing", "UNAVAILABLE",
+           "LiveViewEvent", "HardwareProbe", "hardware_report", "run_live", "prompt_markdown",
            "default_pace", "YOU", "HUMAN_CHOICE"]
 
 YOU = "You"
@@ -30,16 +33,52 @@ HUMAN_CHOICE = ("You — play this side yourself (buttons)", HUMAN)
 """The choice (and recorded policy spec) for a side a person plays with the buttons."""
 
 
-def policy_choices(catalogue: ServedCatalogue, *, opponent: bool = False) -> list[tuple[str, str]]:
+UNAVAILABLE = "unavailable here"
+"""How a choice that cannot play in this install is labelled (the dropdowns grey it: assets/app.css)."""
+
+
+@functools.cache
+def checkpoints_missing() -> str:
+    """Why this install cannot load a checkpoint, short enough for a choice's label (``extras.require`` has the
+    whole line, which Start still gives), or '' when it can. Asked once: finding the modules imports none of them."""
+    try:
+        require("llm", "a checkpoint")
+    except MissingExtra:
+        return "needs the llm extra (pip install 'wolfeclick-arena[llm]')"
+    return ""
+
+
+def needs_missing(entry: ServedPolicy, missing: str) -> bool:
+    """Whether ``entry`` is a checkpoint (a GPU kind of the package's own, or one the operator listed) that this
+    install cannot load."""
+    return bool(missing) and entry.gpu and not entry.external
+
+
+def offered(entries: list[ServedPolicy], missing: str | None = None) -> list[tuple[str, str]]:
+    """``(label, spec)`` for a list of entries in their order: those this install cannot play after the others,
+    labelled ``spec — unavailable here: <reason>`` (``missing``: the reason, by default ``checkpoints_missing``)."""
+    missing = checkpoints_missing() if missing is None else missing
+    can = [(e.label, e.spec) for e in entries if not needs_missing(e, missing)]
+    cannot = [(f"{e.spec} — {UNAVAILABLE}: {missing}", e.spec) for e in entries if needs_missing(e, missing)]
+    return [*can, *cannot]
+
+
+def policy_choices(catalogue: ServedCatalogue, *, opponent: bool = False,
+                   missing: str | None = None) -> list[tuple[str, str]]:
     """The dropdown of a side: the app's served catalogue (baselines, presets, installed agents, the operator's
     listed specs), then a person. The agent's side leads with the strongest baseline, the opponent's with the
-    weakest. Nothing else can be chosen: a visitor never types a spec (``policies.catalogue``)."""
+    weakest; checkpoints this install cannot load (no ``llm`` extra: ``missing``, see ``offered``) come after every
+    policy that can play, labelled with the reason, instead of failing only once Start is pressed. Nothing else can
+    be chosen: a visitor never types a spec (``policies.catalogue``)."""
+    def labelled(entry: ServedPolicy, more: str = "") -> ServedPolicy:
+        return replace(entry, label=f"{entry.spec} — {entry.label}{more}")
+
     listed = catalogue.entries()
-    cheap = [(f"{e.spec} — {e.label}", e.spec) for e in listed if not e.gpu and not e.external and not e.operator]
-    models = [(f"{e.spec} — {e.label}", e.spec) for e in listed if e.gpu and not e.external and not e.operator]
-    installed = [(f"{e.spec} — {e.label} (installed agent)", e.spec) for e in listed if e.external and not e.operator]
-    operator = [(f"{e.spec} — {e.label}", e.spec) for e in listed if e.operator]
-    return [*(cheap if opponent else cheap[::-1]), *models, *installed, *operator, HUMAN_CHOICE]
+    cheap = [labelled(e) for e in listed if not e.gpu and not e.external and not e.operator]
+    models = [labelled(e) for e in listed if e.gpu and not e.external and not e.operator]
+    installed = [labelled(e, " (installed agent)") for e in listed if e.external and not e.operator]
+    operator = [labelled(e) for e in listed if e.operator]
+    return [*offered([*(cheap if opponent else cheap[::-1]), *models, *installed, *operator], missing), HUMAN_CHOICE]
 
 
 def _md(text: str) -> str:

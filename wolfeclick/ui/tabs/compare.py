@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, AsyncIterator
 
 import gradio as gr
@@ -13,6 +13,7 @@ from wolfeclick.errors import WolfeClickError
 from wolfeclick.ui import compare as compare_mod
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
+from wolfeclick.ui.live import offered
 from wolfeclick.ui.presentation import status_line
 from wolfeclick.ui.tabs import rate
 from wolfeclick.ui.tabs.common import failure
@@ -119,7 +120,7 @@ def build(ctx: AppContext) -> CompareUI:
         with gr.Column(scale=1, min_width=260, elem_classes=["wc-controls-col"]):
             with gr.Accordion("Tournament settings", open=True, elem_classes=["wc-controls"]):
                 listed = ctx.catalogue.entries()
-                specs = gr.CheckboxGroup([e.spec for e in listed],
+                specs = gr.CheckboxGroup(offered([replace(e, label=e.spec) for e in listed]),
                                          value=[e.spec for e in listed if not e.gpu and not e.external
                                                 and not e.operator],
                                          label="Policies", info="the policies this app serves")

@@ -134,7 +134,7 @@ async def _table_for(ctx: AppContext, ui: LeaderboardUI, filters: tuple, policy:
         ui.status: view.status_text(board, len(computed.entries), computed.skipped, _filters_text(query),
                                       len(computed.unrated), computed.notes),
         ui.table: view.table_rows(board), ui.too_few: view.too_few_rows(board), ui.matrix: view.matrix_rows(board),
-        **{button: gr.DownloadButton(value=path, interactive=True) for button, path in zip(ui.downloads, files)},
+        **dict(zip(ui.downloads, files)),  # plain paths: an API caller gets the four files
         ui.format: gr.Dropdown(choices=["all", *computed.formats]),
         ui.policy: gr.Dropdown(choices=names, value=chosen), ui.loaded: True,
     }
@@ -256,7 +256,7 @@ def _download_buttons() -> list[gr.DownloadButton]:
     buttons: list[gr.DownloadButton] = []
     for row in (DOWNLOADS[:2], DOWNLOADS[2:]):
         with gr.Row(elem_classes=["wc-downloads"]):
-            buttons += [gr.DownloadButton(label, size="sm", interactive=False, min_width=100) for label in row]
+            buttons += [gr.DownloadButton(label, size="sm", min_width=100) for label in row]
     return buttons
 
 

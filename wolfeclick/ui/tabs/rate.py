@@ -11,7 +11,7 @@ it). Battles go to the app's results folder and replay library, so they join the
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, AsyncIterator
 
 import gradio as gr
@@ -22,6 +22,7 @@ from wolfeclick.battle.stream import Stream
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
+from wolfeclick.ui.live import offered
 from wolfeclick.ui.tabs.common import failure
 
 __all__ = ["RateUI", "build", "rate_run", "RUN_KIND"]
@@ -98,13 +99,13 @@ async def rate_run(ctx: AppContext, ui: RateUI, spec: Any, format_id: Any, width
 
 def build(ctx: AppContext) -> RateUI:
     """The section's layout and event (inside the Compare tab)."""
-    listed = [e.spec for e in ctx.catalogue.entries()]
+    listed = offered([replace(e, label=e.spec) for e in ctx.catalogue.entries()])
     with gr.Accordion("Rate a policy on the reference ladder (a fixed scale, random = 1000)", open=False):
         gr.Markdown("Plays the policy against the ladder's rungs nearest its strength, in seat-swapped pairs, "
                     "until its 95% interval is narrower than the width, and gives its rating on the shipped "
                     "ladder's scale (docs/yardstick.md; the table is on the Leaderboard tab).")
         with gr.Row():
-            spec = gr.Dropdown(listed, value=listed[0] if listed else None, label="Policy")
+            spec = gr.Dropdown(listed, value=listed[0][1] if listed else None, label="Policy")
             format_box = gr.Dropdown(list(LADDER_FORMATS), value=LADDER_FORMATS[0], label="Format")
             width = gr.Number(DEFAULT_WIDTH, label="Stop when the interval is narrower than", precision=0)
             battles = gr.Slider(2, ctx.settings.max_battles, value=min(ctx.settings.max_battles, 120), step=2,
