@@ -14,7 +14,15 @@ from functools import partial
 from typing import Any, Awaitable, Callable, Iterable
 
 from wolfeclick.analysis.racing import DEFAULT_BATCH, Tally, next_round, settled, still_racing, uniform_width
-from wolfeclick.analysis.rollout import AnalysisStopped, Forks, Outcome, lean_rollout, prefix_lines, rollout
+from wolfeclick.analysis.rollout import (
+    AnalysisStopped,
+    Forks,
+    Outcome,
+    Worlds,
+    lean_rollout,
+    prefix_lines,
+    rollout,
+)
 from wolfeclick.analysis.schema import (
     AnalysedDecision,
     Analysis,
@@ -153,13 +161,15 @@ class _Player:
 
     def __init__(self, recording: Recording, policy: Policy, turns: list[Any], seed: int, pool: SimPool,
                  concurrency: int, counted: Callable[[int], None], stop: asyncio.Event | None, fork: bool,
-                 lean: bool) -> None:
+                 lean: bool, worlds: Worlds | None = None) -> None:
         self.recording = recording
         self.policies = {side: policy for side in SIDES}
-        self.prefixes = {turn.index: prefix_lines(recording, turn.index) for turn in turns}
+        self.prefixes = {turn.index: [] if worlds is not None else prefix_lines(recording, turn.index)
+                         for turn in turns}
         self.slots = asyncio.Semaphore(max(1, concurrency))
         self.sim = policy if isinstance(policy, SimPolicy) else None
-        self.forks = Forks() if fork or self.sim is not None else None  # a sim: rollout always starts as a copy
+        # a sim: rollout always starts as a copy; so does one from a built world (there is no prefix to replay)
+        self.forks = Forks(worlds) if fork or self.sim is not None or worlds is not None else None
         self.play = lean_rollout if lean else rollout
         self.seed = seed
         self.pool = pool
@@ -273,7 +283,7 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
                   stop: asyncio.Event | None = None, steps: Iterable[int] | None = None,
                   fork: bool = True, lean: bool = True, engine: str = "local",
                   address: str | None = None, sampling: str = "uniform", batch: int = DEFAULT_BATCH,
-                  width: float | None = None) -> Analysis:
+                  width: float | None = None, worlds: Worlds | None = None) -> Analysis:
     """Analyse ``recording`` with ``policy`` playing both sides of every rollout.
 
     ``options`` names the sides whose options are valued at each of their decisions (``at`` narrows that to some
@@ -286,7 +296,9 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
     ``sampling="racing"`` (``racing``) plays rounds of ``batch`` rollouts: a decision's options race, each up to
     ``k``, and one whose interval falls wholly below the leader's stops; the race ends when one option is left or
     every live interval fits in a band ``margin`` wide; a win probability stops once its interval is at most
-    ``width`` wide (default: the widest uniform K gives). ``"uniform"`` gives everything ``k``.
+    ``width`` wide (default: the widest uniform K gives). ``"uniform"`` gives everything ``k``. ``worlds`` builds
+    each decision in the simulator instead of replaying the recording's input log (a public replay, which has none:
+    an inferred state, ``interop.takeover.InferredWorlds``); the analysis then ``sees`` its label.
     """
     if isinstance(policy, SimPolicy) and engine != "local":
         raise InputError(f"{policy.spec} plays inside this machine's simulators only: use --engine local")
@@ -298,7 +310,10 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
         raise InputError(f"the racing batch must be at least 1, got {batch}")
     target = uniform_width(k) if width is None else width
     refuse_server_seats(policy)  # a bot on a Showdown server cannot be asked to play rollouts here
-    replayable(recording)
+    if worlds is None:
+        replayable(recording)
+    elif engine != "local":
+        raise InputError("an analysis from an inferred state (a public replay) plays on the local engine only")
     for name, wanted in (("--at", at), ("steps", steps)):
         outside = sorted(set(wanted or ()) - {turn.index for turn in recording.turns})
         if outside:
@@ -330,7 +345,7 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
     elif engine == "local":
         if pool is None:
             raise InputError("a local analysis needs a simulator pool")
-        player = _Player(recording, policy, turns, seed, pool, concurrency, counted, stop, fork, lean)
+        player = _Player(recording, policy, turns, seed, pool, concurrency, counted, stop, fork, lean, worlds)
         by_task, stopped = await _local_outcomes(player, tasks, k, sampling, batch, target, margin)
     else:
         raise InputError(f"engine must be local or ray, not {engine[:20]!r}")
@@ -349,6 +364,7 @@ async def analyse(recording: Recording, policy: Policy, *, pool: SimPool | None 
     if progress is not None and sampling == "racing":
         progress(done, done)  # racing finished under its budget
     raced = {"sampling": "racing", "batch": batch, "width": round(target, 6)} if sampling == "racing" else {}
-    return Analysis(recording=recording.id, policy=policy.spec, k=k, seed=seed, margin=margin, **raced,
+    sees = {"sees": worlds.label} if worlds is not None else {}
+    return Analysis(recording=recording.id, policy=policy.spec, k=k, seed=seed, margin=margin, **raced, **sees,
                     winner=recording.result.winner, decisions=decisions,
                     turning_points=turning_points(decisions, recording.result.winner), mistakes=mistakes(decisions))

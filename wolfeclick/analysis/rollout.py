@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from wolfeclick.battle.branch import BranchError, replayable, turn_limit_of
 from wolfeclick.battle.lean import LeanRun, play_out
@@ -68,7 +68,10 @@ class Forks:
     ``close`` frees the snapshots. One per analysis: nothing is shared between analyses.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, worlds: Worlds | None = None) -> None:
+        self.worlds = worlds
+        """Where each decision's snapshot comes from instead of a replayed prefix (a public replay: an inferred
+        state, ``wolfeclick.interop.takeover.InferredWorlds``)."""
         self._kept: dict[tuple[int, int, str], tuple[str, Any]] = {}
         self._locks: dict[tuple[int, int, str], asyncio.Lock] = {}
         self._processes: dict[int, SimProcess] = {}
@@ -82,11 +85,15 @@ class Forks:
         async with self._locks.setdefault(slot, asyncio.Lock()):
             if slot not in self._kept:
                 name = f"analysis-{id(self)}-{kind}-{step}"
-                template = f"{name}-template"
-                reply = await process.call("start", battle=template, format=recording.format, lines=prefix)
-                await process.call("snapshot", battle=template, snapshot=name)
-                await process.call("close", battle=template)
-                self._kept[slot] = (name, keep(list(reply["out"])))
+                if self.worlds is not None:
+                    out = await self.worlds.load(process, step, name)
+                else:
+                    template = f"{name}-template"
+                    reply = await process.call("start", battle=template, format=recording.format, lines=prefix)
+                    await process.call("snapshot", battle=template, snapshot=name)
+                    await process.call("close", battle=template)
+                    out = reply["out"]
+                self._kept[slot] = (name, keep(list(out)))
                 self._processes[id(process)] = process
         return self._kept[slot]
 
@@ -127,6 +134,19 @@ class Forks:
                 await process.call("forget", snapshot=name)
         self._kept.clear()
         self._frozen.clear()
+
+
+class Worlds(Protocol):
+    """Decisions built in the simulator from something other than the recording's input log."""
+
+    label: str
+    """What the analysis starts from (its ``sees``)."""
+    names: dict[Side, str]
+    """The players' names in the built battles."""
+
+    async def load(self, process: SimProcess, step: int, snapshot: str) -> list[str]:
+        """Build decision ``step`` as ``snapshot`` on ``process``; the output a runner reads before a copy's own."""
+        ...
 
 
 class _FromDecision:
@@ -200,10 +220,17 @@ class Outcome:
 
 
 def _openings(recording: Recording, step: int, policies: dict[Side, Policy],
-              first: dict[Side, ActionRecord] | None) -> dict[str, _Opening]:
+              first: dict[Side, ActionRecord] | None, forks: Forks | None = None) -> dict[str, _Opening]:
     turn = recording.turns[step]
-    return {side: _Opening(policies[side], turn.decisions[side].state if side in turn.decisions else None,
-                           (first or {}).get(side)) for side in SIDES}
+    checked = forks is None or forks.worlds is None  # a built world has no recorded state to check against
+    return {side: _Opening(policies[side], turn.decisions[side].state if side in turn.decisions and checked
+                           else None, (first or {}).get(side)) for side in SIDES}
+
+
+def _names(recording: Recording, forks: Forks | None) -> dict[Side, str]:
+    if forks is not None and forks.worlds is not None:
+        return dict(forks.worlds.names)
+    return {side: recording.players[side].name for side in SIDES}
 
 
 def _checked(recording: Recording, step: int, wrappers: dict[str, _Opening], reason: str, error: str | None) -> None:
@@ -230,13 +257,13 @@ async def rollout(recording: Recording, step: int, policies: dict[Side, Policy],
     recorded decision or the battle cannot be played to an end."""
     lines = prefix if prefix is not None else prefix_lines(recording, step)
     reseed = reseed_line(seed, luck_label(step, number))
-    wrappers = _openings(recording, step, policies, first)
+    wrappers = _openings(recording, step, policies, first, forks)
     result = None
     async for item in stream_battle(
         wrappers["p1"], wrappers["p2"], format_id=recording.format, seed=_policy_seed(seed, step, number),
         max_turns=turn_limit_of(recording), battle_id=recording.id,
         process=_FromDecision(process, recording, step, lines, reseed, forks),  # type: ignore[arg-type]
-        names={side: recording.players[side].name for side in SIDES}, teams=recording.teams,
+        names=_names(recording, forks), teams=recording.teams,
     ):
         if isinstance(item, Recording):
             result = item
@@ -251,10 +278,10 @@ async def lean_rollout(recording: Recording, step: int, policies: dict[Side, Pol
     """``rollout`` for its winner only (``wolfeclick.battle.lean``): the same battle, the same winner, no log."""
     lines = prefix if prefix is not None else prefix_lines(recording, step)
     reseed = reseed_line(seed, luck_label(step, number))
-    wrappers = _openings(recording, step, policies, first)
+    wrappers = _openings(recording, step, policies, first, forks)
     run = LeanRun(wrappers["p1"], wrappers["p2"], format_id=recording.format, seed=_policy_seed(seed, step, number),
-                  max_turns=turn_limit_of(recording), battle_id=recording.id,
-                  names={side: recording.players[side].name for side in SIDES}, teams=recording.teams)
+                  max_turns=turn_limit_of(recording), battle_id=recording.id, names=_names(recording, forks),
+                  teams=recording.teams)
     if forks is not None:
         await forks.begin(process, recording, step, lines, run, [reseed])
     else:

@@ -101,8 +101,10 @@ class Analysis(_Model):
                                                         "most this wide.")
     seed: int = Field(ge=0)
     margin: float = Field(description="The least loss in win probability that makes a mistake.")
-    sees: Literal["both teams"] = Field("both teams", description="Rollouts start from the simulator's true state: "
-                                                                  "they know both teams, which neither player did.")
+    sees: Literal["both teams", "from an inferred state"] = Field(
+        "both teams", description="both teams: rollouts start from the simulator's true state (they know both teams, "
+                                  "which neither player did); from an inferred state: a public replay's decisions "
+                                  "built from a player's inferred view, the opponent's hidden sets sampled.")
     winner: Side | None
     decisions: list[AnalysedDecision]
     turning_points: list[TurningPoint]

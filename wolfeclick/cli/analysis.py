@@ -6,8 +6,9 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
-from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS
+from wolfeclick.battle.schema import MAX_SEED, MAX_TURNS, Recording
 from wolfeclick.cli.options import CONCURRENCY, add_llm_options, bounded_int, llm_options
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.sides import SIDES
@@ -36,7 +37,6 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     recordings = [load_recording(path) for path in paths]
     folders = {recording.id: (args.out or path.parent) for recording, path in zip(recordings, paths)}
     policy = make_policy(args.policy, **llm_options(args))
-    from typing import Any
 
     from wolfeclick.errors import InputError
     from wolfeclick.interop.public_rescore import INFERRED_STATE, is_public_import, rescore_public
@@ -147,6 +147,23 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     if args.address and args.engine != "ray":
         raise InputError("--address is for --engine ray")
     sampling = args.sampling or ("uniform" if args.engine == "ray" else DEFAULT_SAMPLING)
+    from wolfeclick.interop.public_rescore import INFERRED_STATE, is_public_import
+
+    public = {r.id for r in recordings if is_public_import(r)}  # no input log: from an inferred state
+    if public and args.engine == "ray":
+        raise InputError(f"{sorted(public)[0]} is a public replay: its analysis starts from an inferred state, "
+                         "on the local engine only (--engine local)")
+    if public and sides:
+        raise InputError(f"{sorted(public)[0]} is a public replay: its decisions hold no legal actions to value; "
+                         "analyse it without --options")
+
+    async def worlds_of(recording: Recording) -> Any:
+        if recording.id not in public:
+            return None
+        from wolfeclick.interop.takeover import InferredWorlds
+        from wolfeclick.sim.setdata import load_book
+
+        return InferredWorlds(recording, await load_book(recording.format), args.seed)
 
     async def run() -> int:
         failed = 0
@@ -164,7 +181,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
                                              at=args.at, margin=args.margin, concurrency=args.concurrency,
                                              fork=not args.replay_prefix, progress=progress,
                                              engine=args.engine, address=args.address, sampling=sampling,
-                                             batch=args.batch)
+                                             batch=args.batch, worlds=await worlds_of(recording))
                 except WolfeClickError as exc:
                     bar.close()
                     print(f"error: {path}: {exc}", file=sys.stderr)
@@ -172,7 +189,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
                     continue
                 bar.close()
                 saved = save_analysis(analysis, args.out or path.parent)
-                print(f"{summary_line(analysis, recording)} ({saved})", flush=True)
+                inferred = f" ({INFERRED_STATE})" if recording.id in public else ""
+                print(f"{summary_line(analysis, recording)} ({saved}){inferred}", flush=True)
         return 1 if failed else 0
 
     if args.engine == "ray":  # one Ray instance (or connection) for every battle's rollouts

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from typing import Any, Iterable
 
 from wolfeclick.battle.branch import BranchError, turn_limit_of
 from wolfeclick.battle.runner import play_battle
@@ -79,29 +79,40 @@ def inferred_decision(recording: Recording, at: int, book: SetBook) -> tuple[Pla
     """The view and observation of the first side deciding at decision ``at`` of a public-log import."""
     if not 0 <= at < len(recording.turns):
         raise BranchError(f"{recording.id}: no decision {at} (it has {len(recording.turns)})")
-    side = recording.turns[at].deciding[0]
-    found: list[tuple[PlayerView, Observation]] = []
+    return inferred_decisions(recording, [at], book)[at]
+
+
+def inferred_decisions(recording: Recording, steps: Iterable[int], book: SetBook) -> dict[int, tuple[PlayerView,
+                                                                                                  Observation]]:
+    """``inferred_decision`` of each of ``steps``, the public log read once per side."""
+    wanted = set(steps)
+    sides = sorted({recording.turns[at].deciding[0] for at in wanted if recording.turns[at].deciding})
+    found: dict[int, tuple[PlayerView, Observation]] = {}
 
     def probe(view: PlayerView, observation: Observation) -> None:
-        if view.index == at and not found:
-            found.append((view, observation))
+        if view.index in wanted and view.side == recording.turns[view.index].deciding[0] and view.index not in found:
+            found[view.index] = (view, observation)
 
-    player_views(recording, book, [side], probe=probe)
-    if not found:
-        raise BranchError(f"{recording.id}: decision {at} has no inferred view")
-    return found[0]
+    player_views(recording, book, sides, probe=probe)
+    missing = sorted(wanted - set(found))
+    if missing:
+        raise BranchError(f"{recording.id}: decision {missing[0]} has no inferred view")
+    return found
 
 
-async def take_over(recording: Recording, at: int, policies: dict[Side, Policy], book: SetBook, *,
-                    process: SimProcess, seed: int = 0) -> Recording:
-    """Play ``recording`` (a public-log import) on from decision ``at`` with ``policies``, from an inferred state.
-    The recording holds the decisions from ``at`` on (its log: the public log up to there, then the new battle)."""
-    view, observation = inferred_decision(recording, at, book)
+async def load_inferred_world(process: SimProcess, recording: Recording, at: int, view: PlayerView,
+                              observation: Observation, book: SetBook, seed: int, snapshot: str) -> list[str]:
+    """Build decision ``at`` of a public-log import in ``process`` as snapshot ``snapshot``: the deciding side's
+    inferred view (``view``/``observation``), the opponent's hidden sets sampled from ``book`` (seeded by the
+    recording, ``at`` and ``seed``), loaded by the search policy's loader (``world_request``, the bridge's
+    ``world``). Returns the output a runner reads before the copy's own: the public log up to the decision (the
+    players named by their side, as the world names them) and each side's request there.
+
+    The one loader of an inferred state: a take-over and an analysis of a public replay both start from it."""
     side = view.side
     foes = revealed_foes(observation.battle)
     size = max(team_size(observation.battle, other(side)), len(foes))
     team = sample_team(book, [foe.revealed for foe in foes], size, random.Random(f"takeover:{recording.id}:{at}:{seed}"))
-    snapshot = f"takeover-{recording.id}-{at}-{seed}"
     request = world_request(observation.battle, observation.request, side, foes, team,
                             derive_seed(seed, f"takeover:{at}"), snapshot, recording.format)
     reply = await process.call("world", **request, requests=True)
@@ -110,6 +121,41 @@ async def take_over(recording: Recording, at: int, policies: dict[Side, Policy],
     kept = ["update\n" + "\n".join(_renamed(recording.log[:position], {names[s]: s for s in SIDES}))]
     kept += [f"sideupdate\n{s}\n|request|{json.dumps(reply['requests'][s])}" for s in SIDES
              if reply.get("requests", {}).get(s)]
+    return kept
+
+
+class InferredWorlds:
+    """Where an analysis of a public-log import starts its rollouts (``analysis.rollout.Forks``' ``worlds``): each
+    decision built by ``load_inferred_world`` (its views inferred once for all the analysed decisions), the
+    opponent's hidden sets sampled once per decision from the analysis seed, so every process builds the same
+    world and the numbers are the same wherever a rollout ran."""
+
+    label = INFERRED_STATE
+    names: dict[Side, str] = {s: s for s in SIDES}
+    """The world's players are named by their side."""
+
+    def __init__(self, recording: Recording, book: SetBook, seed: int, steps: Iterable[int] | None = None) -> None:
+        self.recording, self.book, self.seed = recording, book, seed
+        self.views = inferred_decisions(recording, steps if steps is not None
+                                        else [t.index for t in recording.turns if t.deciding], book)
+
+    async def load(self, process: SimProcess, step: int, snapshot: str) -> list[str]:
+        if step not in self.views:
+            raise BranchError(f"{self.recording.id}: decision {step} has no inferred view")
+        view, observation = self.views[step]
+        return await load_inferred_world(process, self.recording, step, view, observation, self.book, self.seed,
+                                         snapshot)
+
+
+async def take_over(recording: Recording, at: int, policies: dict[Side, Policy], book: SetBook, *,
+                    process: SimProcess, seed: int = 0) -> Recording:
+    """Play ``recording`` (a public-log import) on from decision ``at`` with ``policies``, from an inferred state.
+    The recording holds the decisions from ``at`` on (its log: the public log up to there, then the new battle)."""
+    view, observation = inferred_decision(recording, at, book)
+    side = view.side
+    snapshot = f"takeover-{recording.id}-{at}-{seed}"
+    kept = await load_inferred_world(process, recording, at, view, observation, book, seed, snapshot)
+    names: dict[str, str] = {s: recording.players[s].name for s in SIDES}
     new_id = f"{recording.id}-inferred-at{at}"[:120]
     try:
         played = await play_battle(policies["p1"], policies["p2"], format_id=recording.format, seed=seed,

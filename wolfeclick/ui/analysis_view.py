@@ -203,7 +203,8 @@ def analysis_card(analysis: Analysis, recording: Recording, estimate: list[tuple
               "open it."
               + _estimate_note(estimate))
     return (f'<div class="wc-card wc-analysis"><div class="wc-subhead">Win probability ({escape(analysis.policy)} '
-            f"rollouts, K = {analysis.k}, seed {analysis.seed}; the analysis sees both teams)</div>"
+            f"rollouts, K = {analysis.k}, seed {analysis.seed}; the analysis "
+            f"{'sees both teams' if analysis.sees == 'both teams' else 'starts ' + escape(analysis.sees)})</div>"
             f'<div class="wc-an-legend">{legend}</div>{chart_svg(analysis, names, estimate)}'
             f'<div class="wc-subhead">{SIGNS["turning"]} Turning points</div><ul class="wc-an-turning-list">{turning}</ul>'
             + (f'<div class="wc-subhead">{SIGNS["mistake"]} Mistakes (margin {analysis.margin:.2f})</div>'
