@@ -34,7 +34,7 @@ def inner(pytester: pytest.Pytester, request: pytest.FixtureRequest,
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     pytester.makeconftest(CONFTEST.read_text())
     pytester.makeini(MARKERS)
-    guard = _suite_conftest(request.config)._guard
+    guard = getattr(_suite_conftest(request.config), "_guard", {"on": False})
     was = guard["on"]
     guard["on"] = False
     try:
