@@ -215,7 +215,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if names - known:
         raise pytest.UsageError(f"-m {markexpr!r} names no marker: {', '.join(sorted(names - known))} "
                                 f"(tiers: fast, {', '.join(TIERS)})")
-    sys.addaudithook(_audit)
+    if _fast_run(config):  # only there: any other run, `make test` included, goes exactly as before
+        sys.addaudithook(_audit)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -260,7 +261,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """Guards a fast-tier test of a ``-m fast`` run from its setup to its teardown."""
     on = _fast_run(item.config) and item.get_closest_marker("fast") is not None
     _guard.update(on=on, seen=[], before={m for m in _HEAVY_MODULES if m in sys.modules}, reported=False,
-                  children=_children())
+                  children=_children() if on else None)
     try:
         return (yield)
     finally:
