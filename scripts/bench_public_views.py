@@ -35,6 +35,7 @@ from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
 from wolfeclick.game.actions import to_id  # noqa: E402
 from wolfeclick.game.prompts import WolfeclickV1  # noqa: E402
+from wolfeclick.game.sets import candidates  # noqa: E402
 from wolfeclick.interop.showdown import from_public_log  # noqa: E402
 from wolfeclick.interop.views import own_team, player_views, revealed_team, ruled_out_items  # noqa: E402
 from wolfeclick.policies.base import Decision, Observation  # noqa: E402
@@ -154,7 +155,8 @@ def compare(path: Path, book: Any, tally: dict[str, Any]) -> None:
                      for entry in request["side"]["pokemon"]}
         seen = revealed_team(list(original.log), original.format, side,  # type: ignore[arg-type]
                              {s: original.players[s].name for s in ("p1", "p2")})
-        team = own_team(book, seen, int(original.format[3]), ruled_out_items(list(original.log), side))  # type: ignore[arg-type]
+        excluded = ruled_out_items(list(original.log), side)  # type: ignore[arg-type]
+        team = own_team(book, seen, int(original.format[3]), excluded)
         tally["mons"] += len(true_sets)
         tally["mons_seen"] += len(team)
         for mon, revealed in zip(team, seen):
@@ -168,6 +170,14 @@ def compare(path: Path, book: Any, tally: dict[str, Any]) -> None:
                 key = "revealed" if move in used else "hidden"
                 tally["moves"][key][0] += move in mine_moves
                 tally["moves"][key][1] += 1
+            # what the guess would score if the set data's posterior were the truth: each guessed unrevealed move's
+            # probability of being in the set, over the sets consistent with what was revealed (the ceiling of any
+            # guess from this information: the likeliest moves maximise it)
+            marginal = move_marginals(book, revealed, excluded.get(mon.key, set()))
+            for move in mon.moves:
+                if _move(move) not in used:
+                    tally["moves_expected"][0] += marginal.get(_move(move), 0.0)
+                    tally["moves_expected"][1] += 1
             fields = {"item": (to_id(entry.get("item") or ""), mon.set.item, revealed.revealed.item),
                       "ability": (to_id(entry.get("baseAbility") or ""), mon.set.ability, revealed.revealed.ability)}
             if "teraType" in entry:
@@ -176,6 +186,21 @@ def compare(path: Path, book: Any, tally: dict[str, Any]) -> None:
                 key = "revealed" if shown is not None else "hidden"
                 tally[name][key][0] += true == guess
                 tally[name][key][1] += 1
+
+
+def move_marginals(book: Any, seen: Any, excluded: set[str]) -> dict[str, float]:
+    """Each move's probability of being in the set of ``seen`` (a ``SeenMon``), over the consistent sets (items the
+    log rules out left out, as ``own_team`` leaves them)."""
+    found = candidates(book, seen.revealed)
+    if seen.revealed.item is None and excluded:
+        kept = [(c, p) for c, p in found if c.item not in excluded]
+        total = sum(p for _, p in kept)
+        found = [(c, p / total) for c, p in kept] if kept and total > 0 else found
+    marginal: dict[str, float] = {}
+    for candidate, p in found:
+        for move in {_move(m) for m in candidate.moves}:
+            marginal[move] = marginal.get(move, 0.0) + p
+    return marginal
 
 
 def rate(pair: list[int]) -> float | None:
@@ -195,6 +220,8 @@ def summary(tally: dict[str, Any]) -> dict[str, Any]:
                            "action_equal": rate([tally["action_equal"], tally["actions"]]),
                            "own_pokemon_seen": rate([tally["mons_seen"], tally["mons"]]),
                            "ms_per_battle": round(1000 * tally["seconds"] / max(1, tally["battles"]), 1)}
+    if tally["moves_expected"][1]:
+        out["moves_unrevealed_expected"] = round(tally["moves_expected"][0] / tally["moves_expected"][1], 4)
     for name in ("moves", "item", "ability", "tera"):
         both = [tally[name]["revealed"][0] + tally[name]["hidden"][0],
                 tally[name]["revealed"][1] + tally[name]["hidden"][1]]
@@ -226,6 +253,7 @@ def main() -> None:
                                  "exact_marked_and_equal": 0, "parts": dict.fromkeys(PARTS, 0), "actions": 0,
                                  "unordered": 0, "parts_unordered": dict.fromkeys(PARTS, 0),
                                  "action_equal": 0, "mons": 0, "mons_seen": 0, "seconds": 0.0,
+                                 "moves_expected": [0.0, 0],
                                  **{name: {"revealed": [0, 0], "hidden": [0, 0]}
                                     for name in ("moves", "item", "ability", "tera")}}
         for path in paths:

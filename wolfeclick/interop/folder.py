@@ -163,6 +163,8 @@ def _read_file(path: Path) -> bytes | ImportFormatError:
 
 
 def import_path(path: Path, created: str) -> Outcome:
+    if _PARENT is not None and os.getppid() != _PARENT:  # the import that asked was killed: stop, not go on alone
+        os._exit(1)
     return import_data(_read_file(path), created)
 
 
@@ -211,13 +213,19 @@ def _outcomes(files: list[Path], created: str, workers: int, engine: str, addres
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)  # fork: no start-up imports
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_fresh_worker) as pool:
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_fresh_worker,
+                             initargs=(os.getpid(),)) as pool:
         yield from _in_order((pool.submit(import_path, path, created) for path in files), WINDOW * workers)
 
 
-def _fresh_worker() -> None:
-    global _HOST
+_PARENT: int | None = None
+"""A worker process's parent (the import it works for)."""
+
+
+def _fresh_worker(parent: int) -> None:
+    global _HOST, _PARENT
     _HOST = None  # a forked worker starts its own simulator (the parent's, if any, is not its to share)
+    _PARENT = parent
     # closed as the worker exits (multiprocessing runs these finalizers, not atexit), its simulator waited for
     multiprocessing.util.Finalize(None, _close_host, exitpriority=10)
 

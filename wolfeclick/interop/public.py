@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
 
+from pydantic import ValidationError
+
 import wolfeclick
-from wolfeclick.battle.schema import Recording, Versions, is_valid_id
+from wolfeclick.battle.schema import PokemonSnapshot, Recording, Versions, is_valid_id
 from wolfeclick.battle.store import RecordingError, _first_error
 from wolfeclick.battle.tracker import SideTracker, generation
 from wolfeclick.digits import ascii_int
@@ -284,6 +286,23 @@ def replay_public(log: list[str], format_id_: str, names: dict[Side, str], posit
         tracker.feed(seats)
     hints = lead_hints(log)
     caches: dict[Side, SnapshotEntries] = {side: {} for side in SIDES}  # a Pokémon read as before: its entry again
+    models: dict[int, PokemonSnapshot] = {}
+    """Each entry's model, made once (by the entry's identity: the caches keep every entry alive): the recording's
+    validation takes a model as it is, so a Pokémon unchanged over many decisions is validated once."""
+
+    def side(snapshot: dict[str, Any]) -> dict[str, Any]:
+        team = []
+        for entry in snapshot["team"]:
+            model = models.get(id(entry))
+            if model is None:
+                try:
+                    model = models[id(entry)] = PokemonSnapshot.model_validate(entry)
+                except ValidationError:  # left as read: the recording's validation says what is wrong, in one line
+                    team.append(entry)
+                    continue
+            team.append(model)
+        return {**snapshot, "team": team}
+
     points: list[PublicPoint] = []
     fed = 0
     for position in positions:
@@ -292,8 +311,8 @@ def replay_public(log: list[str], format_id_: str, names: dict[Side, str], posit
         for tracker in trackers.values():
             tracker.feed(lines)
         fed = position
-        snapshot = {side: side_snapshot(trackers[side].battle, trackers[other(side)].battle, caches[side])
-                    for side in SIDES}
+        snapshot = {seat: side(side_snapshot(trackers[seat].battle, trackers[other(seat)].battle, caches[seat]))
+                    for seat in SIDES}
         views = {side: reward_view(trackers[side].battle) for side in SIDES}
         points.append(PublicPoint(position, snapshot, views))
     return points
@@ -323,8 +342,6 @@ def lead_hints(log: list[str]) -> dict[int, list[str]]:
 
 def validated(data: dict[str, Any], what: str) -> Recording:
     """The built recording, validated; a failure here means the source held values we cannot represent."""
-    from pydantic import ValidationError
-
     try:
         return Recording.model_validate(data)
     except ValidationError as exc:
