@@ -15,10 +15,18 @@ from wolfeclick.analysis.schema import Analysis, OptionValue, load_analyses, pic
 from wolfeclick.analysis.value_model import SEES, ValueModel, estimate_battle
 from wolfeclick.battle.schema import ActionRecord, Recording
 from wolfeclick.ui.view import shown_names
+from wolfeclick.ui.viewer import nice_ticks
 
-WIDTH, HEIGHT, PAD = 640, 190, 28
-LEFT, BOTTOM = 44, 22
-"""Room for the y axis' percent labels and the x axis' decision numbers."""
+WIDTH, HEIGHT, PAD = 900, 190, 28
+"""The chart's drawing units: about a wide card's pixels (a 915 px card draws it at 1:1, its labels at 11 px); on a
+phone app.css sets the labels larger in these units, so they read at about 10 px there too."""
+ESTIMATE_HEIGHT = 150
+"""The estimate's chart is shorter (the battle below it stays in view), never narrower: a max-height had shrunk the
+whole drawing to about half its card's width."""
+LEFT, BOTTOM = 44, 30
+"""Room for the y axis' percent labels and the x axis' turn numbers."""
+X_TICKS = 12
+"""At most this many turn labels on the x axis (75 drawing units apart or more)."""
 SIDE_CLASS = {"p1": "wc-an-p1", "p2": "wc-an-p2"}
 COLOUR = {"p1": "#2563eb", "p2": "#dc2626"}
 """Inline styles, so the card needs nothing from the app's stylesheet."""
@@ -32,25 +40,35 @@ def _x(index: int, count: int) -> float:
     return LEFT + (WIDTH - LEFT - PAD) * (index / max(1, count - 1))
 
 
-def _y(value: float) -> float:
-    return PAD / 2 + (HEIGHT - PAD / 2 - BOTTOM) * (1 - value)
+def _y_at(value: float, height: int = HEIGHT) -> float:
+    return PAD / 2 + (height - PAD / 2 - BOTTOM) * (1 - value)
 
 
-def _axes(count: int, first: int, last: int) -> list[str]:
-    """The y axis in percent (0, 25, 50, 75, 100; the 50 % line dashed) and the x axis' decision numbers."""
+def _axes(turns: list[int], height: int) -> list[str]:
+    """The y axis in percent (0, 25, 50, 75, 100; the 50 % line dashed) and the x axis by turn, as the turning points
+    and mistakes are listed: round turn numbers (``viewer.nice_ticks``, at most ``X_TICKS``), each at the first
+    charted decision of its turn, and the axis' name, "turn", at its left end."""
     parts = []
     for pct in (0, 25, 50, 75, 100):
-        y = _y(pct / 100)
+        y = _y_at(pct / 100, height)
         dash = ' stroke-dasharray="4 4"' if pct == 50 else ""
         parts.append(f'<line class="wc-an-grid{" wc-an-half" if pct == 50 else ""}" x1="{LEFT}" x2="{WIDTH - PAD}" '
                      f'y1="{y:.1f}" y2="{y:.1f}" stroke="{"#9ca3af" if pct == 50 else "#e5e7eb"}"{dash}/>'
                      f'<text class="wc-an-ytick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11" '
                      f'fill="#6b7280">{pct}%</text>')
-    step = max(1, round((last - first) / 5)) if last > first else 1
-    for number in sorted({*range(first, last + 1, step), last}):
-        x = _x(number - first, count)
-        parts.append(f'<text class="wc-an-xtick" x="{x:.1f}" y="{HEIGHT - 6}" text-anchor="middle" font-size="11" '
-                     f'fill="#6b7280">{number}</text>')
+    parts.append(f'<text class="wc-an-xtitle" x="{LEFT - 6}" y="{height - 4}" text-anchor="end" font-size="11" '
+                 'fill="#6b7280">turn</text>')
+    if not turns:
+        return parts
+    first_at: dict[int, int] = {}
+    for n, turn in enumerate(turns):
+        first_at.setdefault(turn, n)
+    for tick in nice_ticks(min(turns), max(turns), X_TICKS, integer=True):
+        at = first_at.get(int(tick))
+        if at is None:
+            continue  # a turn with no charted decision (the analysis skipped it): no label rather than a wrong one
+        parts.append(f'<text class="wc-an-xtick" x="{_x(at, len(turns)):.1f}" y="{height - 4}" text-anchor="middle" '
+                     f'font-size="11" fill="#6b7280">{int(tick)}</text>')
     return parts
 
 
@@ -64,28 +82,35 @@ ESTIMATE_COLOUR = "#6b7280"
 
 
 def chart_svg(analysis: Analysis | None, names: dict[str, str],
-              estimate: list[tuple[int, float]] | None = None) -> str:
+              estimate: list[tuple[int, float]] | None = None, turns: list[int] | None = None) -> str:
     """Pure: p1's win probability by decision, as a chess site's evaluation graph: one line with its 95 % band on a
-    0-100 % axis (the 50 % line dashed; p2's chance is the rest), the decisions numbered from 1 below, a cursor the
-    viewer moves to the shown decision (``data-xs``: x by decision index) and the turning points (circles) and
+    0-100 % axis (the 50 % line dashed; p2's chance is the rest), an x axis by turn (a point per decision), a cursor
+    the viewer moves to the shown decision (``data-xs``: x by decision index) and the turning points (circles) and
     mistakes (diamonds) as marks that open their decision when clicked.
 
     ``estimate`` (decision index, p1's chance) is the value model's line: drawn dashed beside the rollouts'
-    (``wc-an-estimate``, at the analysed decisions), or alone, with no band and no marks, when there is no
-    ``analysis``."""
+    (``wc-an-estimate``, at the analysed decisions), or alone, shorter (``ESTIMATE_HEIGHT``), with no band and no
+    marks, when there is no ``analysis``. ``turns``: the recording's turn by decision index (an analysis carries its
+    own)."""
     if analysis is not None:
         points = [(d.index, d.win.value, d.win.low, d.win.high) for d in analysis.decisions]
+        turn_of = {d.index: d.turn for d in analysis.decisions}
     else:
         points = [(index, value, value, value) for index, value in estimate or []]
+        turn_of = {index: turns[index] for index, _ in estimate or [] if turns and index < len(turns)}
+    height = HEIGHT if analysis is not None else ESTIMATE_HEIGHT
+
+    def _y(value: float) -> float:
+        return _y_at(value, height)
+
     count = len(points)
     xs = {index: round(_x(n, count), 1) for n, (index, _, _, _) in enumerate(points)}
-    first = points[0][0] + 1 if points else 1
-    last = points[-1][0] + 1 if points else 1
+    charted = [turn_of[index] for index, _, _, _ in points] if len(turn_of) == count else []
     xs_attr = escape(",".join(f"{index}:{x}" for index, x in xs.items()))
     start_x = next(iter(xs.values()), LEFT)
     p1 = escape(names.get("p1", "p1"))
-    parts = [f'<svg class="wc-svg wc-an-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" data-xs="{xs_attr}" '
-             f'aria-label="{p1} (p1): win probability by decision">', *_axes(count, first, last)]
+    parts = [f'<svg class="wc-svg wc-an-chart" viewBox="0 0 {WIDTH} {height}" role="img" data-xs="{xs_attr}" '
+             f'aria-label="{p1} (p1): win probability by turn">', *_axes(charted, height)]
     line = " ".join(f"{_x(n, count):.1f},{_y(value):.1f}" for n, (_, value, _, _) in enumerate(points))
     if analysis is not None:
         upper = " ".join(f"{_x(n, count):.1f},{_y(high):.1f}" for n, (_, _, _, high) in enumerate(points))
@@ -235,7 +260,7 @@ def estimate_card(estimate: list[tuple[int, float]], recording: Recording) -> st
               "(in the controls).")
     return (f'<div class="wc-card wc-estimate" title="{escape(SEES)}"><div class="wc-subhead">Win probability: '
             f'{ESTIMATE_LABEL}</div><div class="wc-an-legend wc-muted">{legend}</div>'
-            f"{chart_svg(None, names, estimate)}</div>")
+            f"{chart_svg(None, names, estimate, [t.turn for t in recording.turns])}</div>")
 
 
 def stored_view(recordings_dir: Path, recording: Recording,

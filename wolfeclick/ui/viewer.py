@@ -35,20 +35,25 @@ MARGIN = {"l": 44, "r": 12, "t": 26, "b": 28}
 
 
 def nice_ticks(low: float, high: float, most: int = 8, integer: bool = False) -> list[float]:
-    """Round tick values covering [low, high]; whole numbers only when ``integer`` (turns are never 2.5)."""
+    """Round tick values inside [low, high], at most ``most`` of them and as many as that allows (three or more
+    wherever a round step gives them); whole numbers only when ``integer`` (turns are never 2.5).
+
+    The step is the smallest round one (1, 2, 2.5 or 5 times a power of ten) that gives no more than ``most`` ticks: a
+    step chosen from the range alone (the first round step above range / most) gave a cumulative reward of -42…39
+    one tick, 0, for most = 4."""
     if high <= low:
         high = low + 1
     raw = (high - low) / max(1, most)
-    magnitude = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
-    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
-    if integer:
-        step = max(1, round(step))
-    start = math.ceil(low / step) * step
+    magnitude = 10 ** (math.floor(math.log10(raw)) - 1) if raw > 0 else 1
     ticks: list[float] = []
-    value = start
-    while value <= high + 1e-9 and len(ticks) < 50:
-        ticks.append(round(value, 6))
-        value += step
+    for step in (m * magnitude * 10 ** k for k in range(4) for m in (1, 2, 2.5, 5)):
+        if integer:
+            step = max(1, round(step))
+        start = math.ceil(low / step - 1e-9) * step
+        count = math.floor((high - start) / step + 1e-9) + 1
+        if count <= most:
+            ticks = [round(start + n * step, 6) for n in range(max(0, count))]
+            break
     return ticks
 
 
@@ -82,7 +87,7 @@ def _chart(key: str, title: str, x: Sequence[int], series: Mapping[str, Sequence
         px = sx(tick)
         parts.append(f'<line x1="{px}" x2="{px}" y1="{top}" y2="{bottom}" class="wc-grid"/>'
                      f'<text x="{px}" y="{bottom + 14}" class="wc-tick" text-anchor="middle">{int(tick)}</text>')
-    for tick in nice_ticks(y_low, y_high, 4):
+    for tick in nice_ticks(y_low, y_high, 5):
         py = sy(tick)
         label = f"{tick:g}"
         parts.append(f'<line x1="{left}" x2="{right}" y1="{py}" y2="{py}" class="wc-grid"/>'
