@@ -9,6 +9,7 @@ neither.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import re
@@ -68,9 +69,9 @@ def server() -> Iterator[object]:
 # Test tiers, by what a test starts. Every test carries the tiers of what it starts (battles: the real simulator;
 # app: the live app server; browser: Chromium; torch: the model stack; ray: a Ray instance; packaging: pip
 # installs, wheels, docker; process: any other program, such as the CLI or a fresh interpreter), read from three
-# places: the fixtures it uses (FIXTURE_TIERS), its file's entry in FILE_TIERS (a whole file that starts something
-# without a fixture saying so), and a tier marker the test or its module sets itself (``pytestmark =
-# pytest.mark.battles``). A test with none of them is in the ``fast`` tier.
+# places: the fixtures it uses (FIXTURE_TIERS), devkit's starters it calls itself (SOURCE_TIERS), its file's entry
+# in FILE_TIERS (a whole file that starts something without a fixture saying so), and a tier marker the test or its
+# module sets itself (``pytestmark = pytest.mark.battles``). A test with none of them is in the ``fast`` tier.
 #
 #   pytest -m fast          the pure tier (`make test-fast`): files that are all tiered are not even imported
 #   pytest -m "not browser" everything but the browser tests; `pytest` alone still runs everything
@@ -90,6 +91,9 @@ FIXTURE_TIERS: dict[str, tuple[str, ...]] = {
     "tiny_tool_checkpoint": ("torch",),
     "hub_cache": ("torch",),
 }
+SOURCE_TIERS = {"Browser(": "browser", "Server(": "app", "running_app(": "app"}
+"""What a test starts by calling devkit's starters itself: found in its own source, its fixtures' and the source of
+its module's helpers it calls (a ``sized(...)`` that returns a ``Browser(...)``)."""
 FILE_TIERS: dict[str, tuple[str, ...]] = {
     "test_analysis.py": ("battles",),
     "test_analysis_ray.py": ("battles", "ray"),
@@ -204,6 +208,36 @@ def tiers_of(filename: str, fixturenames: list[str] | tuple[str, ...], markers: 
     return found
 
 
+def _source(obj: object) -> str:
+    try:
+        return inspect.getsource(obj)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return ""
+
+
+_helpers: dict[str, dict[str, str]] = {}
+
+
+def source_tiers(item: pytest.Item) -> set[str]:
+    """The tiers of devkit's starters (SOURCE_TIERS) that a test calls itself, through a fixture or a helper."""
+    module = getattr(item, "module", None)
+    function = getattr(item, "function", None)
+    if module is None or function is None:
+        return set()
+    if module.__name__ not in _helpers:
+        _helpers[module.__name__] = {
+            name: tier for name, obj in vars(module).items()
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and getattr(obj, "__module__", "") == module.__name__
+            for call, tier in SOURCE_TIERS.items() if call in _source(obj)}
+    info = getattr(item, "_fixtureinfo", None)
+    fixtures = [d.func for name in getattr(item, "fixturenames", ()) for d in
+                (info.name2fixturedefs.get(name, ()) if info is not None else ())]
+    text = "\n".join(_source(f) for f in [function, *fixtures])
+    found = {tier for call, tier in SOURCE_TIERS.items() if call in text}
+    found.update(tier for name, tier in _helpers[module.__name__].items() if re.search(rf"\b{name}\(", text))
+    return found
+
+
 def _fast_run(config: pytest.Config) -> bool:
     return str(config.getoption("markexpr", "") or "").strip() == "fast"
 
@@ -229,7 +263,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         markers = {m.name for m in item.iter_markers()}
-        found = tiers_of(item.path.name, getattr(item, "fixturenames", ()), markers)
+        found = tiers_of(item.path.name, getattr(item, "fixturenames", ()), markers) | source_tiers(item)
         for tier in sorted(found - markers):
             item.add_marker(tier)
         if not found:

@@ -63,24 +63,35 @@ def test_uses_the_app(server):
 
 def test_uses_the_tiny_model(tiny_checkpoint):
     pass
+
+class Browser:
+    pass
+
+def sized():
+    return Browser()
+
+def test_opens_a_page_through_a_helper():
+    sized()
 '''
 
 
 def test_a_fast_tier_test_that_starts_a_process_fails_naming_it_even_when_it_catches_the_error(inner) -> None:
     inner.makepyfile(test_mixed=TESTS)
     result = inner.runpytest("-m", "fast", "-p", "no:cacheprovider", "-k", "not app and not tiny")
-    result.assert_outcomes(passed=1, failed=2, deselected=2)
+    result.assert_outcomes(passed=1, failed=2, deselected=3)
     result.stdout.fnmatch_lines(["*fast tier: test_mixed.py::test_swallows_it started a process: subprocess.Popen*"])
 
 
 def test_fixtures_and_file_table_set_the_tiers(inner) -> None:
     inner.makepyfile(test_mixed=TESTS)
     app = inner.runpytest("--collect-only", "-q", "-m", "app")
-    app.stdout.fnmatch_lines(["test_mixed.py::test_uses_the_app", "*1/5 tests collected (4 deselected)*"])
+    app.stdout.fnmatch_lines(["test_mixed.py::test_uses_the_app", "*1/6 tests collected (5 deselected)*"])
     torch = inner.runpytest("--collect-only", "-q", "-m", "torch")
-    torch.stdout.fnmatch_lines(["test_mixed.py::test_uses_the_tiny_model", "*1/5 tests collected*"])
+    torch.stdout.fnmatch_lines(["test_mixed.py::test_uses_the_tiny_model", "*1/6 tests collected*"])
+    browser = inner.runpytest("--collect-only", "-q", "-m", "browser")
+    browser.stdout.fnmatch_lines(["test_mixed.py::test_opens_a_page_through_a_helper", "*1/6 tests collected*"])
     fast = inner.runpytest("--collect-only", "-q", "-m", "fast")
-    fast.stdout.fnmatch_lines(["*3/5 tests collected (2 deselected)*"])
+    fast.stdout.fnmatch_lines(["*3/6 tests collected (3 deselected)*"])
 
 
 def test_a_tier_that_selects_nothing_or_an_unknown_name_is_not_a_pass(inner) -> None:
