@@ -1,7 +1,8 @@
 """Issue 61: the search spreads its worlds and rollouts over several simulator processes without changing a decision.
 A rollout's result depends on its world, reseed and policy seed only, never on the process that plays it, so the
 same battle seed gives the same decisions (and the same values) with one simulator process as with two; with two,
-both play rollouts. Real battles on the real simulator."""
+both play rollouts when a decision has two worlds or more, and each world is built once. Real battles on the real
+simulator."""
 
 from __future__ import annotations
 
@@ -17,17 +18,22 @@ from wolfeclick.battle.specs import make_policy
 from wolfeclick.sim.process import SimProcess
 
 
-def _decisions(size: int, spec: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], Counter[int], tuple[float, float]]:
+def _decisions(size: int, spec: str, monkeypatch: pytest.MonkeyPatch
+               ) -> tuple[list[Any], Counter[int], int, tuple[float, float]]:
     """p1's commands and policy_info over a short battle played by ``spec`` with ``size`` simulator processes, how
-    many rollouts each process played, and the search's CPU seconds (Python thread, simulators)."""
+    many rollouts each process played, how many worlds were built, and the search's CPU seconds (Python thread,
+    simulators)."""
     engine = search_module._Engine(size)
     monkeypatch.setattr(search_module, "_ENGINE", engine)
     played: Counter[int] = Counter()
+    worlds = Counter[str]()
     real_call = SimProcess.call
 
     async def watched(self: SimProcess, op: str, **fields: Any) -> dict[str, Any]:
         if op == "playout" and self in engine._processes:
             played[engine._processes.index(self)] += 1
+        if op == "world":
+            worlds[fields["snapshot"]] += 1
         return await real_call(self, op, **fields)
 
     monkeypatch.setattr(SimProcess, "call", watched)
@@ -37,17 +43,20 @@ def _decisions(size: int, spec: str, monkeypatch: pytest.MonkeyPatch) -> tuple[l
         cpu = engine.cpu()
     finally:
         engine.close()
+    assert set(worlds.values()) == {1}  # every world built once, in one process
     return ([[t.decisions["p1"].command, t.decisions["p1"].policy_info] for t in recording.turns
-             if "p1" in t.decisions], played, cpu)
+             if "p1" in t.decisions], played, len(worlds), cpu)
 
 
-@pytest.mark.parametrize("spec", ["search?level=1", "search?level=1&worlds=3&rollouts=6&horizon=2"])
+@pytest.mark.parametrize("spec", ["search?level=1&worlds=2", "search?level=1&worlds=3&rollouts=6&horizon=2"])
 def test_two_simulator_processes_give_the_same_decisions_as_one_and_both_play(spec: str,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    one, played_one, _ = _decisions(1, spec, monkeypatch)
-    two, played_two, (python, simulators) = _decisions(2, spec, monkeypatch)
-    assert any(isinstance((info or {}).get("search"), dict) for _, info in one)  # it searched, not only forced moves
+    one, played_one, built_one, _ = _decisions(1, spec, monkeypatch)
+    two, played_two, built_two, (python, simulators) = _decisions(2, spec, monkeypatch)
+    searched = [info["search"] for _, info in one if isinstance((info or {}).get("search"), dict)]
+    assert searched  # it searched, not only forced moves
     assert two == one
+    assert built_one == built_two == sum(s["worlds"] for s in searched)  # no world built twice
     assert set(played_one) == {0}
     assert set(played_two) == {0, 1} and sum(played_two.values()) == sum(played_one.values())
     assert python > 0 and simulators > 0  # the CPU the benchmark reports is read from both

@@ -90,15 +90,15 @@ def budget_for(level: int, worlds: int | None = None, rollouts: int | None = Non
 
 SIMULATORS = max(1, min(4, os.cpu_count() or 1))
 """Simulator processes the search plays its rollouts in: one per core (at most 4). A rollout's result depends only
-on its world, reseed and policy seed, never on the process that plays it, so spreading them changes no decision;
-with one battle at a time on two cores a decision takes about half its CPU in wall time."""
+on its world, reseed and policy seed, never on the process that plays it, so spreading the worlds over them changes
+no decision; with two worlds or more and one battle at a time, a decision's rollouts run side by side."""
 
 
 class _Engine:
     """Simulator processes and an event loop in a thread of their own, shared by every ``search`` policy in this
     Python process: a decision is submitted from whatever thread the runner decides in and waits for its answer.
-    Each world is built in one process (or, with fewer worlds than processes, in several), and each rollout goes to
-    the least busy process that holds its world."""
+    A decision's worlds go to the processes in turn, starting from the least busy one (so that two battles' searches
+    spread too); each world is built once and its rollouts play in the process that holds it."""
 
     def __init__(self, size: int = SIMULATORS) -> None:
         self.size = size
@@ -135,9 +135,14 @@ class _Engine:
                 self._processes = kept + fresh
             return list(self._processes)
 
-    async def call(self, holders: list[SimProcess], op: str, **fields: Any) -> dict[str, Any]:
-        """``op`` in whichever of ``holders`` has the fewest requests in flight (the first of them on a tie)."""
-        process = min(holders, key=lambda p: self._busy.get(id(p), 0))
+    def placed(self, processes: list[SimProcess], worlds: int) -> list[SimProcess]:
+        """The process each of ``worlds`` worlds is built in: in turn, from the one with the fewest requests in
+        flight (the first on a tie). Which process plays a rollout never changes its result."""
+        start = min(range(len(processes)), key=lambda n: self._busy.get(id(processes[n]), 0))
+        return [processes[(start + w) % len(processes)] for w in range(worlds)]
+
+    async def call(self, process: SimProcess, op: str, **fields: Any) -> dict[str, Any]:
+        """``process.call``, counted in flight while it runs (what ``placed`` reads)."""
         self._busy[id(process)] = self._busy.get(id(process), 0) + 1
         try:
             return await process.call(op, **fields)
@@ -222,48 +227,39 @@ class SearchPolicy:
                                random.Random(derive_int(seed, f"search-sample:{w}")))
             requests.append(world_request(observation.battle, observation.request, side, foes, team,
                                           derive_seed(seed, f"search-world:{w}"), f"{prefix}-{w}", observation.format))
-        worlds: list[tuple[str, list[SimProcess]]] = []
-        built = [(request, _holders(processes, len(requests), w)) for w, request in enumerate(requests)]
+        built: list[tuple[str, SimProcess, dict[str, Any]]] = []
         try:
-            replies = await asyncio.gather(*(process.call("world", **request)
-                                             for request, holders in built for process in holders),
-                                           return_exceptions=True)
-            answers = iter(replies)
-            for request, holders in built:
-                mine = [next(answers) for _ in holders]
-                made = [process for process, reply in zip(holders, mine) if not isinstance(reply, BaseException)]
-                worlds.append((request["snapshot"], made))
-                for reply in mine:
-                    if isinstance(reply, BaseException) and (not isinstance(reply, SimulatorError)
-                                                             or not all(p.alive for p in holders)):
-                        raise reply
-                # a sample the simulator cannot build (a form it refuses), or a world that waits on the other side
-                # only, is unusable: the other worlds stand
-                usable = len(made) == len(holders) and all(isinstance(reply, dict) and side in reply.get("deciding", [side])
-                                                           for reply in mine)
-                if not usable:
-                    name, made = worlds.pop()
-                    await asyncio.gather(*(process.call("forget", snapshot=name) for process in made))
+            placed = _ENGINE.placed(processes, len(requests))
+            replies = await asyncio.gather(*(_ENGINE.call(process, "world", **request)
+                                             for request, process in zip(requests, placed)), return_exceptions=True)
+            built = [(request["snapshot"], process, reply) for request, process, reply in zip(requests, placed, replies)
+                     if not isinstance(reply, BaseException)]
+            for process, failed in zip(placed, replies):
+                if isinstance(failed, BaseException) and (not isinstance(failed, SimulatorError) or not process.alive):
+                    raise failed
+            # a sample the simulator cannot build (a form it refuses) is missing here, and a world that waits on the
+            # other side only is unusable: the other worlds stand
+            worlds = [(name, process) for name, process, reply in built if side in reply.get("deciding", [side])]
             if not worlds:
                 return Decision(action=allowed[0], info={"search": "no world to play"})
             tallies = await self._race(worlds, allowed, side, seed, observation.turn)
         finally:
-            await asyncio.gather(*(process.call("forget", snapshot=name) for name, made in worlds
-                                   for process in made if process.alive), return_exceptions=True)
+            await asyncio.gather(*(process.call("forget", snapshot=name) for name, process, _ in built
+                                   if process.alive), return_exceptions=True)
         best = leader(tallies, [True] * len(tallies))
         chosen = allowed[best if best is not None else 0]
         values = {f"{a.kind} {a.name}": [round(t.mean, 4), t.n] for a, t in zip(allowed, tallies)}
         return Decision(action=chosen, info={"search": {"level": self.level, "worlds": len(worlds),
                                                         "rollouts": sum(t.n for t in tallies), "values": values}})
 
-    async def _race(self, worlds: list[tuple[str, list[SimProcess]]], allowed: list[LegalAction], side: Side,
+    async def _race(self, worlds: list[tuple[str, SimProcess]], allowed: list[LegalAction], side: Side,
                     seed: int, turn: int) -> list[Tally]:
         budget = self.budget
         scores: list[list[float]] = [[] for _ in allowed]
 
         async def play(option: int, number: int) -> float:
             action = allowed[option]
-            name, holders = worlds[number % len(worlds)]
+            name, process = worlds[number % len(worlds)]
             fields: dict[str, Any] = {
                 "snapshot": name, "lines": [reseed_line(seed, f"search:{number}")],
                 "policy": ROLLOUT_POLICY, "seed": derive_seed(seed, f"search-policy:{number}"),
@@ -272,9 +268,9 @@ class SearchPolicy:
             if budget.horizon:
                 fields["horizon"] = budget.horizon
             try:
-                reply = await _ENGINE.call(holders, "playout", **fields)
+                reply = await _ENGINE.call(process, "playout", **fields)
             except SimulatorError:
-                if not all(process.alive for process in holders):
+                if not process.alive:
                     raise
                 return 0.5  # not open in this world (a guessed lock or trap), or a world that stalls: no evidence
             return _value(reply, side)
@@ -292,14 +288,6 @@ class SearchPolicy:
             for (i, _), value in zip(jobs, results):
                 scores[i].append(value)
             live = still_racing(tallies(), live)
-
-
-def _holders(processes: list[SimProcess], worlds: int, world: int) -> list[SimProcess]:
-    """The processes world number ``world`` of ``worlds`` is built in: one (they take turns), or, with fewer worlds
-    than processes, every process whose number is ``world`` modulo ``worlds`` (so that every process plays)."""
-    if worlds >= len(processes):
-        return [processes[world % len(processes)]]
-    return [process for number, process in enumerate(processes) if number % worlds == world]
 
 
 def make_search(spec: str = "search", *, level: int = DEFAULT_LEVEL, worlds: int | None = None,
