@@ -96,6 +96,14 @@ def hp_gaps(recording: Recording) -> list[float]:
     return [(t.snapshot["p1"].team_hp - t.snapshot["p2"].team_hp) / 100 for t in recording.turns]
 
 
+def public_gaps(rows: np.ndarray) -> np.ndarray:
+    """p1's mean public team HP less p2's at each row (the model's own ``team_hp`` columns, 0-1): the HP gap as a
+    spectator saw it, the HP logistic's other input."""
+    column = vm.SIDE_FEATURES.index("team_hp")
+    gaps: np.ndarray = rows[:, column] - rows[:, vm.WIDTH + column]
+    return gaps
+
+
 async def play_group(pool: SimPool, fmt: str, p1: str, p2: str, count: int, first: int, in_flight: int,
                      group: int) -> list[dict]:
     """The group's battles in seed order: each one's rows, p1's outcome, the HP gaps, its seed and group."""
@@ -219,6 +227,7 @@ def main() -> None:
     from scripts.bench_calibration import fit_logistic  # the HP-gap baseline, as the calibration bench fits it
 
     a, b = fit_logistic(list(hp), list(ys))
+    pa, pb = fit_logistic(list(public_gaps(rows)), list(ys))
     base = float(np.mean([battle["y"] for battle in train]))
     card = {"recipe": f"scripts/train_value_model.py{options}",
             "mix": [f"{fmt}:{p1}:{p2}:{count}" for fmt, p1, p2, count in mix], "first_seed": FIRST_SEED,
@@ -231,6 +240,10 @@ def main() -> None:
             "hp_logistic": {"a": round(a, 6), "b": round(b, 6),
                             "reads": "p1's snapshot team HP less p2's (scripts/bench_calibration.py's hp_gap), "
                                      "fitted on the training battles"},
+            "hp_logistic_public": {"a": round(pa, 6), "b": round(pb, 6),
+                                   "reads": "p1's public team HP less p2's (the model's own team_hp columns: the "
+                                            "last HP everyone saw, an unrevealed Pokémon full), fitted on the "
+                                            "training battles"},
             "label": "how the battle ended for p1 (win 1, loss 0, tie or turn limit 0.5)", "sees": vm.SEES}
     model = vm.with_temperature(raw, t, card)
     validation = {}
@@ -247,6 +260,7 @@ def main() -> None:
             "before calibration": round(vm.brier(vm.win_probability(raw, vrows), vys), 4),
             "logistic on the same features": round(vm.brier(vm.win_probability(logistic, vrows), vys), 4),
             "logistic on the HP gap": round(vm.brier(1 / (1 + np.exp(-(a + b * vhp))), vys), 4),
+            "logistic on the public HP gap": round(vm.brier(1 / (1 + np.exp(-(pa + pb * public_gaps(vrows)))), vys), 4),
             "base rate": round(vm.brier(np.full(len(vys), base), vys), 4)}
     model.card["validation_brier"] = validation
     text = model.to_json()
@@ -264,10 +278,12 @@ def main() -> None:
                "with it, the weights do not).\n\nValidation (every fifth battle of each group, never fitted nor "
                "calibrated on), Brier score of p1's chance at every decision against how its battle ended:\n\n"
                "| held out | battles | decisions | value model | before calibration | logistic, same features | "
-               "logistic, HP gap | base rate |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+               "logistic, HP gap (snapshots) | logistic, public HP gap | base rate |\n"
+               "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
                + "".join(f"| {name} | {v['battles']} | {v['decisions']} | {v['value model']:.4f} | "
                          f"{v['before calibration']:.4f} | {v['logistic on the same features']:.4f} | "
-                         f"{v['logistic on the HP gap']:.4f} | {v['base rate']:.4f} |\n"
+                         f"{v['logistic on the HP gap']:.4f} | {v['logistic on the public HP gap']:.4f} | "
+                         f"{v['base rate']:.4f} |\n"
                          for name, v in validation.items()))
     print(f"{HEADING}\n\n{summary}")
     if args.doc:

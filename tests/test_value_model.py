@@ -159,6 +159,32 @@ def test_the_public_field_follows_boosts_hazards_screens_and_tera() -> None:
     assert again["p1.boost_atk"] == 0 and again["p1.spikes"] == pytest.approx(2 / 3)  # boosts leave, hazards stay
 
 
+def test_how_each_side_has_played_is_read_from_the_public_lines() -> None:
+    """Issue 62: who is playing is not known, how they play is shown. A switch out of a standing Pokémon counts (a
+    replacement after a faint does not); a move that hurts the other side directly is a hit (hazard, recoil or
+    weather damage, marked ``[from]``, is not); super effective counts +1 and resisted or not affecting −1."""
+    from wolfeclick.battle.schema import SideSnapshot, TurnRecord
+
+    snap = SideSnapshot(active="Garchomp", active_hp=100.0, active_status=None, team_hp=100.0, fainted=0, team=[])
+    events = ["|switch|p1a: Garchomp|Garchomp, L77, M|100/100", "|switch|p2a: Skarmory|Skarmory, L81|100/100",
+              "|turn|1", "|switch|p2a: Rotom|Rotom-Wash, L84|100/100", "|-damage|p2a: Rotom|88/100|[from] Spikes",
+              "|move|p1a: Garchomp|Earthquake|p2a: Rotom", "|-immune|p2a: Rotom",
+              "|turn|2", "|move|p1a: Garchomp|Stone Edge|p2a: Rotom", "|-resisted|p2a: Rotom",
+              "|-damage|p2a: Rotom|70/100", "|-damage|p2a: Rotom|60/100", "|-damage|p1a: Garchomp|90/100|[from] item: Life Orb",
+              "|move|p2a: Rotom|Hydro Pump|p1a: Garchomp", "|-supereffective|p1a: Garchomp",
+              "|-damage|p1a: Garchomp|0 fnt", "|faint|p1a: Garchomp",
+              "|switch|p1a: Ferrothorn|Ferrothorn, L80|100/100", "|turn|3"]
+    turn = TurnRecord(index=0, turn=3, deciding=["p1", "p2"], decisions={}, events=events,
+                      snapshot={"p1": snap, "p2": snap})
+    row = dict(zip(vm.FEATURES, vm.decision_rows([turn], "gen9randombattle")[0]))
+    assert row["p1.switch_rate"] == 0.0 and row["p2.switch_rate"] == pytest.approx(1 / 4)  # 1 switch, 1 move, + 2
+    assert row["p1.hit_rate"] == pytest.approx(1 / 4) and row["p2.hit_rate"] == pytest.approx(1 / 3)
+    assert row["p1.edge_rate"] == pytest.approx(-2 / 4) and row["p2.edge_rate"] == pytest.approx(1 / 3)
+    start = turn.model_copy(update={"events": events[:3]})
+    first = dict(zip(vm.FEATURES, vm.decision_rows([start], "gen9randombattle")[0]))
+    assert [first[f"{s}.{n}"] for s in ("p1", "p2") for n in ("switch_rate", "hit_rate", "edge_rate")] == [0.0] * 6
+
+
 def test_a_fixed_model_gives_the_output_worked_out_by_hand() -> None:
     """A model with one hidden unit and a linear term on two columns, against the formula written out."""
     n = len(vm.FEATURES)

@@ -39,8 +39,9 @@ MODEL_PATH = Path(__file__).with_name("value_model.json")
 
 SEES = ("the public state: each side's fainted count, its revealed Pokémon with their species, level, HP and status "
         "(unrevealed ones count as healthy), the active Pokémon's stat boosts, types and base stats, hazards, screens, "
-        "whether it has terastallized, who must switch, and the turn; not the unrevealed Pokémon, nor any moves, "
-        "items, abilities or exact stats")
+        "whether it has terastallized, who must switch, how each side has played so far (its switches, its moves that "
+        "hit, super effective or resisted), and the turn; not the unrevealed Pokémon, nor any moves' names, items, "
+        "abilities or exact stats")
 """What the model reads, in the words the viewer shows beside its line."""
 
 STATUSES = ("BRN", "PAR", "PSN", "SLP", "FRZ")
@@ -72,6 +73,10 @@ SIDE_FEATURES: tuple[str, ...] = (
     "type_edge",  # the best multiplier of its own types against the other active's, log2 / 2 (immune −1)
     "team_strength",  # mean base stat total × level / 100 of its revealed Pokémon still standing (of 600; 0.7
     # when none is)
+    # how this side has played so far, as everyone saw it (issue 62: the pairing is not known, its play is shown):
+    "switch_rate",  # its switches out of a standing Pokémon, over its actions so far (moves and such switches) + 2
+    "hit_rate",  # its moves that hurt the other side directly, over its moves so far + 2
+    "edge_rate",  # its moves shown super effective, less those shown resisted or not affecting, over its moves + 2
 )
 SHARED_FEATURES: tuple[str, ...] = ("turn",)  # the battle turn, of 100 (capped)
 FEATURES: tuple[str, ...] = (*(f"p1.{name}" for name in SIDE_FEATURES), *(f"p2.{name}" for name in SIDE_FEATURES),
@@ -147,11 +152,43 @@ into plain numbers after each decision's lines."""
     tera_type: dict[str, str]  # per side, the type its active terastallized into (gone when it leaves)
     roster: dict[str, dict[str, _Seen]]  # per side, each Pokémon seen on the field by its name, in order seen
     on_field: dict[str, str]  # per side, the name of the Pokémon last switched in
+    play: dict[str, dict[str, int]]  # per side, its play as shown: moves, switches (out of a standing Pokémon),
+    # hits (moves that hurt the other side), edge (super effective less resisted or not affecting)
+    mover: str | None = None  # the side whose move the lines now follow
+    hit: bool = False  # that move has already hurt the other side
 
     @classmethod
     def start(cls) -> "_Field":
         return cls({s: {} for s in SIDES}, {s: {} for s in SIDES}, {s: False for s in SIDES},
-                   {s: False for s in SIDES}, {s: {} for s in SIDES}, {}, {}, {s: {} for s in SIDES}, {})
+                   {s: False for s in SIDES}, {s: {} for s in SIDES}, {}, {}, {s: {} for s in SIDES}, {},
+                   {s: {"moves": 0, "switches": 0, "hits": 0, "edge": 0} for s in SIDES})
+
+    def _played(self, tag: str, side: str, parts: list[str]) -> None:
+        """How each side plays, from the lines everyone saw: a ``move`` line is a move of its side; a ``switch``
+        while the side's Pokémon still stands is a switch (a forced replacement is not); a direct ``-damage`` to the
+        other side after a move (no ``[from]``: not hazards, weather, recoil…) makes that move a hit;
+        ``-supereffective``, ``-resisted`` and ``-immune`` on the other side move its edge."""
+        if tag == "move":
+            self.play[side]["moves"] += 1
+            self.mover, self.hit = side, False
+        elif tag == "switch":
+            standing = self.on(side)
+            if standing is not None and not standing.fainted:
+                self.play[side]["switches"] += 1
+            self.mover = None
+        elif self.mover is None or self.mover == side:
+            return
+        elif tag == "-damage" and not self.hit and not any(p.startswith("[from]") for p in parts[4:]):
+            self.play[self.mover]["hits"] += 1
+            self.hit = True
+        elif tag in ("-supereffective", "-resisted", "-immune"):
+            self.play[self.mover]["edge"] += 1 if tag == "-supereffective" else -1
+
+    def play_vector(self, side: str) -> list[float]:
+        """``switch_rate``, ``hit_rate``, ``edge_rate`` of a side (0 before it has acted)."""
+        play = self.play[side]
+        return [play["switches"] / (play["moves"] + play["switches"] + 2), play["hits"] / (play["moves"] + 2),
+                play["edge"] / (play["moves"] + 2)]
 
     def _health(self, side: str, ident: str, condition: str | None, species: str | None = None) -> None:
         """What a line says of one Pokémon's health: its HP as the public percent, its status, whether it fainted."""
@@ -179,8 +216,11 @@ into plain numbers after each decision's lines."""
         elif tag == "-swapsideconditions":  # Court Change
             self.conditions = {"p1": self.conditions["p2"], "p2": self.conditions["p1"]}
         side = _side_of(parts[2]) if len(parts) > 2 else None
+        if tag == "turn":
+            self.mover = None
         if side is None:
             return
+        self._played(tag, side, parts)
         self._follow(tag, side, parts)
         boosts = self.boosts[side]
         if tag in ("switch", "drag", "replace", "detailschange") and len(parts) > 3:
@@ -427,7 +467,7 @@ def decision_rows(turns: Sequence[TurnRecord], format_id: str = "gen9randombattl
             alone = side in turn.deciding and len(turn.deciding) == 1
             sides.append(_public_vector(field, side, alone) + field.side_vector(side))
         matchup = _matchup(gen, field)
-        sides = [sides[0] + matchup["p1"], sides[1] + matchup["p2"]]
+        sides = [sides[0] + matchup["p1"] + field.play_vector("p1"), sides[1] + matchup["p2"] + field.play_vector("p2")]
         rows[n] = [*sides[0], *sides[1], min(turn.turn, 100) / 100]
     return rows
 
