@@ -47,9 +47,10 @@ from wolfeclick.analysis import value_model as vm
 from wolfeclick.battle.store import load_recording
 imported = time.perf_counter()
 recording = load_recording(sys.argv[1])
-begin = time.perf_counter()
+begin, cpu = time.perf_counter(), time.process_time()
 vm.estimate_battle(vm.default_model(), recording)
-print(json.dumps({"import": imported - started, "first": time.perf_counter() - begin}))
+print(json.dumps({"import": imported - started, "first": time.perf_counter() - begin,
+                  "first_cpu": time.process_time() - cpu}))
 """
 """One fresh process: the import, then the first evaluation (weights, Pokédex, features, model) of a recording."""
 
@@ -108,7 +109,10 @@ def main() -> None:
                  f"s (median; slowest {firsts[-1]:.3f} s) against the goal of {FIRST_GOAL_S} s: "
                  f"**{'met' if firsts[-1] <= FIRST_GOAL_S else 'not met'}**. Importing the module before it (numpy, "
                  f"pydantic's schema, poke-env through `game.state`: what any reader of a recording imports anyway) "
-                 f"took {statistics.median(imports):.2f} s (median).")
+                 f"took {statistics.median(imports):.2f} s (median). The first evaluation's CPU time (the "
+                 f"process's user and system time, which the other work on the machine does not stretch as it "
+                 f"stretches the wall clock): {statistics.median(c['first_cpu'] for c in cold):.3f} s median, "
+                 f"{max(c['first_cpu'] for c in cold):.3f} s slowest.")
     text = (f"{HEADING}\n\n`.venv/bin/python scripts/bench_value_model.py --battles {args.battles} --repeats "
             f"{args.repeats}{cold_flag}{' --doc' if args.doc else ''}` on {platform.machine()} with {os.cpu_count()} cores, "
             f"load average {load:.1f} at the start and {end:.1f} at the end (a shared machine). "
