@@ -1,17 +1,18 @@
 """Judge the shipped value model on fresh battles against the HP logistic (issue 62, "what it must show").
 
-    .venv/bin/python scripts/eval_value_model.py [--battles 324] [--doc]
+    .venv/bin/python scripts/eval_value_model.py [--battles 1200] [--doc]
 
-Plays ``--battles`` fresh battles per format (gen9randombattle and gen4randombattle; seeds 800000 and 850000 on,
+Plays ``--battles`` fresh battles per format (gen9randombattle and gen4randombattle; seeds 900000 and 950000 on,
 which no other script plays), the pairings cycling through all nine ordered pairs of the baselines (heuristic,
 maxdamage, random), and reads p1's chance at every decision from the shipped model
-(``wolfeclick.analysis.value_model``) and from the HP logistic whose two coefficients its card carries (fitted on
-the model's own training battles, on p1's snapshot team HP less p2's). For each format, and for its self-play
-(the same policy on both sides) and uneven battles apart, it gives both Brier scores and the model's less the HP
-logistic's with a 95% interval from 2000 resamples of whole battles (a battle's decisions share one ending), then
-a reliability table of ten bins per format: every bin holding at least 300 decisions should lie within 0.03 of the
-diagonal. ``--doc`` rewrites its section of docs/value-model.md. Battles are cached as the training script caches
-them (``tmp/value-model-battles``), so a second run reads instead of playing.
+(``wolfeclick.analysis.value_model``) and from the two HP logistics whose coefficients its card carries (fitted on
+the model's own training battles: one on p1's snapshot team HP less p2's, one on the public team HP the model
+reads). For each format, and for its self-play (the same policy on both sides) and uneven battles apart, it gives
+the Brier scores and the model's less each HP logistic's with a 95% interval from 2000 resamples of whole battles (a
+battle's decisions share one ending), then a reliability table of ten bins per format: every bin holding at least
+300 decisions should lie within 0.03 of the diagonal. ``--doc`` rewrites its section of docs/value-model.md. Battles
+are cached as the training script caches them (``tmp/value-model-battles``), so a second run reads instead of
+playing.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def bin_intervals(subset: list[dict]) -> tuple[np.ndarray, np.ndarray]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--battles", type=int, default=324, help="per format (at least 300 for the verdicts)")
+    parser.add_argument("--battles", type=int, default=1200, help="per format (at least 300 for the verdicts)")
     parser.add_argument("--in-flight", type=int, default=8)
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--no-cache", action="store_true")
@@ -178,7 +179,7 @@ def main() -> None:
     end = os.getloadavg()
     met_all = all(met for _, met in verdicts)
     text = (f"{HEADING}\n\n`.venv/bin/python scripts/eval_value_model.py"
-            f"{f' --battles {args.battles}' if args.battles != 324 else ''}{' --doc' if args.doc else ''}`: "
+            f"{f' --battles {args.battles}' if args.battles != 1200 else ''}{' --doc' if args.doc else ''}`: "
             f"{len(battles)} fresh battles ({sum(len(x['ys']) for x in battles)} decisions; {args.battles} per "
             f"format, every ordered pairing of {', '.join(POLICIES)} in turn, seeds "
             f"{', '.join(f'{s} on ({f})' for f, s in seeds.items())}), in {played:.0f} s (played, or read from the "
