@@ -21,7 +21,7 @@ from pydantic import ValidationError
 import wolfeclick
 from wolfeclick.battle.schema import PokemonSnapshot, Recording, Versions, is_valid_id
 from wolfeclick.battle.store import RecordingError, _first_error
-from wolfeclick.battle.tracker import SideTracker, generation
+from wolfeclick.battle.tracker import SideTracker, generation, split_lines
 from wolfeclick.digits import ascii_int
 from wolfeclick.game.reward import RewardView, reward_view
 from wolfeclick.game.snapshot import SnapshotEntries, side_snapshot
@@ -308,8 +308,9 @@ def replay_public(log: list[str], format_id_: str, names: dict[Side, str], posit
     for position in positions:
         position = max(fed, min(position, len(log)))
         lines = [hinted for at in range(fed, position) for hinted in (*hints.get(at, ()), log[at])]
+        split = split_lines(lines)  # once for both sides: poke-env copies what it is given before changing it
         for tracker in trackers.values():
-            tracker.feed(lines)
+            tracker.feed_parts(split)
         fed = position
         snapshot = {seat: side(side_snapshot(trackers[seat].battle, trackers[other(seat)].battle, caches[seat]))
                     for seat in SIDES}
