@@ -48,7 +48,7 @@ FIRST_SEED = 100_000
 GROUP_SEEDS = 10_000
 """Group ``i`` of the mix plays seeds ``FIRST_SEED + i * GROUP_SEEDS`` on: a group's battles do not move when
 another group's count changes (the calibration bench plays 1000s and 2000s, the value-model bench 3000s and the
-evaluation 800000 on)."""
+evaluation 800000 on and, since issue 62's second round, 900000 on)."""
 POLICIES = ("heuristic", "maxdamage", "random")
 FORMATS = ("gen9randombattle", "gen4randombattle")
 SELF_PLAY = {"gen9randombattle": 2700, "gen4randombattle": 1800}
