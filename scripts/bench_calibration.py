@@ -245,6 +245,31 @@ async def run(train: int, held_out: int, k: int, model_held_out: int, plot: Path
                "![reliability diagram](calibration.svg)" if plot is not None else "") + wide + "\n")
 
 
+MODEL_HEADING = "## Analysis: the value model on the calibration bench's 1000 battles (issue 62)"
+
+
+async def model_only(train: int, model_held_out: int) -> str:
+    """The value model's part of the bench without the rollouts (``--model-only``): the HP logistic and the base rate
+    fitted on the ``train`` battles (seeds 1000 on), then both beside the shipped value model on the
+    ``model_held_out`` battles (seeds 3000 on), with the reliability diagram ``docs/calibration-public.svg``."""
+    load = os.getloadavg()[0]
+    async with SimPool(2) as pool:
+        fitted = await battles(1000, train, pool)
+        more = await battles(3000, model_held_out, pool)
+    a, b = fit_logistic([hp_gap(t) for r in fitted for t in r.turns],
+                        [score(r.result.winner) for r in fitted for t in r.turns])
+    base = sum(score(r.result.winner) for r in fitted) / len(fitted)
+    wide = model_comparison(more, vm.default_model(), a, b, base, PLOT.with_name("calibration-public.svg"))
+    return (f"{MODEL_HEADING}\n\n`.venv/bin/python scripts/bench_calibration.py --model-only --train {train} "
+            f"--model-held-out {model_held_out} --doc` on {platform.machine()} with {os.cpu_count()} cores, load "
+            f"average {load:.1f} at the start and {os.getloadavg()[0]:.1f} at the end (nothing here depends on the "
+            f"load): the value-model part of *Analysis: is the rollout estimate calibrated?* again, for the shipped model (issue 62's: "
+            f"{vm.default_model().card.get('recipe', '')}, temperature "
+            f"{vm.default_model().card.get('calibration', {}).get('temperature', 1.0)}), the rollouts left out. "
+            f"{train} seeded {FORMAT} heuristic-vs-heuristic battles (seeds 1000 on) fit the HP logistic "
+            f"(a = {a:.2f}, b = {b:.2f}: its input is the snapshots' HP gap) and the base rate." + wide + "\n")
+
+
 POLICIES_HEADING = "## Analysis: is each rollout policy's estimate calibrated? (issue 48, item 2)"
 
 
@@ -307,8 +332,16 @@ def main() -> None:
                         help="more held-out battles for the value model and the baselines alone (0: none)")
     parser.add_argument("--policies", nargs="+", default=None,
                         help="judge these rollout policies against their own continuations instead (item 2)")
+    parser.add_argument("--model-only", action="store_true",
+                        help="the value model's part alone: no rollouts (its own section; issue 62)")
     parser.add_argument("--doc", action="store_true")
     args = parser.parse_args()
+    if args.model_only:
+        text = asyncio.run(model_only(args.train, args.model_held_out))
+        print(text)
+        if args.doc:
+            write_section(MODEL_HEADING, text)
+        return
     if args.policies:
         text = asyncio.run(per_policy(args.policies, args.held_out, args.k))
         print(text)
