@@ -143,27 +143,28 @@ def report(results: Path) -> str:
     rows = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines() if line.strip()]
     pairings: dict[tuple[str, str, str], list[float]] = {}
     times: dict[tuple[str, str], list[float]] = {}
-    walls: dict[tuple[str, str, int], list[float]] = {}
+    walls: dict[tuple[str, str, str], list[float]] = {}
     for row in rows:
         pairings.setdefault((row["format"], row["a"], row["b"]), []).extend(row["scores"])
         for spec, ms in row["times_ms"].items():
             times.setdefault((row["format"], spec), []).extend(ms)
-            walls.setdefault((row["format"], spec, row.get("search_simulators", 1)), []).extend(ms)
+            engine = str(row.get("search_simulators", 1)) + (" (world in each)" if row.get("world_copies") else "")
+            walls.setdefault((row["format"], spec, engine), []).extend(ms)
     table = ["| format | pairing (first scores) | battles | score rate [95%] |", "| --- | --- | --- | --- |"]
     table += [f"| {fmt} | {a} v {b} | {len(scores)} | {score_cell(scores)} |"
               for (fmt, a, b), scores in sorted(pairings.items())]
-    cpu: dict[tuple[str, str], list[float]] = {}  # simulators' seconds, decisions; Python's seconds, decisions
+    cpu: dict[tuple[str, str, str], list[float]] = {}  # simulators' seconds, decisions; Python's seconds, decisions
     for row in rows:
-        if row.get("search_cpu_s") is not None and row["times_ms"].get(row["a"]):
-            spent = cpu.setdefault((row["format"], row["a"]), [0.0, 0.0, 0.0, 0.0])
+        if row.get("search_cpu_s") is not None and row["times_ms"].get(row["a"]) and not row.get("world_copies"):
+            spent = cpu.setdefault((row["format"], row["a"], str(row.get("search_simulators", 1))), [0.0] * 4)
             spent[0] += row["search_cpu_s"]
             spent[1] += len(row["times_ms"][row["a"]])
             if row.get("search_py_cpu_s") is not None:
                 spent[2] += row["search_py_cpu_s"]
                 spent[3] += len(row["times_ms"][row["a"]])
 
-    def cpu_cell(fmt: str, spec: str) -> str:
-        spent = cpu.get((fmt, spec), [0.0, 0.0, 0.0, 0.0])
+    def cpu_cell(fmt: str, spec: str, engine: str) -> str:
+        spent = cpu.get((fmt, spec, engine), [0.0, 0.0, 0.0, 0.0])
         if not spent[1]:
             return "–"
         sims = spent[0] / spent[1]
@@ -175,7 +176,7 @@ def report(results: Path) -> str:
     timing = ["| format | policy | simulators | wall per decision: mean / median / p90 (decisions) | the search's CPU "
               "per decision: simulators + Python = total (decisions with Python measured; against heuristic) |",
               "| --- | --- | --- | --- | --- |"]
-    timing += [f"| {fmt} | {spec} | {n} | {time_cell(ms)} | {cpu_cell(fmt, spec)} |"
+    timing += [f"| {fmt} | {spec} | {n} | {time_cell(ms)} | {cpu_cell(fmt, spec, n)} |"
                for (fmt, spec, n), ms in sorted(walls.items()) if ms]
     runs = ["| run (ended) | pairing | seeds | battles | wall | load average (start → end) | other work (cores) |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -204,9 +205,9 @@ def report(results: Path) -> str:
             spec = f"search?level={level}"
             if level is None or not times.get((fmt, spec)):
                 continue
-            newest = max(n for f, s, n in walls if f == fmt and s == spec)
+            newest = max(n for f, s, n in walls if f == fmt and s == spec and "(" not in n)
             median = statistics.median(walls[(fmt, spec, newest)]) / 1000
-            spent = cpu.get((fmt, spec), [0.0, 0.0, 0.0, 0.0])
+            spent = cpu.get((fmt, spec, newest), [0.0, 0.0, 0.0, 0.0])
             total = spent[0] / spent[1] + (spent[2] / spent[3] if spent[3] else 0.0) if spent[1] else None
             per = (f"; CPU {total:.2f} s a decision" + ("" if spent[3] else " (its simulators')")) \
                 if total is not None else ""
@@ -225,7 +226,8 @@ def report(results: Path) -> str:
             "The runs below were made in pieces (each under 10 minutes) and are pooled here.\n\n"
             + "\n".join(table) + "\n\n" + "\n".join(timing) + "\n\n"
             + "A decision's wall time is what the runner measured around `decide` (*simulators*: how many simulator "
-            "processes the search spread its worlds and rollouts over; the runs before 12:05 UTC had one). Its CPU "
+            "processes the search spread its worlds and rollouts over; the runs before 12:05 UTC had one; *world in each*: the "
+            "level-1 runs of 12:59-13:08 UTC, whose one world was built in both processes, left out of the CPU). Its CPU "
             "is what does not depend on the machine's load: its simulators' (Node: building worlds, playing "
             "rollouts) plus its Python event-loop thread's (sampling, building requests, reading replies; measured "
             "from 12:05 UTC on), per decision, in the pairings against `heuristic` only (two searches share the "
