@@ -154,8 +154,8 @@ def test_bad_filters_are_one_line(client, args, said, typed):
 
 
 def test_share_link_opens_the_policy_page(played):
-    names = ("status", "table", "too_few", "matrix", "files", "format", "policy", "loaded", "page", "record",
-             "chart", "recent")
+    names = ("status", "table", "too_few", "matrix", "table_json", "table_csv", "pairs_json", "pairs_csv", "format",
+             "policy", "loaded", "page", "record", "chart", "recent")
     outputs = raw_load(played, "policy=heuristic")  # the Leaderboard's outputs come last in the load event
     tabs, rest = outputs[0], outputs[-len(names):]
     named = dict(zip(names, rest))

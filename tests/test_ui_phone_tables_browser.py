@@ -43,8 +43,15 @@ def sized(width: int, height: int) -> Browser:
 @pytest.mark.parametrize("size", SIZES)
 def test_compare_tables_fit_with_their_answer_on_screen(server, size) -> None:
     with sized(*size) as browser:
-        browser.open(f"{server.url}?tab=compare")
-        browser.wait_for(f"{PAGE_IDLE} && document.body.innerText.includes('Battles per pairing')", timeout=120)
+        for attempt in range(2):  # a page whose first events never settled under a loaded suite is opened again
+            browser.open(f"{server.url}?tab=compare")
+            try:
+                browser.wait_for(f"{PAGE_IDLE} && document.body.innerText.includes('Battles per pairing')",
+                                 timeout=120)
+                break
+            except AssertionError:
+                if attempt:
+                    raise
         browser.wait_for("(() => { const b = [...document.querySelectorAll('button')].find(b => "
                          "b.innerText.trim() === '▶ Run'); if (!b) return false; b.click(); return true; })()",
                          timeout=90)
