@@ -161,6 +161,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "test_trust_uploads.py": ("process",),
     "test_trust_visitors.py": ("app", "process"),
     "test_ui_app.py": ("app",),
+    "test_ui_chart_axes.py": ("battles",),
     "test_ui_human.py": ("battles",),
     "test_ui_missing_extra_browser.py": ("app", "browser"),
     "test_ui_names_numbers.py": ("battles",),
