@@ -131,6 +131,33 @@ def frames(browser: Browser, n: int = 2) -> None:
                      " requestAnimationFrame(f); })" % n)
 
 
+PHONE_BELOW = 700
+"""Pages narrower than this (px) are a phone's."""
+
+
+def sized_browser(width: int, height: int) -> Browser:
+    """A page ``width`` × ``height``; narrower than ``PHONE_BELOW``, a phone's (a mobile viewport: the page lays
+    itself out as on a phone, not as a narrow desktop window)."""
+    browser = Browser(width, height)
+    if width < PHONE_BELOW:
+        browser.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                     mobile=True)
+    return browser
+
+
+def open_settled(browser: Browser, url: str, ready: str, timeout: float = 60.0) -> None:
+    """Open ``url`` and wait until the JavaScript ``ready`` holds. A page whose first events never settled (seen
+    now and then in a loaded suite) is opened once more before the wait fails."""
+    for attempt in range(2):
+        browser.open(url)
+        try:
+            browser.wait_for(ready, timeout=timeout)
+            return
+        except AssertionError:
+            if attempt:
+                raise
+
+
 REPLAYS_VIEW = "document.querySelector('#wc-replays-viewer')"
 
 

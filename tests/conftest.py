@@ -91,7 +91,7 @@ FIXTURE_TIERS: dict[str, tuple[str, ...]] = {
     "tiny_tool_checkpoint": ("torch",),
     "hub_cache": ("torch",),
 }
-SOURCE_TIERS = {"Browser(": "browser", "Server(": "app", "running_app(": "app"}
+SOURCE_TIERS = {"Browser(": "browser", "sized_browser(": "browser", "Server(": "app", "running_app(": "app"}
 """What a test starts by calling devkit's starters itself: found in its own source, its fixtures' and the source of
 its module's helpers it calls (a ``sized(...)`` that returns a ``Browser(...)``)."""
 FILE_TIERS: dict[str, tuple[str, ...]] = {

@@ -17,7 +17,7 @@ import re
 
 import pytest
 
-from devkit.browser import CHROMIUM, Browser, open_replay
+from devkit.browser import CHROMIUM, open_replay, sized_browser
 from devkit.samples import SAMPLE_ID
 from wolfeclick.analysis.value_model import default_model, estimate_battle
 from wolfeclick.battle.runner import play_battle
@@ -76,11 +76,7 @@ CARD = "document.querySelector('#wc-replays-rescores .wc-estimate')"
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 @pytest.mark.parametrize("size", [pytest.param((1280, 800), id="desktop"), pytest.param((390, 844), id="phone")])
 def test_the_estimate_chart_fills_its_card_with_readable_labels(server, size) -> None:
-    width, height = size
-    with Browser(width, height) as browser:
-        if width < 700:
-            browser.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
-                         mobile=True)
+    with sized_browser(*size) as browser:
         open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
         browser.wait_for(f"{CARD}?.querySelector('svg.wc-an-chart')?.getBoundingClientRect().width > 0", timeout=60)
         card, chart, smallest, overlaps = browser.evaluate(f"""(() => {{

@@ -15,20 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from devkit.browser import CHROMIUM, PAGE_IDLE, Browser
+from devkit.browser import CHROMIUM, PAGE_IDLE, sized_browser
 from devkit.samples import SAMPLES
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 
 SIZES = [pytest.param((1280, 800), id="desktop"), pytest.param((390, 844), id="phone")]
-
-
-def sized(width: int, height: int) -> Browser:
-    browser = Browser(width, height)
-    if width < 700:
-        browser.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
-                     mobile=True)
-    return browser
 
 
 CLIPPED = """(e) => { for (let n = e; n; n = n.parentElement) {  // cut by itself or by a box it sits in
@@ -65,7 +57,7 @@ CATCH = """(() => {  // a download starts with an anchor's click: note the file 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_each_leaderboard_download_says_what_it_is(server, size) -> None:
-    with sized(*size) as browser:
+    with sized_browser(*size) as browser:
         browser.open(f"{server.url}?tab=leaderboard")
         browser.wait_for("document.querySelector('[data-tab-id=leaderboard][aria-selected=true]') !== null && "
                          "document.body.innerText.includes('finished battles') && " + PAGE_IDLE, timeout=120)
@@ -107,7 +99,7 @@ UPLOADED = """(() => {
 def test_an_uploaded_file_is_named_in_full(server, size, tmp_path: Path) -> None:
     sample = tmp_path / SAMPLES[0].name  # gen9randombattle-s1-heuristic-vs-random.json: a long name, as ids are
     shutil.copy(SAMPLES[0], sample)
-    with sized(*size) as browser:
+    with sized_browser(*size) as browser:
         browser.open(f"{server.url}?tab=replays")
         browser.wait_for(f"({MARK_UPLOAD}) && {PAGE_IDLE}", timeout=120)
         root = browser.call("DOM.getDocument", depth=0)["root"]["nodeId"]

@@ -14,7 +14,7 @@ from typing import Iterator
 import pytest
 
 from devkit import ROOT
-from devkit.browser import CHROMIUM, PAGE_IDLE, Browser
+from devkit.browser import CHROMIUM, PAGE_IDLE, Browser, sized_browser
 from wolfeclick.extras import EXTRAS
 from wolfeclick.policies.catalogue import ServedPolicy
 from wolfeclick.ui.live import HUMAN_CHOICE, policy_choices
@@ -90,11 +90,7 @@ def click(browser: Browser, selector: str) -> None:
 @pytestmark_browser
 @pytest.mark.parametrize("size", [pytest.param((1280, 800), id="desktop"), pytest.param((390, 844), id="phone")])
 def test_the_pages_grey_the_presets_with_the_reason_when_the_extra_is_missing(bare_server, size) -> None:
-    width, height = size
-    with Browser(width, height) as browser:
-        if width < 700:
-            browser.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
-                         mobile=True)
+    with sized_browser(*size) as browser:
         browser.open(bare_server.url)
         browser.wait_for("document.querySelector('#wc-live-agent input[role=combobox]') !== null && "
                          "document.body.innerText.includes('No checkpoint stack here') && " + PAGE_IDLE, timeout=120)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from devkit.browser import CHROMIUM, PAGE_IDLE, Browser, open_replay
+from devkit.browser import CHROMIUM, PAGE_IDLE, Browser, open_replay, open_settled, sized_browser
 from devkit.samples import SAMPLE_ID, sample_data
 from wolfeclick.battle.schema import Recording
 
@@ -19,14 +19,6 @@ VIEW = "document.querySelector('#wc-replays-viewer')"
 REPLAYS = "window.__wcViewers.replays.state"
 LIVE = "window.__wcViewers.live.state"
 SIZES = [(1280, 800), (390, 844)]
-
-
-def sized(width: int, height: int) -> Browser:
-    browser = Browser(width, height)
-    if width < 700:
-        browser.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
-                     mobile=True)
-    return browser
 
 
 def copy_sample(server, replay_id: str) -> str:
@@ -143,7 +135,7 @@ def test_every_text_of_the_viewer_reads_at_four_and_a_half_to_one(server, scheme
     """Dark mode: narration and turn-list text stayed blue-700 / dark red on dark cards (about 2.2:1), and the
     highlighted turn's "T5" was white on a light highlight. Light mode: Gradio's subdued grey read 2.5:1, the PAR
     badge 2.9:1, the turning-point mark 2.2:1."""
-    with sized(*size) as browser:
+    with sized_browser(*size) as browser:
         browser.call("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": scheme}])
         open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=5", 5)
         dark = "document.querySelector('.dark') !== null"
@@ -175,7 +167,7 @@ TAB_FRAMES = """(() => {
 def test_a_share_link_shows_its_tab_first(server, size, query, tab) -> None:
     """``?tab=leaderboard`` showed Live at 2.4 s and the Leaderboard at 6.0 s; ``?replay=…&turn=5`` showed Live until
     3.9 s (the tab was chosen by the page's load event, after its round trip)."""
-    with sized(*size) as browser:
+    with sized_browser(*size) as browser:
         browser.call("Page.addScriptToEvaluateOnNewDocument", source=TAB_FRAMES)
         browser.open(f"{server.url}{query}")
         browser.wait_for(f"document.querySelector('button[role=tab][data-tab-id={tab}][aria-selected=true]') !== null"
@@ -212,17 +204,10 @@ def test_enter_on_a_turn_list_line_opens_it(server) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
 def test_a_focused_dropdown_shows_a_focus_ring(server, size) -> None:
     """Tabbing onto a dropdown changed nothing on screen."""
-    with sized(*size) as browser:
+    with sized_browser(*size) as browser:
         combo = "document.querySelector('#wc-live-agent input[role=combobox]')"
-        for attempt in range(2):  # a page whose first events never settled under a loaded suite is opened again
-            browser.open(f"{server.url}?tab=live")
-            try:
-                browser.wait_for(f"{combo} !== null && {combo}.getBoundingClientRect().width > 0 && {PAGE_IDLE}",
-                                 timeout=60)
-                break
-            except AssertionError:
-                if attempt:
-                    raise
+        open_settled(browser, f"{server.url}?tab=live",
+                     f"{combo} !== null && {combo}.getBoundingClientRect().width > 0 && {PAGE_IDLE}", timeout=60)
         browser.call("Emulation.setFocusEmulationEnabled", enabled=True)  # a headless page has no window focus
         browser.evaluate(f"{combo}.blur()")
         ring = f"""(() => {{ for (let n = {combo}; n && !n.matches('#wc-live-agent'); n = n.parentElement) {{
@@ -273,7 +258,7 @@ def test_the_hidden_side_hint_names_the_toggle_only_once_it_is_shown(server) -> 
 @pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
 def test_the_recording_box_shows_the_open_battles_own_part_first(server, size) -> None:
     """Every id of a format starts alike, and the box showed "gen9randombattle-…" whichever battle was open."""
-    with sized(*size) as browser:
+    with sized_browser(*size) as browser:
         open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
         box = "document.querySelector('#wc-replays-select input[role=combobox]')"
         value = browser.wait_for(f"{box}?.value", timeout=60)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from devkit.browser import CHROMIUM, PAGE_IDLE, Browser
+from devkit.browser import CHROMIUM, PAGE_IDLE, open_settled, sized_browser
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 
@@ -33,25 +33,11 @@ SHOWN = """(id => [...document.querySelectorAll(id + ' th')].filter(c => c.getBo
   .map(c => c.textContent.trim().replace(/\\s*⋮$/, '')))(%r)"""
 
 
-def sized(width: int, height: int) -> Browser:
-    browser = Browser(width, height)
-    browser.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
-                 mobile=width < 700)
-    return browser
-
-
 @pytest.mark.parametrize("size", SIZES)
 def test_compare_tables_fit_with_their_answer_on_screen(server, size) -> None:
-    with sized(*size) as browser:
-        for attempt in range(2):  # a page whose first events never settled under a loaded suite is opened again
-            browser.open(f"{server.url}?tab=compare")
-            try:
-                browser.wait_for(f"{PAGE_IDLE} && document.body.innerText.includes('Battles per pairing')",
-                                 timeout=120)
-                break
-            except AssertionError:
-                if attempt:
-                    raise
+    with sized_browser(*size) as browser:
+        open_settled(browser, f"{server.url}?tab=compare",
+                     f"{PAGE_IDLE} && document.body.innerText.includes('Battles per pairing')", timeout=120)
         browser.wait_for("(() => { const b = [...document.querySelectorAll('button')].find(b => "
                          "b.innerText.trim() === '▶ Run'); if (!b) return false; b.click(); return true; })()",
                          timeout=90)
@@ -67,7 +53,7 @@ def test_compare_tables_fit_with_their_answer_on_screen(server, size) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_policy_pages_recent_battles_fit(server, size) -> None:
-    with sized(*size) as browser:
+    with sized_browser(*size) as browser:
         browser.open(f"{server.url}?policy=heuristic")
         browser.wait_for("document.querySelector('#wc-policy-recent tbody td') !== null && "
                          "document.querySelector('#wc-policy-recent').getBoundingClientRect().width > 0 && "
