@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
-import ctypes.util
 import datetime
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -42,10 +41,10 @@ def drop_idle_sessions(holder: Any, idle_s: float, now: datetime.datetime | None
 def give_freed_memory_back() -> None:
     """Ask glibc to return the freed heap pages to the system (``malloc_trim``): Python frees a dropped session's
     objects, but the allocator keeps the pages for reuse, so the process's RSS would not fall. Does nothing where
-    there is no glibc."""
-    name = ctypes.util.find_library("c")
+    there is no glibc. The process's own symbols hold libc's: ``ctypes.util.find_library`` would start ``ldconfig``
+    on every sweep, from the event loop."""
     try:
-        ctypes.CDLL(name).malloc_trim(0)
+        ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError, TypeError):
         pass
 
