@@ -18,6 +18,20 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+PAGE_STATE = """(() => { const busy = [...document.querySelectorAll('[data-testid=status-tracker]')]
+  .filter(t => t.classList.contains('pending') || t.classList.contains('generating'));
+  const text = document.body ? document.body.innerText.replace(/\\s+/g, ' ') : '';
+  return JSON.stringify({url: location.href, busy_trackers: busy.length,
+    busy_text: busy.map(t => t.innerText.replace(/\\s+/g, ' ').slice(0, 80)),
+    text: text.length > 1600 ? text.slice(0, 800) + ' … ' + text.slice(-800) : text}); })()"""
+"""What a timed-out wait reports of the page (its address, the events still running, its text): CI keeps only the
+failure's message, so the message must say what the page was doing."""
+
+
+class PageError(RuntimeError):
+    """JavaScript evaluated in the page threw."""
+
+
 class Browser:
     """Debian's headless Chromium with a fresh profile, driven over the DevTools protocol.
 
@@ -67,21 +81,44 @@ class Browser:
                 return message.get("result", {})
 
     def evaluate(self, expression: str):
+        """The expression's value; ``PageError`` if it throws (a click on an element not there yet did nothing,
+        silently, and a test then waited minutes for what the click should have started)."""
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            details = result["exceptionDetails"]
+            raise PageError(f"{(details.get('exception') or {}).get('description') or details.get('text')} "
+                            f"in: {expression[:200]}")
         return result.get("result", {}).get("value")
 
-    def open(self, url: str) -> None:
+    def open(self, url: str, timeout: float = 60.0) -> None:
+        """Navigate, and return once the new document is there: right after ``Page.navigate`` the page may still
+        be the old one, and a wait met by the old page (the same tab, already settled) was no wait at all."""
+        try:
+            self.evaluate("window.__wcOldDocument = true")
+        except PageError:
+            pass
         self.call("Page.navigate", url=url)
+        self.wait_for("window.__wcOldDocument === undefined && document.readyState !== 'loading'", timeout=timeout)
+
+    def click(self, element: str, timeout: float = 60.0) -> None:
+        """Click the element the JavaScript expression ``element`` gives, once it is there (AssertionError if it
+        never is): a button looked up and clicked in one evaluation did nothing when the tab was not drawn yet."""
+        self.wait_for(f"(() => {{ const e = {element}; if (!e) return false; e.click(); return true; }})()",
+                      timeout=timeout)
 
     def wait_for(self, expression: str, timeout: float = 30.0):
-        """Poll a JavaScript expression until it is truthy; return its value (AssertionError on timeout)."""
+        """Poll a JavaScript expression until it is truthy; return its value (AssertionError on timeout). An
+        expression that throws counts as not yet (the page is still being drawn)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except PageError:
+                value = None
             if value:
                 return value
             time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {expression}")
+        raise AssertionError(f"timed out waiting for {expression}; the page then: {self.evaluate(PAGE_STATE)}")
 
     def dom(self) -> str:
         return self.evaluate("document.documentElement.outerHTML")

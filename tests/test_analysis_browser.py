@@ -107,7 +107,7 @@ def test_the_turn_list_marks_turning_points_and_mistakes_and_the_decision_panel_
         assert f"{played.action} {played.choice}" in wrong[0][1] and "mistake" in wrong[0][1]
         panel = f"{VIEW}.querySelector('[data-role=panel]')"
         assert browser.evaluate(f"{panel}.querySelector('.wc-an-options')") is None  # decision 0: not valued
-        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step}\"]').click()")
+        browser.click(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step}\"]')")
         browser.wait_for(f"{panel}.querySelector('.wc-an-options[data-index=\"{step}\"]') != null")
         rows = browser.evaluate(f"[...{panel}.querySelectorAll('.wc-an-options tbody tr')]"
                                 ".map(r => r.children[1].textContent)")
@@ -115,11 +115,11 @@ def test_the_turn_list_marks_turning_points_and_mistakes_and_the_decision_panel_
         assert rows == [f"{o.action.action} {o.action.choice}" for o in table.options]
         assert browser.evaluate(f"{panel}.querySelector('tr.wc-an-played').children[1].textContent") == \
             f"{played.action} {played.choice}"
-        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step + 1}\"]').click()")
+        browser.click(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step + 1}\"]')")
         browser.wait_for(f"{panel}.querySelector('.wc-an-options') == null")  # the next decision: none again
         browser.open(f"{server.url}?replay={ANALYSED_ID}&turn=1")  # the analysis as computed, for the screenshot
         browser.wait_for(f"{VIEW}?.querySelector('.wc-turnlist li[data-step=\"{step}\"]') != null", timeout=60)
-        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step}\"]').click()")
+        browser.click(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step}\"]')")
         browser.wait_for(f"{panel}.querySelector('.wc-an-options[data-index=\"{step}\"]') != null")
         browser.evaluate(f"{VIEW}.scrollIntoView()")
         browser.screenshot(shots / "screenshot-analysis-viewer.png")
@@ -159,8 +159,8 @@ def _open_controls(browser: Browser, url: str, k: int, options: str) -> None:
     browser.open(url)
     browser.wait_for("[...document.querySelectorAll('.label-wrap')].some(l => l.textContent.includes("
                      "'Analyse this battle'))", timeout=60)
-    browser.evaluate("[...document.querySelectorAll('.label-wrap')].find(l => l.textContent.includes("
-                     "'Analyse this battle')).click()")
+    browser.click("[...document.querySelectorAll('.label-wrap')].find(l => l.textContent.includes("
+                  "'Analyse this battle'))")
     browser.wait_for("document.querySelector('#wc-analysis-k input') !== null", timeout=60)
     browser.wait_for(f"{VIEW}?.querySelector('.wc-turnlist li') != null", timeout=60)
     browser.wait_for(PAGE_IDLE, timeout=60)
@@ -192,7 +192,7 @@ def test_analyse_from_the_app_shows_progress_then_the_analysis(server, app_repla
     assert not stored.exists()
     with Browser() as browser:
         _open_controls(browser, f"{server.url}?replay={APP_ID}", 1, "none")
-        browser.evaluate("document.querySelector('#wc-analysis-start').click()")
+        browser.click("document.querySelector('#wc-analysis-start')")
         total = browser.wait_for(f"{STATUS}?.querySelector('progress.wc-an-progress')?.max > 1 && "
                                  f"{STATUS}.querySelector('progress.wc-an-progress').max", timeout=60)
         decisions = len(Recording.model_validate(sample_data()).turns)
@@ -208,9 +208,9 @@ def test_analyse_from_the_app_shows_progress_then_the_analysis(server, app_repla
 def test_stopping_an_analysis_in_the_app_writes_nothing(server, app_replay):
     with Browser() as browser:
         _open_controls(browser, f"{server.url}?replay={APP_ID}", 64, "both")
-        browser.evaluate("document.querySelector('#wc-analysis-start').click()")
+        browser.click("document.querySelector('#wc-analysis-start')")
         browser.wait_for(f"{STATUS}?.querySelector('progress.wc-an-progress')?.value >= 1", timeout=120)
-        browser.evaluate("document.querySelector('#wc-analysis-stop').click()")
+        browser.click("document.querySelector('#wc-analysis-stop')")
         browser.wait_for(f"{STATUS}?.textContent.includes('Stopped after')", timeout=120)
         assert "nothing was written" in browser.evaluate(f"{STATUS}.textContent")
     assert not analysis_path(app_replay, APP_ID, "heuristic", 64, 0).exists()

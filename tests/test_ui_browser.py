@@ -135,7 +135,7 @@ def test_turn_list_is_clickable(server, browser):
     items = browser.evaluate(f"{VIEW}.querySelectorAll('.wc-turnlist li').length")
     assert items > 10
     assert "fainted" in browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist').innerText")  # KOs listed
-    browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"7\"]').click()")
+    browser.click(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"7\"]')")
     assert step(browser) == 7
     assert browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li.wc-current').dataset.step") == "7"
 
@@ -146,9 +146,9 @@ def test_pause_stops_within_one_step_at_every_speed(server, browser, speed):
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
     browser.evaluate(f"(() => {{ const s = {VIEW}.querySelector('[data-role=speed]'); s.value = '{speed}';"
                      "s.dispatchEvent(new Event('change')); })()")
-    browser.evaluate(f"{VIEW}.querySelector('[data-act=play]').click()")
+    browser.click(f"{VIEW}.querySelector('[data-act=play]')")
     browser.wait_for(f"Number({VIEW}.querySelector('.wc-turn').dataset.step) >= 2", timeout=10)
-    browser.evaluate(f"{VIEW}.querySelector('[data-act=play]').click()")
+    browser.click(f"{VIEW}.querySelector('[data-act=play]')")
     paused_at = step(browser)
     assert browser.evaluate(f"{VIEW}.querySelector('[data-act=play]').textContent") == "▶ Play"
     assert browser.evaluate("(v => !v.state.playing && v.state.timer === null)(window.__wcViewers.replays)")

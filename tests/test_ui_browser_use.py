@@ -250,7 +250,7 @@ def test_live_after_stepping_back_tells_the_finished_battle(paced, browser):
     panels saying "in progress", and "Open this battle in Replays (at this turn)" opened the last decision."""
     browser.open(f"{paced.url}?tab=live")
     browser.wait_for("document.querySelector('#wc-live-start') !== null && " + PAGE_IDLE, timeout=90)
-    browser.evaluate("document.querySelector('#wc-live-start').click()")
+    browser.click("document.querySelector('#wc-live-start')")
     browser.wait_for("window.__wcViewers.live.state.total >= 4", timeout=90)
     browser.evaluate("document.activeElement && document.activeElement.blur()")
     press(browser, "Home")
@@ -266,7 +266,7 @@ def test_live_after_stepping_back_tells_the_finished_battle(paced, browser):
     header = browser.evaluate(f"{LIVE}.querySelector('.wc-header').textContent")
     assert "in progress" not in header and "so far" not in header and " won in turn " in header, header
     replay_id = browser.evaluate(f"{live}.data.id")
-    browser.evaluate("document.querySelector('#wc-live-open').click()")
+    browser.click("document.querySelector('#wc-live-open')")
     browser.wait_for(f"window.__wcViewers.replays.state.data?.id === {json.dumps(replay_id)} && "
                      f"{VIEW}.querySelector('.wc-turn')?.dataset.step === '1'", timeout=60)
 
@@ -304,8 +304,8 @@ def test_phone_width_every_tab_fits_the_screen(server, phone):
     phone.open(f"{server.url}?tab=compare")
     phone.wait_for("document.querySelector('button[aria-selected=true]')?.textContent.includes('Compare') && "
                    "!document.querySelector('[data-testid=status-tracker].pending')", timeout=90)
-    phone.evaluate("[...document.querySelectorAll('button')].find(b => b.innerText.trim() === '▶ Run').click()")
-    phone.wait_for("document.body.innerText.includes('complete.')", timeout=240)  # the default small tournament
+    phone.click("[...document.querySelectorAll('button')].find(b => b.innerText.trim() === '▶ Run')")
+    phone.wait_for("document.body.innerText.includes('complete.')", timeout=100)  # the default small tournament
     frames(phone)
     assert phone.evaluate(OVERFLOW) == [], "Compare"
     assert phone.evaluate(CUT_TITLES) == [], "Compare's chart titles"
@@ -417,8 +417,8 @@ def test_battle_a_b_take_an_exactly_typed_id_on_enter(branched, browser, box):
     assert child.startswith(parent) and child != parent
     open_replay(browser, f"{app.url}?replay={parent}&turn=1", 1)
     field = f"document.querySelector('#wc-pair-{box} input')"
-    browser.evaluate("[...document.querySelectorAll('button, .label-wrap')].find(e => "
-                     "e.textContent.includes('Compare move by move')).click()")
+    browser.click("[...document.querySelectorAll('button, .label-wrap')].find(e => "
+                  "e.textContent.includes('Compare move by move'))")
     browser.wait_for(f"{field} && {field}.getBoundingClientRect().width > 0", timeout=30)
     browser.evaluate(f"(() => {{ const e = {field}; e.focus(); e.select(); }})()")
     for ch in parent:  # typed key by key: Gradio filters its options on the keys, not on inserted text

@@ -73,8 +73,8 @@ def test_each_leaderboard_download_says_what_it_is(server, size) -> None:
         # each gives the file it names
         browser.evaluate(CATCH)
         for index, text in enumerate(texts):
-            browser.evaluate(f"[...({COLUMN}).querySelectorAll('button')].find(b => "
-                             f"b.innerText.replace(/\\s+/g, ' ').trim() === {text!r}).click()")
+            browser.click(f"[...({COLUMN}).querySelectorAll('button')].find(b => "
+                          f"b.innerText.replace(/\\s+/g, ' ').trim() === {text!r})")
             name = browser.wait_for(f"window.__wcDownloads[{index}]", timeout=30)
             assert name == ("matrix" if "pair" in text.lower() else "leaderboard") + (
                 ".json" if "JSON" in text else ".csv"), (text, name)

@@ -85,7 +85,7 @@ class Person:
         pick(self.browser, "wc-live-agent", "You")
         pick(self.browser, "wc-live-opponent", "maxdamage")
         type_in(self.browser, "#wc-live-seed textarea, #wc-live-seed input", str(seed))
-        self.browser.evaluate("document.querySelector('#wc-live-start').click()")
+        self.browser.click("document.querySelector('#wc-live-start')")
         said = self.browser.wait_for("[...document.querySelectorAll('.prose')].map(e => e.innerText)"
                                      ".find(t => t.includes(' vs ') && t.includes(' · seed '))", timeout=60)
         assert f"human vs maxdamage · gen4randombattle · seed {seed}" in said, said
@@ -95,13 +95,13 @@ class Person:
         self.browser.open(f"{url}?replay={replay}&step={step}")
         self.browser.wait_for("document.querySelector('#wc-replays-viewer')?.querySelector('.wc-turn')?.dataset"
                               f".step === '{step}'")
-        self.browser.evaluate("[...document.querySelectorAll('.label-wrap')].find(l => l.textContent.includes("
-                              "'Take over from here')).click()")
+        self.browser.click("[...document.querySelectorAll('.label-wrap')].find(l => l.textContent.includes("
+                           "'Take over from here'))")
         # as in start_fresh: a choice made while the page's own events are in flight can be lost (once, in a
         # 2-worker run, the option list never opened and the pick timed out)
         self.browser.wait_for("document.querySelector('#wc-takeover-p1 input') !== null && " + PAGE_IDLE, timeout=60)
         pick(self.browser, "wc-takeover-p1", "You")
-        self.browser.evaluate("document.querySelector('#wc-takeover').click()")
+        self.browser.click("document.querySelector('#wc-takeover')")
 
     def step(self, partner: Person | None = None) -> None:
         """Click once if a new decision waits for this page; note when the battle is over. With a ``partner``, this
@@ -122,7 +122,7 @@ class Person:
             return
         self.check_secrecy()
         self.labels.append(self.browser.evaluate(f"document.getElementById({shown[0]!r}).textContent.trim()"))
-        self.browser.evaluate(f"document.getElementById({shown[0]!r}).click()")
+        self.browser.click(f"document.getElementById({shown[0]!r})")
         self.last, self.clicked = number, self.clicked + 1
 
     def check_secrecy(self) -> None:
@@ -152,7 +152,7 @@ class Person:
         assert self.browser.evaluate(f"{view}.querySelector('[data-role=revealrow]').hidden") is False
         assert 'data-key="state-p2"' in self.browser.evaluate("window.__wcViewers.live.state.panels.join('')")
         assert self.browser.evaluate(f"{view}.querySelector('.wc-viewer').classList.contains('wc-keep-secret')")
-        self.browser.evaluate(f"{view}.querySelector('[data-role=reveal]').click()")
+        self.browser.click(f"{view}.querySelector('[data-role=reveal]')")
         assert not self.browser.evaluate(f"{view}.querySelector('.wc-viewer').classList.contains('wc-keep-secret')")
         assert self.browser.evaluate(f"{view}.querySelector('[data-role=persp]').disabled") is False
         assert "You (p1) won" in self.browser.evaluate(f"{view}.querySelector('.wc-header').textContent")

@@ -50,13 +50,13 @@ def test_after_live_open_in_replays_the_address_names_the_shown_step_at_once(ser
     with Browser(1280, 800) as browser:
         browser.open(f"{server.url}?tab=live")
         browser.wait_for("document.querySelector('#wc-live-start') !== null && " + PAGE_IDLE, timeout=90)
-        browser.evaluate("document.querySelector('#wc-live-start').click()")
+        browser.click("document.querySelector('#wc-live-start')")
         browser.wait_for(f"window.__wcViewers?.live?.state.data?.finished && {LIVE}.data.id", timeout=180)
         browser.wait_for("[...document.querySelectorAll('button')].some(e => e.id === 'wc-live-open' && "
                          "e.getBoundingClientRect().width > 0)", timeout=60)
         battle = browser.evaluate(f"{LIVE}.data.id")
         end = browser.evaluate(f"{LIVE}.total") - 1
-        browser.evaluate("document.querySelector('#wc-live-open').click()")
+        browser.click("document.querySelector('#wc-live-open')")
         browser.wait_for(f"{REPLAYS}.data?.id === {battle!r} && {REPLAYS}.index === {end}", timeout=60)
         browser.wait_for(f"location.search.includes('step={end}') && !{REPLAYS}.addressTimer", timeout=30)
         for key, step in (("Home", 0), ("ArrowRight", 1)):
@@ -78,11 +78,11 @@ def test_a_rescore_keeps_the_decision_the_viewer_shows(server) -> None:
         browser.evaluate(f"window.__wcViewers.replays.show({REPLAYS}.index + 5)")
         at = browser.evaluate(f"{REPLAYS}.index")
         token = browser.evaluate(f"{REPLAYS}.token")
-        browser.evaluate("[...document.querySelectorAll('button, .label-wrap')].find(e => "
-                         "e.textContent.includes('Ask a policy')).click()")
+        browser.click("[...document.querySelectorAll('button, .label-wrap')].find(e => "
+                      "e.textContent.includes('Ask a policy'))")
         start = "document.querySelector('#wc-rescore-start')"
         browser.wait_for(f"{start} != null && {start}.getBoundingClientRect().width > 0 && {PAGE_IDLE}", timeout=60)
-        browser.evaluate(f"{start}.click()")
+        browser.click(f"{start}")
         browser.wait_for(f"{REPLAYS}.token !== {token!r}", timeout=240)  # the replay was sent again
         assert browser.evaluate(f"{REPLAYS}.index") == at
         label = browser.evaluate(f"{VIEW}.querySelector('[data-role=label]').textContent")

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -19,6 +20,7 @@ from wolfeclick.analysis.schema import save_analysis
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.specs import make_policy
 from wolfeclick.sim.process import SimPool
+from wolfeclick.ui.library import LIST_HEADERS, LIST_WIDTHS
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")
 
@@ -64,13 +66,13 @@ def test_an_analysed_replay_keeps_the_battle_near_the_top_and_one_table_beside_i
         # the controls column stacks above the battle on a phone; the analysis card is a chart and two short lists
         assert top < 4 * height, f"the viewer starts {top:.0f} px down at {width}x{height}"
         step = next(t.index for t in many.turns if "p1" in t.decisions and t.index > 0)
-        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step}\"]').click()")
+        browser.click(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{step}\"]')")
         browser.wait_for(f"{PANEL}.querySelector('details.wc-an-panel[open] .wc-an-options') != null")
         assert browser.evaluate(f"{VIEW}.querySelectorAll('.wc-an-options').length") == 1  # the shown one only
-        browser.evaluate(f"{PANEL}.querySelector('details.wc-an-panel > summary').click()")
+        browser.click(f"{PANEL}.querySelector('details.wc-an-panel > summary')")
         browser.wait_for(f"!{PANEL}.querySelector('details.wc-an-panel').open")
         later = next(t.index for t in many.turns if "p1" in t.decisions and t.index > step)
-        browser.evaluate(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{later}\"]').click()")
+        browser.click(f"{VIEW}.querySelector('.wc-turnlist li[data-step=\"{later}\"]')")
         browser.wait_for(f"{PANEL}.querySelector('details.wc-an-panel .wc-an-options[data-index=\"{later}\"]') != null")
         assert browser.evaluate(f"{PANEL}.querySelector('details.wc-an-panel').open") is False  # closed stays closed
 
@@ -137,7 +139,7 @@ def test_the_link_box_and_the_address_follow_the_shown_decision(paced) -> None:
     with Browser(1280, 800) as browser:
         browser.open(f"{paced.url}?tab=live")
         browser.wait_for("document.querySelector('#wc-live-start') !== null && " + PAGE_IDLE, timeout=90)
-        browser.evaluate("document.querySelector('#wc-live-start').click()")
+        browser.click("document.querySelector('#wc-live-start')")
         browser.wait_for(f"{LIVE}.total >= 4 && {LIVE}.data.id", timeout=90)
         browser.evaluate("document.activeElement && document.activeElement.blur()")
         press(browser, "Home")
@@ -147,7 +149,7 @@ def test_the_link_box_and_the_address_follow_the_shown_decision(paced) -> None:
         assert browser.evaluate(f"{LIVE}.index") == 1
         box = "document.querySelector('#wc-live-viewer [data-role=link]').value"
         assert browser.evaluate(box).endswith(query_of(browser, LIVE)), browser.evaluate(box)
-        browser.evaluate("document.querySelector('#wc-live-open').click()")
+        browser.click("document.querySelector('#wc-live-open')")
         browser.wait_for(f"{REPLAYS}.data?.id === {LIVE}.data.id && {REPLAYS}.index === 1", timeout=60)
         browser.wait_for(f"location.search === {query_of(browser, REPLAYS)!r}", timeout=30)
         for key in ("ArrowRight", "ArrowRight", "ArrowLeft"):
@@ -202,8 +204,8 @@ def test_side_by_side_steps_with_the_arrow_keys(server, many) -> None:
     parent = SAMPLE_ID
     with Browser(1280, 800) as browser:
         open_replay(browser, f"{server.url}?replay={parent}&turn=1", 1)
-        browser.evaluate("[...document.querySelectorAll('button, .label-wrap')].find(e => "
-                         "e.textContent.includes('Compare move by move')).click()")
+        browser.click("[...document.querySelectorAll('button, .label-wrap')].find(e => "
+                      "e.textContent.includes('Compare move by move'))")
         for box in ("a", "b"):
             field = f"document.querySelector('#wc-pair-{box} input')"
             browser.wait_for(f"{field} != null && {field}.getBoundingClientRect().width > 0", timeout=30)
@@ -220,8 +222,7 @@ def test_side_by_side_steps_with_the_arrow_keys(server, many) -> None:
             # the chosen label names the typed id: last (an id led by its format) or first (any other id)
             browser.wait_for(f"(v => v.endsWith({' · ' + typed!r}) || v.startsWith({typed + ' — '!r}))"
                              f"({field}.value)", timeout=30)
-        browser.evaluate("[...document.querySelectorAll('button')].find(b => b.textContent.includes('⇆ Compare'))"
-                         ".click()")
+        browser.click("[...document.querySelectorAll('button')].find(b => b.textContent.includes('⇆ Compare'))")
         pair = "document.querySelector('#wc-pair .wc-pair')"
         browser.wait_for(f"{pair} != null", timeout=60)
         before = int(browser.evaluate(f"{pair}.dataset.step"))
@@ -242,13 +243,13 @@ def test_a_person_asks_a_served_policy_at_one_sides_decisions_from_the_replay(se
     (server.recordings / f"{data['id']}.json").write_text(Recording.model_validate(data).to_json(), encoding="utf-8")
     with Browser(1280, 800) as browser:
         open_replay(browser, f"{server.url}?replay={data['id']}&turn=1", 1)
-        browser.evaluate("[...document.querySelectorAll('button, .label-wrap')].find(e => "
-                         "e.textContent.includes('Ask a policy')).click()")
+        browser.click("[...document.querySelectorAll('button, .label-wrap')].find(e => "
+                      "e.textContent.includes('Ask a policy'))")
         side = "document.querySelector('#wc-rescore-side input[value=p2]')"
         browser.wait_for(f"{side} != null && {side}.getBoundingClientRect().width > 0", timeout=30)
         # clicked again until it holds: while the replay's own events still run, the radio may not take a click yet
         browser.wait_for(f"{side}.checked || ({side}.click(), false)", timeout=60)
-        browser.evaluate("document.querySelector('#wc-rescore-start').click()")
+        browser.click("document.querySelector('#wc-rescore-start')")
         status = "document.querySelector('#wc-rescore-status')?.innerText || ''"
         text = browser.wait_for(f"/agrees|error|not|refused/.test({status}) && {status}", timeout=180)
         assert "decisions of p2" in text and "agrees with the recorded choice" in text, text
@@ -267,6 +268,10 @@ DROPDOWN_TEXT_VS_CARET = """[...document.querySelectorAll('.wrap-inner input[rol
   .map(i => { const r = i.getBoundingClientRect(), icon = i.parentElement.querySelector('.icon-wrap');
               const end = r.right - parseFloat(getComputedStyle(i).paddingRight);
               return [i.getAttribute('aria-label'), Math.round(end), icon ? Math.round(icon.getBoundingClientRect().left) : null]; })"""
+SETTLED = "(heads => heads.every(([title, left, right]) => Math.abs(right - left - {w}[title]) < 2))".replace(
+    "{w}", json.dumps({title: int(width.removesuffix("px")) for title, width in zip(LIST_HEADERS, LIST_WIDTHS)}))
+"""Every column of the replay list as wide as ``LIST_WIDTHS`` sets it."""
+
 LIST_HEADS = """(() => { const box = document.querySelector('#wc-replays-table').getBoundingClientRect();
   return [...document.querySelectorAll('#wc-replays-table th')].map(t => { const r = t.getBoundingClientRect(),
     text = t.querySelector('.header'); const line = parseFloat(getComputedStyle(text).lineHeight) || 20;
@@ -290,7 +295,10 @@ def test_no_dropdown_text_under_its_caret_no_cut_header_and_a_phone_row_shows_mo
             found = browser.evaluate(DROPDOWN_TEXT_VS_CARET)
             assert found or tab != "live", tab
             assert all(caret is None or end <= caret for _, end, caret in found), (tab, found)
-        browser.wait_for("document.querySelectorAll('#wc-replays-table th').length == 8", timeout=60)
+        # Gradio sizes the columns (LIST_WIDTHS) once the table is drawn: until then every column is as wide as its
+        # longest text (a CI run measured that first draw). Waited for, up to a minute, then measured.
+        settled = f"{SETTLED}({LIST_HEADS})"
+        browser.wait_for(f"document.querySelectorAll('#wc-replays-table th').length == 8 && {settled}", timeout=60)
         heads = browser.evaluate(LIST_HEADS)
         assert all(lines < 1.5 for *_, lines in heads), heads  # "turns" was set as "tur / ns"
         shown = [title for title, left, right, box, _ in heads if right <= box + 1]

@@ -22,10 +22,10 @@ def test_take_over_starts_at_the_decision_the_viewer_shows(server):
         browser.open(f"{server.url}?replay={SAMPLE_ID}&turn=5")
         browser.wait_for(f"{REPLAYS}?.querySelector('.wc-turn')?.dataset.turn === '5'")
         shown = int(browser.evaluate(f"{REPLAYS}.querySelector('.wc-turn').dataset.step"))
-        browser.evaluate("[...document.querySelectorAll('.label-wrap')].find(l => l.textContent.includes("
-                         "'Take over from here')).click()")
+        browser.click("[...document.querySelectorAll('.label-wrap')].find(l => l.textContent.includes("
+                      "'Take over from here'))")
         browser.wait_for("document.querySelector('#wc-takeover') !== null")
-        browser.evaluate("document.querySelector('#wc-takeover').click()")
+        browser.click("document.querySelector('#wc-takeover')")
         browser.wait_for(f"{LIVE}?.state?.data?.finished === true", timeout=90)
         assert browser.evaluate(f"{LIVE}.state.total") > shown
     [new] = server.files() - before
