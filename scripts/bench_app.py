@@ -481,11 +481,11 @@ def viewer_section(viewer: dict[str, dict[str, float]], load: tuple[float, float
         "| what | goal | measured |", "| --- | --- | --- |", *viewer_rows(viewer), "",
         "Painted frame: from the keydown event's time stamp to a message posted from the next animation frame, "
         "which runs once that frame's style, layout, paint and commit are done on the page's main thread. A step "
-        "reads no layout (`tests/test_ui_browser_use.py::test_stepping_forces_no_layout`). Timing starts once the "
-        "page's load events have answered (no Gradio progress tracker pending), as a person starts stepping once "
-        "the page is there. A person's presses are what the goal is about; a key held down (auto-repeat) presses "
-        "the next key while the last frame is still being rastered and drawn. What changed and why: the next "
-        "section.",
+        "reads no layout (`tests/test_ui_stepping_layout_browser.py::test_stepping_forces_no_layout`). "
+        "Timing starts once the page's load events have answered (no Gradio progress tracker pending), as a "
+        "person starts stepping once the page is there. A person's presses are what the goal is about; a key held "
+        "down (auto-repeat) presses the next key while the last frame is still being rastered and drawn. What "
+        "changed and why: the next section.",
         "",
     ])
 
