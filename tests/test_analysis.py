@@ -1,4 +1,4 @@
-"""Issue 31: battle analysis — win probability at every decision, option values, turning points, the value export.
+"""Battle analysis — win probability at every decision, option values, turning points, the value export (issue 31).
 
 Real recordings replayed on the real simulator; rollouts are heuristic against heuristic with K kept small.
 """

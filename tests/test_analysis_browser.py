@@ -1,5 +1,6 @@
-"""Issue 31 in a real browser (headless Debian Chromium): an analysed replay shows its win-probability chart, the
-turning points and mistakes marked on it, and the option table of a valued decision (screenshot in docs/)."""
+"""Battle analysis in a real browser (headless Debian Chromium): an analysed replay shows its win-probability chart,
+the turning points and mistakes marked on it, and the option table of a valued decision (screenshot in docs/;
+issue 31)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 31: an analysis' rollouts on Ray workers (a local Ray instance) give the numbers of a local analysis."""
+"""An analysis' rollouts on Ray workers (a local Ray instance) give the numbers of a local analysis (issue 31)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 62, item 1: a Revival Blessing pick is valued and played by every rollout policy, on the real simulator.
+"""A Revival Blessing pick is valued and played by every rollout policy, on the real simulator (issue 62, item 1).
 
 After Revival Blessing the simulator asks the user's side for a "switch" that names a *fainted* Pokémon (the one the
 move brings back; its request marks the active Pokémon ``reviving``). The battle here is a real gen9 custom game with

@@ -1,4 +1,4 @@
-"""Issue 52: a branch of a branch of a branch… replays exactly and can be branched again, at any depth.
+"""A branch of a branch of a branch… replays exactly and can be branched again, at any depth (issue 52).
 
 Real battles on the real simulator (gen9 random battles, heuristic on both sides), taken over link after link by
 other policies; every link must re-simulate to its own log, and branching the last one with its own policies must

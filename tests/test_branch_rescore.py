@@ -1,4 +1,4 @@
-"""Issue 14: take over a recorded battle at any decision, and ask a checkpoint what it would have done.
+"""Take over a recorded battle at any decision, and ask a checkpoint what it would have done (issue 14).
 
 Real battles on the real simulator; the checkpoint is the tiny offline Qwen3 of devkit/llm_fixtures.py.
 """

@@ -1,5 +1,5 @@
-"""Issue 47 (10): what users expect of the command line: ``validate`` with no argument checks the recordings
-folder, ``app --port`` serves there, ``analyse --help`` names its default rollout policy."""
+"""What users expect of the command line's arguments: ``validate`` with no argument checks the recordings folder,
+``app --port`` serves there, ``analyse --help`` names its default rollout policy (issue 47, item 10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 45: real battle files the importers got wrong, one class each, on files made here in their shape.
+"""Real battle files the importers got wrong, one class each, on files made here in their shape (issue 45).
 
 Forfeits and inactivity without a ``|win|`` line, a random format's ``"team":""``, anonymised input logs without
 ``>start``/``>player``, doubles recognised before anything else, a header in another order, the reference's early

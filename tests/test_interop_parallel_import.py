@@ -1,5 +1,5 @@
-"""Issue 63, item 4: a folder imports in worker processes (or on Ray) with the same bytes out whatever the worker
-count, the order the files are named in or where they ran; a server log is simulated once."""
+"""A folder imports in worker processes (or on Ray) with the same bytes out whatever the worker count, the order the
+files are named in or where they ran; a server log is simulated once (issue 63, item 4)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 65, item 14: replay pages as poke-env saves them (``Player(save_replays=True)``), built here by poke-env's own
-code (``Battle._build_replay_html``) from battles played on the real simulator.
+"""Replay pages as poke-env saves them (``Player(save_replays=True)``), built here by poke-env's own code
+(``Battle._build_replay_html``) from battles played on the real simulator (issue 65, item 14).
 
 Every page poke-env saves carries its template's replay id, ``unregisteredserver-gen8randombattle-320064``, whatever
 battle it holds: the importer named every such page after it (a gen9ou battle "gen8randombattle", ids that

@@ -1,6 +1,6 @@
-"""Issue 63, item 3: `analyse` of an imported public replay plays its rollouts from an inferred state, built by the
-one loader take-over uses (``interop.takeover.load_inferred_world``, the search policy's ``world``), and says so in
-the CLI line, the saved analysis and the app's analysis card."""
+"""`analyse` of an imported public replay plays its rollouts from an inferred state, built by the one loader
+take-over uses (``interop.takeover.load_inferred_world``, the search policy's ``world``), and says so in the CLI
+line, the saved analysis and the app's analysis card (issue 63, item 3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Issue 50: the house's imports, read with ``ast`` (every import, at module level or inside a function).
+"""No import circle and no reach into ``llm/`` from below: the package's imports, read with ``ast`` (every import, at
+module level or inside a function; issue 50).
 
 - No import circle between the package's modules: each was one misplaced name (``AnalysisStopped`` between the
   analysis driver and its Ray engine, the value exporter's shared names between ``export`` and ``value``, the

@@ -1,4 +1,4 @@
-"""Issue 48: racing's stopping rule, pure over counts (no simulator)."""
+"""Racing's stopping rule, pure over counts (no simulator; issue 48)."""
 
 from __future__ import annotations
 

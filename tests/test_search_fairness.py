@@ -1,4 +1,4 @@
-"""Issue 61: ``search`` is a fair player. Real battles on the real simulator: its decisions do not change when the
+"""``search`` is a fair player (issue 61). Real battles on the real simulator: its decisions do not change when the
 opponent's hidden parts change in the true battle, and nothing it asks a simulator comes from the opponent's side."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Issue 61: the sampler of hidden information (``game.sets``, ``sim.setdata``) and the worlds ``search`` builds
-from one side's view (``game.world``, the bridge's ``world`` op), checked over positions of real battles."""
+"""The sampler of hidden information (``game.sets``, ``sim.setdata``) and the worlds ``search`` builds from one
+side's view (``game.world``, the bridge's ``world`` op), checked over positions of real battles (issue 61)."""
 
 from __future__ import annotations
 

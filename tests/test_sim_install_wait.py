@@ -1,5 +1,5 @@
-"""Issue 65, item 13: ``wolfeclick setup`` while another process installs the simulator says that it waits, and for
-whom, instead of staying silent for the minutes the other install takes."""
+"""``wolfeclick setup`` while another process installs the simulator says that it waits, and for whom, instead of
+staying silent for the minutes the other install takes (issue 65, item 13)."""
 
 from __future__ import annotations
 

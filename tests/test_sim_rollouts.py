@@ -1,4 +1,4 @@
-"""Issue 48, item 2: rollouts decided inside the simulator (``sim:`` policies), on the real simulator."""
+"""Rollouts decided inside the simulator (``sim:`` policies), on the real simulator (issue 48, item 2)."""
 
 from __future__ import annotations
 

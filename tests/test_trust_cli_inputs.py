@@ -1,6 +1,6 @@
-"""Issue 28, item 7 (the smaller findings in this area): a take-over of an edited recording leaves no partial
-branch file, ``--since`` is a whole ISO date, ``import`` reads no FIFO or device, and the ladder sends no password
-over plain http to another machine."""
+"""Odd inputs to the commands: a take-over of an edited recording leaves no partial branch file, ``--since`` is a
+whole ISO date, ``import`` reads no FIFO or device, and the ladder sends no password over plain http to another
+machine (issue 28, item 7)."""
 
 from __future__ import annotations
 

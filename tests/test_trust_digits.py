@@ -1,6 +1,7 @@
-"""Issue 28, item 6: digits are ASCII digits. ``'²'.isdigit()`` is true and ``int('²')`` raises, so every reader
-of digits it did not write goes through ``wolfeclick.digits``: a stray temporary file cannot end ``record`` with a
-bug (losing the battle just played), and a step or share link of ``²``/``①`` is one line, never "This is a bug"."""
+"""Digits read from files and links are ASCII digits (issue 28, item 6). ``'²'.isdigit()`` is true and ``int('²')``
+raises, so every reader of digits it did not write goes through ``wolfeclick.digits``: a stray temporary file cannot
+end ``record`` with a bug (losing the battle just played), and a step or share link of ``²``/``①`` is one line, never
+"This is a bug"."""
 
 from __future__ import annotations
 

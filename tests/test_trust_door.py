@@ -1,6 +1,6 @@
-"""Issue 28, item 1: the door checks the fields inside ``>start``/``>player`` lines, in Python and in bridge.js
-alike (lengths in code points on both sides), and every path that builds those lines — record, branch, take-over,
-resim — builds them from names the door admits.
+"""The simulator's door checks the fields inside ``>start``/``>player`` lines, in Python and in bridge.js alike
+(lengths in code points on both sides), and every path that builds those lines — record, branch, take-over, resim —
+builds them from names the door admits (issue 28, item 1).
 
 A name carrying ``\\n|-message|…`` passed the raw-line check (the JSON escape hides the newline) and the simulator
 then wrote ``|-message|`` and ``|html|`` lines of the uploader's choosing into the battle log; ``branch`` of such a

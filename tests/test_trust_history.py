@@ -1,5 +1,5 @@
-"""Issue 28, items 2 and 3, and issue 27, item 1: the leaderboard's history is read through the one strict loader,
-and nothing in it can make the table fail as a whole or count what was not checked.
+"""The leaderboard's history is read through the one strict loader, and nothing in it can make the table fail as a
+whole or count what was not checked (issue 28, items 2 and 3; issue 27, item 1).
 
 Before, ``scan_history`` took any JSON: one file in the folder (100k-deep nesting, a seed of 2**64, an id that is a
 list, a symlink to /dev/zero, a FIFO) gave rc 3 or a hang; a mirror match raised ``a policy cannot play itself``

@@ -1,4 +1,4 @@
-"""Issue 8, the store and the schema: what validates can be served back, ids never collide, nothing half-written.
+"""The store and the schema: what validates can be served back, ids never collide, nothing half-written (issue 8).
 
 Each test here reproduces one finding of the outside check (hostile files, kills, bad arguments) on the real
 store, the real CLI and real battles.

@@ -1,6 +1,6 @@
-"""Issue 44: a public app runs nobody's code. A visitor — every UI event and every ``/gradio_api/`` call — picks only
-from the operator's served catalogue; a spec outside it (``py:``, an ``llm:`` local path, ``showdown:``, a typo) is
-refused in one line before any import, file access or connection, and no visitor can start more than the app's
+"""A public app runs nobody's code (issue 44). A visitor — every UI event and every ``/gradio_api/`` call — picks
+only from the operator's served catalogue; a spec outside it (``py:``, an ``llm:`` local path, ``showdown:``, a typo)
+is refused in one line before any import, file access or connection, and no visitor can start more than the app's
 bounds allow. The operator (CLI, environment) still names any policy factory.
 
 A canary module records being imported (and its factory records being called) in files; a TCP listener on

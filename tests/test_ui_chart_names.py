@@ -1,4 +1,4 @@
-"""Issue 8 (11): player names are text in every chart, never Plotly markup (an <a href> became a link)."""
+"""Player names are text in every chart, never Plotly markup (an <a href> became a link; issue 8, item 11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Issue 65, the app as a newcomer walks it (round three), in headless Debian Chromium at 1280×800 and 390×844.
+"""Share links and the address bar, keyboard focus, text contrast and the wording a first visit meets, in headless
+Debian Chromium at 1280×800 and 390×844 (issue 65: the app as a newcomer walks it).
 
 Each test names the item it pins and fails on the app before that item's fix. Waits are on conditions in the page
 (``Browser.wait_for``); nothing here sleeps and then checks. Where a test must read the page "at once" after a

@@ -1,4 +1,4 @@
-"""Issue 47 (3, 4): one decision numbering in every text, and names that follow take-overs.
+"""One decision numbering in every text, and names that follow take-overs (issue 47, items 3 and 4).
 
 A branch keeps its parent's player names in the simulator (its replayed decisions must reproduce the parent's log),
 so a page that showed the recorded names called a side taken over by ``maxdamage`` "random" everywhere. Each place a

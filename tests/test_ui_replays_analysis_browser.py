@@ -1,4 +1,5 @@
-"""Issue 47 in a real browser (headless Debian Chromium), at a desktop's 1280×800 and a phone's 390×844:
+"""Analysing a battle in the Replays tab, in a real browser (headless Debian Chromium) at a desktop's 1280×800 and a
+phone's 390×844 (issue 47):
 
 1. an analysed replay with an option table at every decision keeps the battle near the top: the card above the viewer
    lists no tables (they put the viewer ~10,400 px down on desktop, ~15,400 px on a phone); the shown decision's

@@ -1,5 +1,5 @@
-"""Issue 27, the app under real use, in headless Debian Chromium: each test names the defect it pins and fails on
-the app before the fix (see the report of issue 27).
+"""Stepping through a replay and the page's layout under real use, in headless Debian Chromium: each test names the
+defect it pins and fails on the app before the fix (issue 27).
 
 Waits are on conditions in the page (``Browser.wait_for``); nothing here sleeps and then checks.
 """

@@ -1,4 +1,4 @@
-"""Issue 14 in the app: stored rescores in the decision panel and the Replays tab's agreement summary.
+"""Rescores in the app: stored rescores in the decision panel and the Replays tab's agreement summary (issue 14).
 
 Real battles on the real simulator; the app is built in-process and its own event handlers are called.
 """

@@ -1,4 +1,4 @@
-"""Issue 48, item 3: the value model — an instant win-probability estimate from the public state of every replay.
+"""The value model — an instant win-probability estimate from the public state of every replay (issue 48, item 3).
 
 The viewer shows its line the moment any replay opens (an imported one too), labelled an estimate; a stored rollout
 analysis is drawn as before, the estimate beside it.

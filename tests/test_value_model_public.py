@@ -1,4 +1,4 @@
-"""Issue 62, item 2: the value model reads only what a spectator saw (a public HP tracker), never a side's snapshot.
+"""The value model reads only what a spectator saw (a public HP tracker), never a side's snapshot (issue 62, item 2).
 
 A Pokémon with Regenerator heals a third of its HP on switching out and nothing in the protocol says so: a
 spectator keeps the last HP it was shown until the Pokémon comes back. The snapshots a played recording keeps are
