@@ -13,12 +13,13 @@ import pytest
 
 from wolfeclick.arena import verdicts
 from wolfeclick.arena.charts import ratings_chart
+from wolfeclick.arena.glicko import glicko2_run
 from wolfeclick.arena.history import BattleEntry
 from wolfeclick.arena.leaderboard import format_leaderboard, leaderboard
-from wolfeclick.arena.ratings import glicko2_run, rating_intervals, separation
-from wolfeclick.arena.results import charts_from_rows, format_table, shift_intervals, summary_from_rows
+from wolfeclick.arena.ratings import rating_intervals, separation
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.arena.sprt import elo_to_score, sprt
+from wolfeclick.arena.standings import charts_from_rows, format_table, shift_intervals, summary_from_rows
 from wolfeclick.arena.stats import GameResult, paired_summary
 from wolfeclick.arena.verdicts import pairing_verdict
 from wolfeclick.ui.board_view import table_rows, too_few_rows

@@ -9,15 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wolfeclick.arena.glicko import Glicko2Rating, glicko2_run, glicko2_update
 from wolfeclick.arena.ratings import (
     BOOTSTRAP_PAIRS,
     ELO_PER_NAT,
     PROFILE_LIKELIHOOD,
-    Glicko2Rating,
     bootstrap_ratings,
     bradley_terry,
-    glicko2_run,
-    glicko2_update,
     profile_intervals,
     rating_intervals,
     separation,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wolfeclick.arena.results import format_table, summary_from_rows
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
+from wolfeclick.arena.standings import format_table, summary_from_rows
 from wolfeclick.arena.stats import paired_summary
 from wolfeclick.arena.verdicts import (
     MAX_MORE_PAIRS,

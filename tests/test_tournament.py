@@ -11,16 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from wolfeclick.arena.results import (
-    canonical_rows,
-    format_table,
-    game_results,
-    parse_rows,
-    row_line,
-    sprt_status,
-    summary_from_rows,
-)
+from wolfeclick.arena.results import canonical_rows, game_results, parse_rows, row_line, sprt_status
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule, pair_seeds, pairings, parse_specs
+from wolfeclick.arena.standings import format_table, summary_from_rows
 from wolfeclick.arena.tournament import (
     PROGRESS_FILE,
     RESULTS_FILE,
@@ -373,7 +366,7 @@ def test_compare_refuses_a_misspelt_spec_before_a_checkpoint_loads(bad: str, say
 
 
 def test_ratings_are_anchored_on_random_with_field_relative_intervals() -> None:
-    from wolfeclick.arena.results import shift_to_anchor
+    from wolfeclick.arena.standings import shift_to_anchor
 
     field = {"random": (700.0, 600.0, 780.0), "heuristic": (1300.0, 1220.0, 1390.0)}
     shifted = shift_to_anchor(field, "random")

@@ -12,8 +12,9 @@ import pytest
 from gradio_client import Client
 
 from devkit.browser import CHROMIUM, Browser
-from wolfeclick.arena.results import game_results, summary_from_rows
+from wolfeclick.arena.results import game_results
 from wolfeclick.arena.schedule import TournamentConfig
+from wolfeclick.arena.standings import summary_from_rows
 from wolfeclick.arena.tournament import load_results, run_tournament, tournament_dir
 from wolfeclick.cli import main
 from wolfeclick.ui.tabs.compare import LOAD_OUTPUTS

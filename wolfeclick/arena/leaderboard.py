@@ -21,11 +21,12 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from wolfeclick.arena.glicko import GLICKO_ORDER_NOTE, glicko2_run
 from wolfeclick.arena.history import BattleEntry, unratable
 from wolfeclick.arena.intervals import open_high, open_low
 from wolfeclick.arena.intervals import rating_text as interval_text
-from wolfeclick.arena.ratings import GLICKO_ORDER_NOTE, glicko2_run, rating_intervals
-from wolfeclick.arena.results import MIN_BATTLES, RATING_BASE, fixed_width, shift_intervals
+from wolfeclick.arena.ratings import rating_intervals
+from wolfeclick.arena.standings import MIN_BATTLES, RATING_BASE, fixed_width, shift_intervals
 from wolfeclick.arena.stats import GameResult, score_for, summarize_pairings, wilson_interval
 from wolfeclick.errors import InputError
 

@@ -26,22 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from wolfeclick.arena.engines import Engine, LocalEngine, SpecJob
-from wolfeclick.arena.ratings import Glicko2Rating, glicko2_run
-from wolfeclick.arena.results import (
-    ResultRow,
-    TournamentSummary,
-    canonical_rows,
-    charts_from_rows,
-    check_rows,
-    format_table,
-    game_results,
-    parse_rows,
-    result_row,
-    row_line,
-    sprt_status,
-    summary_from_rows,
-)
+from wolfeclick.arena.glicko import Glicko2Rating, glicko2_run
+from wolfeclick.arena.results import ResultRow, canonical_rows, check_rows, game_results, parse_rows, result_row, row_line, sprt_status
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule, check_specs
+from wolfeclick.arena.standings import TournamentSummary, charts_from_rows, format_table, summary_from_rows
 from wolfeclick.battle.schema import SourceInfo
 from wolfeclick.battle.store import AnyRecording, read_limited, save_recording, storage_error, write_atomic
 from wolfeclick.errors import InputError

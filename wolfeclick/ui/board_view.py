@@ -12,9 +12,9 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from wolfeclick.arena.glicko import GLICKO_ORDER_NOTE
 from wolfeclick.arena.leaderboard import Leaderboard, LeaderRow, rating_text
 from wolfeclick.arena.policy_history import PolicyPage
-from wolfeclick.arena.ratings import GLICKO_ORDER_NOTE
 
 __all__ = ["TABLE_HEADERS", "MATRIX_HEADERS", "RECORD_HEADERS", "RECENT_HEADERS", "policy_query", "replay_query",
            "rating_text", "table_rows", "too_few_rows", "matrix_rows", "record_rows", "recent_rows", "status_text", "page_html"]

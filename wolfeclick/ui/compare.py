@@ -19,8 +19,9 @@ from typing import Any, AsyncIterator, Sequence
 from wolfeclick.arena import tournament as tournaments
 from wolfeclick.arena.engines import make_engine
 from wolfeclick.arena.intervals import bounds_text
-from wolfeclick.arena.results import ResultRow, charts_from_rows, summary_from_rows
+from wolfeclick.arena.results import ResultRow
 from wolfeclick.arena.schedule import build_schedule
+from wolfeclick.arena.standings import charts_from_rows, summary_from_rows
 from wolfeclick.battle.live import LiveError, PolicyCache, builds_once, check_format
 from wolfeclick.battle.schema import is_valid_id
 from wolfeclick.battle.stream import Stream
