@@ -23,6 +23,7 @@ import resource
 import statistics
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,33 @@ SEED_BASE = 610_000
 """Seeds the ladder is not built from (its own start elsewhere)."""
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "bench_search.jsonl"
 """Every run so far, kept beside the document its section is made from."""
+FIRST_LEVELS = {1: {"worlds": 1, "rollouts": 2, "horizon": 1}, 2: {"worlds": 2, "rollouts": 6, "horizon": 2},
+                3: {"worlds": 4, "rollouts": 16, "horizon": 4}}
+"""What each level was before runs recorded it (the rows without ``budgets``): levels 2 and 3 changed on
+2026-12-06 (HP-only value, no terastallizing, fewer worlds and rollouts); level 1 did not."""
+
+
+def budget_of(spec: str, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The budget a ``search?level=N`` spec played with in ``row`` (None for any other policy)."""
+    if not spec.startswith("search?level="):
+        return None
+    level = int(spec.split("=")[1])
+    recorded = (row.get("budgets") or {}).get(spec)
+    if recorded is not None:
+        return dict(recorded)
+    return {**FIRST_LEVELS[level], "value": "hp", "tera": False}
+
+
+def label(spec: str, row: dict[str, Any]) -> str:
+    """``spec`` as the report names it: as is when it played today's level, else with the budget it had."""
+    budget = budget_of(spec, row)
+    if budget is None:
+        return spec
+    level = int(spec.split("=")[1])
+    if budget == asdict(search_module.LEVELS[level]):
+        return spec
+    return (f"{spec} (before: {budget['worlds']} worlds × {budget['rollouts']} rollouts, horizon "
+            f"{budget['horizon']}, {budget['value']} value{', tera' if budget['tera'] else ''})")
 
 
 def children_cpu() -> float:
@@ -121,6 +149,8 @@ async def run(formats: list[str], levels: list[int], against: list[str], pairs: 
                            "search_cpu_s": round(sum(c[0] for c in cpu), 2) if alone else None,
                            "search_py_cpu_s": round(sum(c[1] for c in cpu), 2) if alone else None,
                            "search_simulators": search_module.SIMULATORS,
+                           "budgets": {spec: asdict(search_module.LEVELS[int(spec.split("=")[1])])
+                                       for spec in (a, b) if spec.startswith("search?level=")},
                            "load": [load, end], "other_work": round(other, 2), "command": command,
                            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
                     results.parent.mkdir(parents=True, exist_ok=True)
@@ -144,6 +174,8 @@ def report(results: Path) -> str:
     pairings: dict[tuple[str, str, str], list[float]] = {}
     times: dict[tuple[str, str], list[float]] = {}
     walls: dict[tuple[str, str, str], list[float]] = {}
+    rows = [{**row, "a": label(row["a"], row), "b": label(row["b"], row),
+             "times_ms": {label(spec, row): ms for spec, ms in row["times_ms"].items()}} for row in rows]
     for row in rows:
         pairings.setdefault((row["format"], row["a"], row["b"]), []).extend(row["scores"])
         for spec, ms in row["times_ms"].items():
@@ -185,7 +217,8 @@ def report(results: Path) -> str:
              f"{row['load'][0]} → {row['load'][1]} | {row['other_work']:.2f} |" for row in rows]
     goals = ["| goal (issue 61) | format | measured | verdict |", "| --- | --- | --- | --- |"]
     for fmt in sorted({row["format"] for row in rows}):
-        top = max((int(a.split("=")[1]) for f, a, b in pairings if f == fmt and b == "heuristic"), default=None)
+        top = max((int(a.split("=")[1]) for f, a, b in pairings if f == fmt and b == "heuristic" and "(" not in a),
+                  default=None)
         if top is not None:
             scores = pairings[(fmt, f"search?level={top}", "heuristic")]
             low, _ = wilson_interval(sum(scores), len(scores))
@@ -195,7 +228,7 @@ def report(results: Path) -> str:
                          f"{score_cell(scores)} over {len(scores)} | {verdict}"
                          + (" (too few battles)" if len(scores) < 200 else "") + " |")
         for (f, a, b), scores in sorted(pairings.items()):
-            if f == fmt and b.startswith("search"):
+            if f == fmt and b.startswith("search") and "(" not in a + b:
                 low, _ = wilson_interval(sum(scores), len(scores))
                 rate = sum(scores) / len(scores)
                 verdict = "met" if low > 0.5 else "not shown" if len(scores) < 200 else "missed"

@@ -60,3 +60,40 @@ def test_two_simulator_processes_give_the_same_decisions_as_one_and_both_play(sp
     assert set(played_one) == {0}
     assert set(played_two) == {0, 1} and sum(played_two.values()) == sum(played_one.values())
     assert python > 0 and simulators > 0  # the CPU the benchmark reports is read from both
+
+
+def test_levels_two_and_three_weigh_terastallizing_and_value_cut_rollouts_by_standing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """poke-env's heuristic terastallizes in gen9; levels 2-3 weigh each move played terastallizing too (the bridge
+    appends ``terastallize`` to the forced first choice) and value a rollout cut at its horizon by the bridge's
+    ``standing`` (Pokémon up, HP, status, boosts, hazards). Level 1 is as the reference ladder rated it."""
+    engine = search_module._Engine(1)
+    monkeypatch.setattr(search_module, "_ENGINE", engine)
+    sent: list[dict[str, Any]] = []
+    replies: list[dict[str, Any]] = []
+    real_call = SimProcess.call
+
+    async def watched(self: SimProcess, op: str, **fields: Any) -> dict[str, Any]:
+        reply = await real_call(self, op, **fields)
+        if op == "playout":
+            sent.append(fields)
+            replies.append(reply)
+        return reply
+
+    monkeypatch.setattr(SimProcess, "call", watched)
+    try:
+        recording = asyncio.run(play_battle(make_policy("search?level=3&worlds=2&rollouts=2"), make_policy("heuristic"),
+                                            format_id="gen9randombattle", seed=611, max_turns=2))
+    finally:
+        engine.close()
+    first = next(t.decisions["p1"] for t in recording.turns
+                 if "p1" in t.decisions and isinstance((t.decisions["p1"].policy_info or {}).get("search"), dict))
+    values = first.policy_info["search"]["values"]
+    moves = [name for name in values if name.startswith("move ") and not name.endswith(" tera")]
+    assert moves and all(f"{name} tera" in values for name in moves)  # every move, also terastallizing
+    assert any(f["first"]["p1"].get("tera") is True for f in sent)
+    assert all(0.0 <= r["standing"][side] <= 1.0 for r in replies if r["reason"] == "horizon" for side in ("p1", "p2"))
+    chosen = max(values, key=lambda name: values[name][0])  # the first of the highest mean, as the search picks
+    assert first.command.endswith(" terastallize") == chosen.endswith(" tera")
+    level_one = make_policy("search?level=1").metadata()
+    assert "value" not in level_one and "tera" not in level_one and level_one["worlds"] == 1

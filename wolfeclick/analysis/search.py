@@ -48,11 +48,15 @@ T = TypeVar("T")
 class Budget:
     """What one decision may spend: ``worlds`` sampled worlds; up to ``rollouts`` rollouts per option, played in
     rounds of one per world (racing stops an option early once it is clearly worse); each rollout cut after
-    ``horizon`` turns (0: played to the end) and then valued by the HP each side has left."""
+    ``horizon`` turns (0: played to the end) and then valued by ``value``: ``"hp"``, the share of team HP each side
+    has left, or ``"standing"``, which also counts each Pokémon still up, status, the active one's boosts and
+    hazards (the bridge's ``standing``). ``tera``: also weigh each move played terastallizing, where the side may."""
 
     worlds: int
     rollouts: int
     horizon: int
+    value: str = "hp"
+    tera: bool = False
 
     @property
     def batch(self) -> int:
@@ -61,8 +65,8 @@ class Budget:
 
 LEVELS: dict[int, Budget] = {
     1: Budget(worlds=1, rollouts=2, horizon=1),
-    2: Budget(worlds=2, rollouts=6, horizon=2),
-    3: Budget(worlds=4, rollouts=16, horizon=4),
+    2: Budget(worlds=4, rollouts=8, horizon=3, value="standing", tera=True),
+    3: Budget(worlds=8, rollouts=24, horizon=4, value="standing", tera=True),
 }
 DEFAULT_LEVEL = 2
 
@@ -173,11 +177,12 @@ atexit.register(_ENGINE.close)
 _NAMES = itertools.count(1)
 
 
-def _value(reply: dict[str, Any], side: Side) -> float:
+def _value(reply: dict[str, Any], side: Side, value: str = "hp") -> float:
     """A rollout's score for ``side``: 1 for a win, 0 for a loss, ½ for a tie; a rollout cut at its horizon scores
-    ½ plus half the difference between the shares of team HP the two sides have left."""
+    ½ plus half the difference between how the two sides stand: their shares of team HP left (``"hp"``) or the
+    bridge's ``standing`` (Pokémon up, HP, status, boosts, hazards)."""
     if reply["reason"] == "horizon":
-        left = reply["left"]
+        left = reply["standing"] if value == "standing" else reply["left"]
         foe = other(side)
         return 0.5 + 0.5 * (float(left[side]) - float(left[foe]))
     winner = reply.get("winner")
@@ -197,7 +202,9 @@ class SearchPolicy:
         self.budget = budget_for(level, worlds, rollouts, horizon)
 
     def metadata(self) -> dict[str, Any]:
-        return {"kind": "search", "level": self.level, **asdict(self.budget), "rollout_policy": "sim:" + ROLLOUT_POLICY}
+        budget = {key: item for key, item in asdict(self.budget).items()  # level 1's metadata as before these
+                  if key not in ("value", "tera") or item != getattr(Budget, key)}
+        return {"kind": "search", "level": self.level, **budget, "rollout_policy": "sim:" + ROLLOUT_POLICY}
 
     def decide(self, observation: Observation) -> Decision:
         seed = observation.rng.getrandbits(48)  # one draw per decision, whatever follows: the sequence stays fixed
@@ -242,29 +249,39 @@ class SearchPolicy:
             worlds = [(name, process) for name, process, reply in built if side in reply.get("deciding", [side])]
             if not worlds:
                 return Decision(action=allowed[0], info={"search": "no world to play"})
-            tallies = await self._race(worlds, allowed, side, seed, observation.turn)
+            options = [(action, False) for action in allowed]
+            active = (observation.request.get("active") or [{}])[0]
+            if self.budget.tera and active.get("canTerastallize") and not observation.request.get("forceSwitch"):
+                options += [(action, True) for action in allowed if action.kind == "move"]
+            tallies = await self._race(worlds, options, side, seed, observation.turn)
         finally:
             await asyncio.gather(*(process.call("forget", snapshot=name) for name, process, _ in built
                                    if process.alive), return_exceptions=True)
         best = leader(tallies, [True] * len(tallies))
-        chosen = allowed[best if best is not None else 0]
-        values = {f"{a.kind} {a.name}": [round(t.mean, 4), t.n] for a, t in zip(allowed, tallies)}
-        return Decision(action=chosen, info={"search": {"level": self.level, "worlds": len(worlds),
-                                                        "rollouts": sum(t.n for t in tallies), "values": values}})
+        chosen, tera = options[best if best is not None else 0]
+        values = {f"{a.kind} {a.name}" + (" tera" if t else ""): [round(tally.mean, 4), tally.n]
+                  for (a, t), tally in zip(options, tallies)}
+        info = {"search": {"level": self.level, "worlds": len(worlds), "rollouts": sum(t.n for t in tallies),
+                           "values": values}}
+        if tera:
+            return Decision(action=chosen, command=f"{chosen.command()} terastallize", info=info)
+        return Decision(action=chosen, info=info)
 
-    async def _race(self, worlds: list[tuple[str, SimProcess]], allowed: list[LegalAction], side: Side,
-                    seed: int, turn: int) -> list[Tally]:
+    async def _race(self, worlds: list[tuple[str, SimProcess]], allowed: list[tuple[LegalAction, bool]],
+                    side: Side, seed: int, turn: int) -> list[Tally]:
         budget = self.budget
         scores: list[list[float]] = [[] for _ in allowed]
 
         async def play(option: int, number: int) -> float:
-            action = allowed[option]
+            action, tera = allowed[option]
+            first: dict[str, Any] = {"action": action.kind, "choice": action.name}
+            if tera:
+                first["tera"] = True
             name, process = worlds[number % len(worlds)]
             fields: dict[str, Any] = {
                 "snapshot": name, "lines": [reseed_line(seed, f"search:{number}")],
                 "policy": ROLLOUT_POLICY, "seed": derive_seed(seed, f"search-policy:{number}"),
-                "maxTurns": max(1, turn) + ROLLOUT_TURNS, "first": {side: {"action": action.kind,
-                                                                          "choice": action.name}}}
+                "maxTurns": max(1, turn) + ROLLOUT_TURNS, "first": {side: first}}
             if budget.horizon:
                 fields["horizon"] = budget.horizon
             try:
@@ -273,7 +290,7 @@ class SearchPolicy:
                 if not process.alive:
                     raise
                 return 0.5  # not open in this world (a guessed lock or trap), or a world that stalls: no evidence
-            return _value(reply, side)
+            return _value(reply, side, budget.value)
 
         def tallies() -> list[Tally]:
             return [Tally(sum(s), len(s)) for s in scores]

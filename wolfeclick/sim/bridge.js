@@ -277,6 +277,34 @@ function handle(req) {
 // both sides decided by one of policies.js until the battle ends or passes `maxTurns` (a tie, as the runner has it).
 // `first` forces a side's first choice, named as the analysis records it. The policy draws from a PRNG seeded with
 // `seed`, so the same request gives the same winner. Only the winner comes back; nothing is kept.
+// How well a side stands when a rollout is cut at its horizon, 0-1 (the search's levels 2-3; `left` is level 1's):
+// each Pokémon still up counts 0.3 for being there plus its HP share, less its status (sleep, paralysis, burn 0.25,
+// toxic 0.3, poison 0.1, freeze 0.4); the active one's boosts count 0.05 a stage (attack, special attack, speed;
+// 0.025 defences, at most 3 stages each); hazards cost each Pokémon still up in the back; over the team's most.
+const STATUS_COST = {slp: 0.25, par: 0.25, brn: 0.25, tox: 0.3, psn: 0.1, frz: 0.4};
+const BOOST_WORTH = {atk: 0.05, spa: 0.05, spe: 0.05, def: 0.025, spd: 0.025};
+const HAZARD_COST = {stealthrock: 0.1, spikes: 0.07, toxicspikes: 0.07, stickyweb: 0.05};
+function standing(side) {
+  let sum = 0;
+  let back = 0;
+  for (const mon of side.pokemon) {
+    if (mon.fainted || mon.hp <= 0) continue;
+    sum += 0.3 + mon.hp / mon.maxhp - (STATUS_COST[mon.status] || 0);
+    if (mon.isActive) {
+      for (const [stat, worth] of Object.entries(BOOST_WORTH)) {
+        sum += worth * Math.max(-3, Math.min(3, mon.boosts[stat] || 0));
+      }
+    } else {
+      back++;
+    }
+  }
+  for (const [id, cost] of Object.entries(HAZARD_COST)) {
+    const hazard = side.sideConditions[id];
+    if (hazard) sum -= cost * (hazard.layers || 1) * back;
+  }
+  return Math.max(0, Math.min(1, sum / (1.3 * side.pokemon.length)));
+}
+
 function playout(req) {
   const state = snapshots.get(req.snapshot);
   if (state === undefined) throw new Error(`no snapshot ${req.snapshot}`);
@@ -319,6 +347,14 @@ function playout(req) {
       if (choice === null) {
         throw new Error(`${pending[side.id].action} ${pending[side.id].choice} is not legal for ${side.id} here`);
       }
+      if (pending[side.id].tera === true) {
+        // the search's "this move, terastallizing": only where the side may still terastallize
+        const active = (request.active && request.active[0]) || {};
+        if (!choice.startsWith('move ') || !active.canTerastallize) {
+          throw new Error(`${side.id} cannot terastallize here`);
+        }
+        choice += ' terastallize';
+      }
       delete pending[side.id];
     } else {
       choice = refused[side.id] >= 3 ? 'default' : policies[side.id](battle, side, request, prng);
@@ -338,6 +374,8 @@ function playout(req) {
       reply.left[side.id] = side.pokemon.reduce((sum, mon) => sum + (mon.fainted ? 0 : mon.hp / mon.maxhp), 0) /
         side.pokemon.length;
     }
+    reply.standing = {};
+    for (const side of battle.sides) reply.standing[side.id] = standing(side);
   }
   return reply;
 }
