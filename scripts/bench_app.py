@@ -188,11 +188,11 @@ def start_section(recordings: Path, results: Path, starts: int, python: str = sy
 def step_times(recordings: Path, steps: int) -> dict[str, float]:
     """Server side, in process: the first open (view + payload) and /replay_turn steps of the long replay."""
     os.environ["WOLFECLICK_SPRITES"] = "1"
+    from wolfeclick.ui.battle_panels import sprite_url
     from wolfeclick.ui.context import AppContext
     from wolfeclick.ui.library import Library
     from wolfeclick.ui.tabs.api import replay_turn
-    from wolfeclick.ui.view import sprite_url
-    from wolfeclick.ui.viewer import battle_payload, to_json
+    from wolfeclick.ui.viewer_payload import battle_payload, to_json
 
     sprite_url("Pikachu")  # the app warms this at start
     ctx = AppContext.from_env(Library(recordings))
@@ -526,7 +526,7 @@ def section(starts: list[float], torch_loaded: bool, steps: dict[str, float], rt
         f"{mem['after_uploads']:.0f} MB |",
         "",
         "In the browser nothing goes to the server while stepping: the battle arrives once as pre-rendered, escaped "
-        "panels, SVG charts and marker positions (wolfeclick/ui/viewer.py) and wolfeclick/ui/assets/viewer.js swaps a panel and "
+        "panels, SVG charts and marker positions (wolfeclick/ui/viewer_payload.py) and wolfeclick/ui/assets/viewer.js swaps a panel and "
         "moves two markers per key. The memory bound: opened replays are cached within "
         f"{budget:.0f} MB, charged {VIEW_BYTES_PER_FILE_BYTE}× the file size (a parsed recording and its view "
         "measured 5.0× its JSON size with tracemalloc on a 14 MB file), so any number of large uploads adds at most "

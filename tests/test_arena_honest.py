@@ -23,7 +23,7 @@ from wolfeclick.arena.standings import charts_from_rows, format_table, shift_int
 from wolfeclick.arena.stats import GameResult, paired_summary
 from wolfeclick.arena.verdicts import pairing_verdict
 from wolfeclick.ui.board_view import table_rows, too_few_rows
-from wolfeclick.ui.compare import _table_from_summary
+from wolfeclick.ui.tournament_runs import _table_from_summary
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -25,7 +25,7 @@ from wolfeclick.battle.teams import TeamSources, prepare_deal
 from wolfeclick.interop.folder import import_files
 from wolfeclick.interop.sniff import read_any
 from wolfeclick.policies.base import Decision, Observation
-from wolfeclick.ui.view import BattleView
+from wolfeclick.ui.battle_panels import BattleView
 
 TEAMS = Path(__file__).parent / "data" / "teams" / "gen9ou"
 POKE_ENV_TEMPLATE_ID = "unregisteredserver-gen8randombattle-320064"

@@ -169,8 +169,8 @@ def test_ten_battles_through_a_local_server_match_the_embedded_runner(servers, t
 
 
 def test_a_ladder_recording_opens_in_the_viewer_and_resim_refuses_it_in_one_line(tmp_path: Path) -> None:
-    from wolfeclick.ui.view import BattleView, render_turn
-    from wolfeclick.ui.viewer import battle_payload
+    from wolfeclick.ui.battle_panels import BattleView, render_turn
+    from wolfeclick.ui.viewer_payload import battle_payload
 
     if not LADDER:
         pytest.skip("needs the ten-battle test's recordings")

@@ -43,7 +43,7 @@ def test_a_live_battle_plays_with_no_ui_loaded() -> None:
 
 
 def test_the_page_view_is_the_live_stream_plus_a_battle_view() -> None:
-    from wolfeclick.ui.live import run_live
+    from wolfeclick.ui.live_page import run_live
 
     async def main() -> tuple[list[str], int, int, bool]:
         kinds, turns, last = [], 0, None

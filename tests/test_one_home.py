@@ -84,7 +84,7 @@ def old_end_mean(levels: list[float]) -> float:
 
 def _snapshots():  # type: ignore[no-untyped-def]
     from wolfeclick.battle.store import load_recording
-    from wolfeclick.ui.view import BattleView
+    from wolfeclick.ui.battle_panels import BattleView
 
     recordings = sorted((PACKAGE.parent / "recordings").glob("*.json"))
     assert recordings
@@ -110,8 +110,8 @@ def test_there_is_one_team_hp_mean() -> None:
 def test_the_one_mean_gives_the_old_floats_on_real_recordings() -> None:
     from wolfeclick.game.reward import reward_view
     from wolfeclick.game.state import mean_team_hp
+    from wolfeclick.ui.battle_panels import public_team_hp
     from wolfeclick.ui.narrate import public_hp
-    from wolfeclick.ui.view import public_team_hp
 
     kinds = set()
     for snap, kind in _snapshots():

@@ -225,7 +225,7 @@ def test_the_apps_warm_up_runs_after_the_first_request_not_at_launch(tmp_path: P
     probe = """
 import sys, threading, urllib.request, socket
 import wolfeclick.ui.app as app
-from wolfeclick.ui.view import sprite_url
+from wolfeclick.ui.battle_panels import sprite_url
 with socket.socket() as s:
     s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
 demo = app.launch(prevent_thread_lock=True, server_port=port)

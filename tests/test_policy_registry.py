@@ -233,7 +233,7 @@ def test_check_refuses_what_build_would_with_the_same_line_and_builds_nothing(tm
 def test_the_app_and_the_cli_offer_what_the_registry_holds(capsys: pytest.CaptureFixture[str]) -> None:
     from wolfeclick.cli import main
     from wolfeclick.cli.main_parser import build_parser
-    from wolfeclick.ui.live import policy_choices
+    from wolfeclick.ui.live_page import policy_choices
 
     toy = PolicyKind("toy", "A toy agent.", "my_agents:make", external=True)
     registry = PolicyRegistry([*builtin_kinds(), toy], entry_points=False)

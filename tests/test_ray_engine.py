@@ -227,7 +227,7 @@ def test_engine_choice_is_checked_and_ray_stays_optional() -> None:
     with pytest.raises(InputError, match="needs --engine ray"):
         make_engine("local", address="auto")
     # The CLI, the tournament runner, the Compare tab's runner and the local engine never import Ray.
-    code = ("import sys, wolfeclick.cli.main_parser, wolfeclick.arena.tournament, wolfeclick.ui.compare; "
+    code = ("import sys, wolfeclick.cli.main_parser, wolfeclick.arena.tournament, wolfeclick.ui.tournament_runs; "
             "from wolfeclick.arena.engines import make_engine; make_engine('local'); "
             "assert 'ray' not in sys.modules, 'ray was imported'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)

@@ -19,7 +19,7 @@ from wolfeclick.battle.store import load_recording
 from wolfeclick.battle.teams import Team, TeamDeal, TeamError, TeamSources, prepare_deal, read_team_file, validate_team
 from wolfeclick.game.actions import legal_actions
 from wolfeclick.sim.process import SimProcess
-from wolfeclick.ui.view import BattleMeta, BattleView
+from wolfeclick.ui.battle_panels import BattleMeta, BattleView
 
 TEAMS = Path(__file__).parent / "data" / "teams"
 OU = sorted((TEAMS / "gen9ou").glob("*.txt"))

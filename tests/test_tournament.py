@@ -342,7 +342,7 @@ def test_bench_refuses_a_misspelt_spec_before_a_simulator_starts_or_a_model_load
 def test_compare_refuses_a_misspelt_spec_before_a_checkpoint_loads(bad: str, says: str, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from wolfeclick.battle.live import LiveError
-    from wolfeclick.ui.compare import run_compare
+    from wolfeclick.ui.tournament_runs import run_compare
 
     class NothingLoads:
         def loaded(self, spec: str, mode: str) -> bool:

@@ -24,8 +24,8 @@ from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.specs import make_policy
 from wolfeclick.ui.analysis_view import estimate_card
-from wolfeclick.ui.view import BattleView
-from wolfeclick.ui.viewer import charts_svg, nice_ticks
+from wolfeclick.ui.battle_panels import BattleView
+from wolfeclick.ui.viewer_payload import charts_svg, nice_ticks
 
 
 @pytest.fixture(scope="module")

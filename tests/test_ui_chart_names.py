@@ -14,8 +14,8 @@ from wolfeclick.arena.charts import (
 )
 from wolfeclick.arena.stats import GameResult, summarize_pairings
 from wolfeclick.battle.schema import Recording
-from wolfeclick.ui.view import BattleView
-from wolfeclick.ui.viewer import charts_svg
+from wolfeclick.ui.battle_panels import BattleView
+from wolfeclick.ui.viewer_payload import charts_svg
 
 EVIL = '<a href="https://evil.example/">click</a>'
 

@@ -229,8 +229,8 @@ def test_the_hidden_side_hint_names_the_toggle_only_once_it_is_shown(server) -> 
     hidden until the battle ends. The payloads are the server's own (``live_payload``), the person playing p1."""
     from dataclasses import replace
 
-    from wolfeclick.ui.view import BattleMeta, BattleView
-    from wolfeclick.ui.viewer import live_payload, to_json
+    from wolfeclick.ui.battle_panels import BattleMeta, BattleView
+    from wolfeclick.ui.viewer_payload import live_payload, to_json
 
     recording = Recording.model_validate(sample_data())
     going = BattleView(replace(BattleMeta.of(recording), result=None), list(recording.turns[:6]))

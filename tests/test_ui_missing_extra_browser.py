@@ -17,7 +17,7 @@ from devkit import ROOT
 from devkit.browser import CHROMIUM, PAGE_IDLE, Browser, sized_browser
 from wolfeclick.extras import EXTRAS
 from wolfeclick.policies.catalogue import ServedPolicy
-from wolfeclick.ui.live import HUMAN_CHOICE, policy_choices
+from wolfeclick.ui.live_page import HUMAN_CHOICE, policy_choices
 
 UNAVAILABLE = "unavailable here"
 

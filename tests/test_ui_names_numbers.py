@@ -15,9 +15,9 @@ from wolfeclick.analysis.schema import Analysis, TurningPoint
 from wolfeclick.battle.branch import branch
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.specs import make_policy
+from wolfeclick.ui.battle_panels import BattleMeta, BattleView
 from wolfeclick.ui.library import Library, source_text
 from wolfeclick.ui.presentation import played_by
-from wolfeclick.ui.view import BattleMeta, BattleView
 
 
 def test_played_by_names_both_parts_of_a_side_taken_over_and_nothing_else() -> None:

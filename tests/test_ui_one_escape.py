@@ -1,4 +1,4 @@
-"""The app's pages escape text with one function (``ui.view.esc``), not a copy per module (issue 66: three ``esc``
+"""The app's pages escape text with one function (``ui.battle_panels.esc``), not a copy per module (issue 66: three ``esc``
 in ``ui/``, a fourth as a lambda): read with ``ast``, every function or lambda in ``wolfeclick/ui`` that is only
 ``html.escape(str(x), ...)`` is counted."""
 
@@ -33,4 +33,4 @@ def escape_wrappers() -> list[str]:
 
 
 def test_the_pages_escape_text_with_one_function() -> None:
-    assert [where.split(":")[0] + " " + where.split()[-1] for where in escape_wrappers()] == ["view.py esc"]
+    assert [where.split(":")[0] + " " + where.split()[-1] for where in escape_wrappers()] == ["battle_panels.py esc"]

@@ -9,6 +9,7 @@ import pytest
 from devkit.samples import sample_path
 from wolfeclick.battle.store import RecordingError, load_recording
 from wolfeclick.errors import WolfeClickError
+from wolfeclick.ui.battle_panels import BattleView
 from wolfeclick.ui.presentation import (
     BUG_MESSAGE,
     InputError,
@@ -26,8 +27,7 @@ from wolfeclick.ui.presentation import (
     status_line,
     verdict_rows,
 )
-from wolfeclick.ui.view import BattleView
-from wolfeclick.ui.viewer import MAX_PAYLOAD_BYTES, battle_payload, live_payload, nice_ticks
+from wolfeclick.ui.viewer_payload import MAX_PAYLOAD_BYTES, battle_payload, live_payload, nice_ticks
 
 NAMES = {"p1": "heuristic", "p2": "random"}
 

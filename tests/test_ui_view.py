@@ -11,11 +11,11 @@ import pytest
 from devkit.samples import HOSTILE_ID, XSS, hostile_bytes, hostile_data, sample_data, sample_path
 from wolfeclick.battle.schema import Recording
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, load_recording
+from wolfeclick.ui.battle_panels import BattleMeta, BattleView, public_hp, render_turn, sprite_url, step_for_turn
 from wolfeclick.ui.library import Library, upload_id
 from wolfeclick.ui.narrate import Narrator, narrate
 from wolfeclick.ui.replay_html import replay_file, safe_log_lines
-from wolfeclick.ui.view import BattleMeta, BattleView, public_hp, render_turn, sprite_url, step_for_turn
-from wolfeclick.ui.viewer import battle_payload, charts_svg, to_json
+from wolfeclick.ui.viewer_payload import battle_payload, charts_svg, to_json
 
 
 @pytest.fixture(scope="module")
@@ -295,7 +295,7 @@ def test_library_lists_newest_first_and_skips_invalid(tmp_path):
 
 
 def test_hardware_report_says_what_cuda_means_for_4b():
-    from wolfeclick.ui.live import hardware_report
+    from wolfeclick.ui.live_page import hardware_report
 
     gpu = hardware_report({"torch": "2.13.0", "cuda": True, "gpu": "NVIDIA H200", "gpu_gb": 139.8, "ram_gb": 128})
     assert gpu.startswith("**CUDA available**") and "NVIDIA H200" in gpu and "4B checkpoint" in gpu and "nf4" in gpu

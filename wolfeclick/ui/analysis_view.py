@@ -14,8 +14,8 @@ from typing import Any
 from wolfeclick.analysis.schema import Analysis, OptionValue, load_analyses, pick_analysis
 from wolfeclick.analysis.value_model import SEES, ValueModel, estimate_battle
 from wolfeclick.battle.schema import ActionRecord, Recording
-from wolfeclick.ui.view import shown_names
-from wolfeclick.ui.viewer import nice_ticks
+from wolfeclick.ui.battle_panels import shown_names
+from wolfeclick.ui.viewer_payload import nice_ticks
 
 WIDTH, HEIGHT, PAD = 900, 190, 28
 """The chart's drawing units: about a wide card's pixels (a 915 px card draws it at 1:1, its labels at 11 px); on a

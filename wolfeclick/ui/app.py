@@ -150,7 +150,7 @@ def launch_options(demo: gr.Blocks) -> dict[str, Any]:
 
 def warm_up() -> None:
     """Load what the first replay needs (the Pokédex, for sprite ids) before anyone asks."""
-    from wolfeclick.ui.view import sprite_url
+    from wolfeclick.ui.battle_panels import sprite_url
 
     sprite_url("Pikachu")
 

@@ -22,10 +22,10 @@ from wolfeclick.policies.human import HumanSeat
 from wolfeclick.policies.registry import default_registry
 from wolfeclick.settings import Settings as EnvSettings
 from wolfeclick.settings import settings
+from wolfeclick.ui.history_index import Standings
 from wolfeclick.ui.library import Library, recordings_dir
-from wolfeclick.ui.live import HardwareProbe
+from wolfeclick.ui.live_page import HardwareProbe
 from wolfeclick.ui.quotas import RUN_CLASS, RunQuota, UploadQuota, visitor_of
-from wolfeclick.ui.standings import Standings
 from wolfeclick.ui.uploads import UploadGate
 
 __all__ = ["AppContext", "Settings", "StopRegistry", "SeatRegistry", "results_dir"]

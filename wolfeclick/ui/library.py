@@ -48,8 +48,8 @@ from wolfeclick.battle.store import (
 from wolfeclick.interop.sniff import FORMATS, read_any, sniff
 from wolfeclick.paths import recordings_dir
 from wolfeclick.sides import SIDES
+from wolfeclick.ui.battle_panels import BattleView, shown_names
 from wolfeclick.ui.replay_html import replay_file
-from wolfeclick.ui.view import BattleView, shown_names
 
 __all__ = ["Library", "ReplayInfo", "recordings_dir", "upload_id", "source_text", "LIST_LIMIT",
            "VIEW_BYTES_PER_FILE_BYTE", "DEFAULT_CACHE_BYTES"]

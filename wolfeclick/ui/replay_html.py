@@ -17,8 +17,8 @@ import re
 
 from wolfeclick.battle.schema import Recording
 from wolfeclick.sides import SIDES
+from wolfeclick.ui.battle_panels import esc
 from wolfeclick.ui.narrate import Narrator
-from wolfeclick.ui.view import esc
 
 __all__ = ["replay_file", "safe_log_lines", "REPLAY_EMBED_URL"]
 

@@ -21,7 +21,7 @@ from wolfeclick.sim.protocol import SIDES
 from wolfeclick.ui.analysis_run import check_size
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.live import HUMAN_CHOICE, policy_choices
+from wolfeclick.ui.live_page import HUMAN_CHOICE, policy_choices
 from wolfeclick.ui.tabs.common import failure, message_html
 
 

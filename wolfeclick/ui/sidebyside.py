@@ -12,9 +12,9 @@ from typing import Any, Mapping, Sequence
 
 from wolfeclick.battle.schema import Recording, TurnRecord
 from wolfeclick.sides import SIDES, Side
+from wolfeclick.ui.battle_panels import SIDE_COLORS, BattleView, esc
 from wolfeclick.ui.presentation import InputError
-from wolfeclick.ui.view import SIDE_COLORS, BattleView, esc
-from wolfeclick.ui.viewer import TEXT_LIMIT, nice_ticks
+from wolfeclick.ui.viewer_payload import TEXT_LIMIT, nice_ticks
 
 __all__ = ["PairError", "check_pair", "divergence", "overlay_charts", "pair_html"]
 

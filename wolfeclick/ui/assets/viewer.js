@@ -1,5 +1,5 @@
 // WolfeClick Arena's battle viewer: runs in the browser as a gr.HTML component's js_on_load (`element` is the
-// component). The server sends a battle once (wolfeclick/ui/viewer.py: escaped HTML panels per step, SVG charts,
+// component). The server sends a battle once (wolfeclick/ui/viewer_payload.py: escaped HTML panels per step, SVG charts,
 // marker positions, a turn list) through a data component (see DATA_JS in wolfeclick/ui/components.py); every
 // step, play/pause, jump, viewpoint change and chart-marker move then happens here, with no server round trip.
 // Live battles feed the same viewer step by step ("live" payloads append and re-send the last step once settled).

@@ -16,13 +16,13 @@ from wolfeclick.battle.live import LiveError, check_format, parse_seed
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError, whole_on_one_line
 from wolfeclick.sides import is_side
-from wolfeclick.ui import compare as compare_mod
+from wolfeclick.ui import tournament_runs
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.live import run_live
+from wolfeclick.ui.live_page import run_live
 from wolfeclick.ui.presentation import jump_to_turn, parse_step, share_query
 from wolfeclick.ui.tabs.common import failure
-from wolfeclick.ui.viewer import TEXT_LIMIT, charts_svg, window_payload
+from wolfeclick.ui.viewer_payload import TEXT_LIMIT, charts_svg, window_payload
 
 __all__ = ["register", "replay_turn", "replay_window", "list_replays", "get_replay", "battle_stream"]
 
@@ -157,7 +157,7 @@ async def battle_stream(ctx: AppContext, p1: str, p2: str, format_id: str = DEFA
 
 def compare_list(ctx: AppContext) -> list[dict]:
     """API: earlier comparisons as [{"id", "label"}] (label: date, players, battle count)."""
-    return [{"id": value, "label": label} for label, value in compare_mod.list_compares(ctx.results)]
+    return [{"id": value, "label": label} for label, value in tournament_runs.list_compares(ctx.results)]
 
 
 def register(ctx: AppContext) -> None:

@@ -10,10 +10,10 @@ import gradio as gr
 from wolfeclick.battle.live import FORMATS, LiveError, parse_seed
 from wolfeclick.battle.runner import DEFAULT_FORMAT
 from wolfeclick.errors import WolfeClickError
-from wolfeclick.ui import compare as compare_mod
+from wolfeclick.ui import tournament_runs
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.live import offered
+from wolfeclick.ui.live_page import offered
 from wolfeclick.ui.presentation import status_line
 from wolfeclick.ui.tabs import rate
 from wolfeclick.ui.tabs.common import failure
@@ -48,7 +48,7 @@ class CompareUI:
         return [getattr(self, name) for name in names]
 
 
-def _shown(ui: CompareUI, update: compare_mod.CompareUpdate) -> dict:
+def _shown(ui: CompareUI, update: tournament_runs.CompareUpdate) -> dict:
     out: dict[Any, Any] = {ui.status: update.message}
     if update.table:
         out[ui.table] = update.table
@@ -73,14 +73,14 @@ async def compare_run(ctx: AppContext, ui: CompareUI, chosen: list[str], battles
         yield {ui.status: f"⚠ {exc}"}
         return
     try:
-        if not isinstance(chosen, list) or len(chosen) > compare_mod.MAX_POLICIES:
-            raise LiveError(f"choose two to {compare_mod.MAX_POLICIES} policies from the list")
+        if not isinstance(chosen, list) or len(chosen) > tournament_runs.MAX_POLICIES:
+            raise LiveError(f"choose two to {tournament_runs.MAX_POLICIES} policies from the list")
         specs = [ctx.admit(spec, human=False) for spec in chosen]
         engine = engine or "local"
         if engine not in ctx.settings.engines:
             raise LiveError(f"engine {str(engine)[:20]!r} is not open in this app; engines: "
                             f"{', '.join(ctx.settings.engines)}")
-        stream = compare_mod.run_compare(specs, int(battles or 2), format_id or DEFAULT_FORMAT, parse_seed(seed),
+        stream = tournament_runs.run_compare(specs, int(battles or 2), format_id or DEFAULT_FORMAT, parse_seed(seed),
                                          cache=ctx.policies, out_dir=ctx.results,
                                          recordings=ctx.library.directory, mode=mode or "score", stop=stop,
                                          engine=engine, max_battles=ctx.settings.max_battles)
@@ -89,7 +89,7 @@ async def compare_run(ctx: AppContext, ui: CompareUI, chosen: list[str], battles
                 progress((update.done, update.total), desc=update.message, unit="battles")
             out = _shown(ui, update)
             if update.finished:
-                out[ui.select] = gr.Dropdown(choices=compare_mod.list_compares(ctx.results), value=update.tournament)
+                out[ui.select] = gr.Dropdown(choices=tournament_runs.list_compares(ctx.results), value=update.tournament)
             yield out
     except Exception as exc:  # noqa: BLE001 - one line for a user error, a logged bug otherwise
         yield {ui.status: failure(ctx, exc, "compare_run")}
@@ -106,13 +106,13 @@ async def compare_stop(ctx: AppContext, request: gr.Request | None = None) -> st
 def compare_load(ctx: AppContext, ui: CompareUI, tournament_id: str) -> dict:
     """Load an earlier comparison's table and charts by tournament id."""
     try:
-        return _shown(ui, compare_mod.load_compare(tournament_id or "", ctx.results))
+        return _shown(ui, tournament_runs.load_compare(tournament_id or "", ctx.results))
     except LiveError as exc:
         return {ui.status: f"⚠ {exc}"}
 
 
 def compare_choices(ctx: AppContext, ui: CompareUI) -> dict:
-    return {ui.select: gr.Dropdown(choices=compare_mod.list_compares(ctx.results))}
+    return {ui.select: gr.Dropdown(choices=tournament_runs.list_compares(ctx.results))}
 
 
 def build(ctx: AppContext) -> CompareUI:
@@ -140,16 +140,16 @@ def build(ctx: AppContext) -> CompareUI:
                 load = gr.Button("Load", size="sm")
         with gr.Column(scale=4, elem_classes=["wc-battle-col"]):
             status = gr.Markdown("Choose policies and press **Run**.")
-            table = gr.Dataframe(headers=compare_mod.TABLE_HEADERS, datatype="str", interactive=False,
+            table = gr.Dataframe(headers=tournament_runs.TABLE_HEADERS, datatype="str", interactive=False,
                                  label="Standings", elem_id="wc-compare-table", wrap=True)
-            verdicts = gr.Dataframe(headers=compare_mod.VERDICT_HEADERS, datatype="str", interactive=False,
+            verdicts = gr.Dataframe(headers=tournament_runs.VERDICT_HEADERS, datatype="str", interactive=False,
                                     label="Verdicts (is one really stronger?)", visible=False,
                                     elem_id="wc-compare-verdicts", wrap=True)  # long verdicts wrap: no cut column
             with gr.Row(elem_classes=["wc-chart-row"]):
                 win = gr.Plot(show_label=False)
                 heat = gr.Plot(show_label=False)
             ratings = gr.Plot(show_label=False)
-            games = gr.Dataframe(headers=compare_mod.BATTLE_HEADERS, label="Battles (open any replay)",
+            games = gr.Dataframe(headers=tournament_runs.BATTLE_HEADERS, label="Battles (open any replay)",
                                  datatype=["number", "str", "str", "str", "str", "number", "markdown"],
                                  interactive=False, max_height=100_000, elem_classes=["wc-all-rows"])
     rate.build(ctx)  # "Rate a policy" on the reference ladder, below the tournament

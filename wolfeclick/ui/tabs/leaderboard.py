@@ -1,6 +1,6 @@
 """The Leaderboard tab: every battle in the app's history rated together, and a page per policy.
 
-The history is the app's results folder and recordings library (``ui.standings``), the table is
+The history is the app's results folder and recordings library (``ui.history_index``), the table is
 ``arena.leaderboard`` over it (what the CLI's ``leaderboard`` prints), a policy's page is
 ``arena.policy_history``; this module only lays them out. The index is rebuilt once when the tab is first opened
 in a session and whenever Refresh is pressed; filters re-read it. All of that runs in a worker thread. Share a
@@ -24,7 +24,7 @@ from wolfeclick.ui import board_view as view
 from wolfeclick.ui import yardstick_view
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.standings import Computed
+from wolfeclick.ui.history_index import Computed
 from wolfeclick.ui.tabs.common import failure
 from wolfeclick.ui.tabs.links import page_url
 

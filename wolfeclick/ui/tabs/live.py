@@ -24,7 +24,7 @@ from wolfeclick.sides import other as opponent
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.components import data_component, viewer_component
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.live import hardware_report, policy_choices, prompt_markdown, run_live
+from wolfeclick.ui.live_page import hardware_report, policy_choices, prompt_markdown, run_live
 from wolfeclick.ui.presentation import (
     PACE_RANGE,
     clamp_pace,
@@ -35,7 +35,7 @@ from wolfeclick.ui.presentation import (
     status_line,
 )
 from wolfeclick.ui.tabs.common import failure
-from wolfeclick.ui.viewer import live_payload, to_json
+from wolfeclick.ui.viewer_payload import live_payload, to_json
 
 __all__ = ["LiveUI", "HumanUI", "OPEN_AT_CURSOR_JS", "build", "live_start", "live_stop", "human_choose", "STREAM_OUTPUTS",
            "HUMAN_OUTPUTS", "BANK_SIZE"]

@@ -22,7 +22,7 @@ from wolfeclick.battle.stream import Stream
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.ui.binding import bind
 from wolfeclick.ui.context import AppContext
-from wolfeclick.ui.live import offered
+from wolfeclick.ui.live_page import offered
 from wolfeclick.ui.tabs.common import failure
 
 __all__ = ["RateUI", "build", "rate_run", "RUN_KIND"]

@@ -30,7 +30,7 @@ from wolfeclick.ui.rescore_run import controls as rescore_controls
 from wolfeclick.ui.rescore_run import wire as wire_rescore
 from wolfeclick.ui.tabs.common import failure, message_html
 from wolfeclick.ui.uploads import UploadBusy
-from wolfeclick.ui.viewer import battle_payload, to_json
+from wolfeclick.ui.viewer_payload import battle_payload, to_json
 
 __all__ = ["ReplaysUI", "build", "open_replay", "upload", "list_page", "on_load", "DROPDOWN_LIMIT"]
 

@@ -1,7 +1,7 @@
 """The battle view: TurnRecords → one HTML panel per decision (plus an end-of-battle panel). Pure; no Gradio, no I/O.
 
 Live battles and replays use exactly this code on exactly the same ``TurnRecord`` objects. ``BattleView`` holds
-what is worth computing once per battle (the narration of every turn, the chart series); ``viewer.py`` turns it
+what is worth computing once per battle (the narration of every turn, the chart series); ``viewer_payload.py`` turns it
 into what the browser steps through without asking the server again.
 
 One truth per view:

@@ -20,8 +20,8 @@ from wolfeclick.extras import MissingExtra, require
 from wolfeclick.policies.catalogue import ServedCatalogue, ServedPolicy
 from wolfeclick.policies.human import Prompt
 from wolfeclick.settings import settings
+from wolfeclick.ui.battle_panels import BattleMeta, BattleView
 from wolfeclick.ui.presentation import played_by
-from wolfeclick.ui.view import BattleMeta, BattleView
 
 __all__ = ["policy_choices", "offered", "checkpoints_missing", "UNAVAILABLE",
            "LiveViewEvent", "HardwareProbe", "hardware_report", "run_live", "prompt_markdown",

@@ -17,7 +17,7 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
-from wolfeclick.ui.view import SIDE_COLORS, SIDES, BattleView, esc
+from wolfeclick.ui.battle_panels import SIDE_COLORS, SIDES, BattleView, esc
 
 __all__ = ["battle_payload", "live_payload", "window_payload", "WINDOW_BYTES",
            "charts_svg", "turn_list_html", "nice_ticks", "MAX_PAYLOAD_BYTES",
