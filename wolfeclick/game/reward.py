@@ -75,11 +75,15 @@ def _team_reading(mons: Any) -> tuple[float, int]:
     return mean_team_hp(levels, full=1.0), fainted
 
 
-def reward_view(battle: Any) -> RewardView:
-    """Read a ``RewardView`` off a side's poke-env ``Battle``."""
-    own_team_hp, own_fainted = _team_reading(battle.team.values())
+def reward_view(battle: Any, own: tuple[float, int, Any] | None = None) -> RewardView:
+    """Read a ``RewardView`` off a side's poke-env ``Battle``; ``own``: its own team's reading when already made
+    (``game.snapshot.side_snapshot_read``: mean HP, fainted count, active Pokémon), so the team is not read twice."""
+    if own is None:
+        own_team_hp, own_fainted = _team_reading(battle.team.values())
+        active = battle.active_pokemon
+    else:
+        own_team_hp, own_fainted, active = own
     opp_team_hp, opp_fainted = _team_reading(battle.opponent_team.values())
-    active = battle.active_pokemon
     boosts: tuple[tuple[str, int], ...] = ()
     if active is not None:
         boosts = tuple(sorted((s, int(v)) for s, v in active.boosts.items() if s in SETUP_STATS and v))

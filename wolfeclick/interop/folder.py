@@ -4,6 +4,8 @@ a serial save in input order would, and counts of what was imported and what was
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import multiprocessing
 import multiprocessing.util
@@ -148,11 +150,36 @@ def import_data(data: bytes | ImportFormatError, created: str, host: SimHost | N
     """One file's bytes (or the error reading them) → its ``Outcome``; what a worker, local or on Ray, runs."""
     if isinstance(data, ImportFormatError):
         return Outcome(error=str(data))
+    with collector_paused():
+        return _imported(data, created, host)
+
+
+def _imported(data: bytes, created: str, host: SimHost | None) -> Outcome:
+    """The outcome alone: the recording (tens of thousands of objects) is gone when this returns, before the
+    collector is on again (else the collector's first run traversed all of it: ~2 ms a protocol log)."""
     try:
         recording, text = read_encoded(data, "", host or _host(), created=created)
     except (ImportFormatError, RecordingError) as exc:
         return Outcome(error=str(exc))
     return Outcome(recording.id, text, str(recording.players["p1"].metadata.get("import", {}).get("notes", "")))
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for one file's import, on again after (if it was on).
+
+    An import allocates tens of thousands of objects that live until its recording is built (trackers, snapshot
+    entries, the recording's dicts and models), so the collector ran every few hundred allocations and traversed
+    them, and every few of those runs the whole heap (poke-env's data): a tenth of a protocol log's CPU
+    (``docs/interop.md``, "Import speed"). One import leaves no cyclic garbage (``tests/test_interop_import_speed.py``);
+    whatever a refused file's traceback holds is collected once the collector runs again."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _read_file(path: Path) -> bytes | ImportFormatError:

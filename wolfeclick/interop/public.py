@@ -24,7 +24,7 @@ from wolfeclick.battle.store import RecordingError, _first_error
 from wolfeclick.battle.tracker import SideTracker, generation, split_lines
 from wolfeclick.digits import ascii_int
 from wolfeclick.game.reward import RewardView, reward_view
-from wolfeclick.game.snapshot import SnapshotEntries, side_snapshot
+from wolfeclick.game.snapshot import SnapshotEntries, side_snapshot_read
 from wolfeclick.sides import SIDES, Side, is_side, other
 
 ROOM_ONLY = frozenset({
@@ -102,14 +102,33 @@ _MULTI_FORMAT = re.compile(r"doubles|triples|freeforall|vgc|2v2|multibattle|mult
 _MULTI_SLOT = re.compile(r"^p[1-4][b-c]: |^p[34][a-c]?: ")
 
 
-def check_singles(log: list[str], fmt: str | None, what: str, hints: tuple[Any, ...] = ()) -> None:
+def check_singles(log: list[str], fmt: str | None, what: str, hints: tuple[Any, ...] = (),
+                  scan: tuple[str | None, bool] | None = None) -> None:
     """Refuse in one line a doubles, triples, multi or free-for-all battle: every importer and view here has one
     active Pokémon per side, and reading such a log as singles would lose the other slots' actions and state.
 
     Seen in ``|gametype|``, in a second active slot (``p1b: …``) or third player, in the format id, or in
     ``hints``: whatever else names the format (a file's ``format`` field, a replay id, a page's title, a server's
     ``>start`` line), so a file is called what it is before any other check can refuse it for something else.
+    ``scan``: ``scan_slots(log)`` when already made (an importer checks once with the file's names, then again
+    with the format it chose: the log is read once).
     """
+    kind, singles = scan if scan is not None else scan_slots(log)
+    if kind is None:  # a log that says singles is believed over names (a replay id, a room) that look otherwise
+        texts = [fmt, *(hint for hint in hints if isinstance(hint, str) and not singles)]
+        match = next((found for text in texts if text
+                      for found in [_MULTI_FORMAT.search(re.sub(r"[^a-z0-9]", "", text.lower()))] if found), None)
+        if match:
+            kind = {"vgc": "doubles", "2v2": "doubles", "multibattle": "multi", "multirandom": "multi"}.get(
+                match.group(0), match.group(0))
+    if kind is not None:
+        raise ImportFormatError(f"{what}: {kind} battles are not supported yet (only singles: one active Pokémon "
+                                "per side)")
+
+
+def scan_slots(log: list[str]) -> tuple[str | None, bool]:
+    """(the kind of battle the log's own lines show when not singles, else None; whether ``|gametype|singles``
+    was read): ``check_singles``'s reading of the log."""
     kind = None
     singles = False
     for line in log:
@@ -126,16 +145,7 @@ def check_singles(log: list[str], fmt: str | None, what: str, hints: tuple[Any, 
         if len(parts) > 2 and _MULTI_SLOT.match(parts[2]):
             kind = "doubles" if parts[2][2] in "bc" else "multi"
             break
-    if kind is None:  # a log that says singles is believed over names (a replay id, a room) that look otherwise
-        texts = [fmt, *(hint for hint in hints if isinstance(hint, str) and not singles)]
-        match = next((found for text in texts if text
-                      for found in [_MULTI_FORMAT.search(re.sub(r"[^a-z0-9]", "", text.lower()))] if found), None)
-        if match:
-            kind = {"vgc": "doubles", "2v2": "doubles", "multibattle": "multi", "multirandom": "multi"}.get(
-                match.group(0), match.group(0))
-    if kind is not None:
-        raise ImportFormatError(f"{what}: {kind} battles are not supported yet (only singles: one active Pokémon "
-                                "per side)")
+    return kind, singles
 
 
 def generation_format(log: list[str]) -> str | None:
@@ -277,8 +287,10 @@ class PublicPoint:
     views: dict[Side, RewardView]
 
 
-def replay_public(log: list[str], format_id_: str, names: dict[Side, str], positions: list[int]) -> list[PublicPoint]:
-    """Feed ``log`` to one tracker per side and read both sides at each of ``positions`` (non-decreasing)."""
+def replay_public(log: list[str], format_id_: str, names: dict[Side, str], positions: list[int],
+                  viewed: list[tuple[Side, ...]] | None = None) -> list[PublicPoint]:
+    """Feed ``log`` to one tracker per side and read both sides at each of ``positions`` (non-decreasing): their
+    snapshots, and the reward views of the sides ``viewed`` names for that position (default: both)."""
     check_protocol(log)
     trackers = {side: SideTracker("import", side, names.get(side) or side, format_id_) for side in SIDES}
     seats = [f"|player|{side}|{names.get(side) or side}|" for side in SIDES]
@@ -305,16 +317,21 @@ def replay_public(log: list[str], format_id_: str, names: dict[Side, str], posit
 
     points: list[PublicPoint] = []
     fed = 0
-    for position in positions:
+    for k, position in enumerate(positions):
         position = max(fed, min(position, len(log)))
         lines = [hinted for at in range(fed, position) for hinted in (*hints.get(at, ()), log[at])]
         split = split_lines(lines)  # once for both sides: poke-env copies what it is given before changing it
         for tracker in trackers.values():
             tracker.feed_parts(split)
         fed = position
-        snapshot = {seat: side(side_snapshot(trackers[seat].battle, trackers[other(seat)].battle, caches[seat]))
-                    for seat in SIDES}
-        views = {side: reward_view(trackers[side].battle) for side in SIDES}
+        snapshot: dict[Side, dict[str, Any]] = {}
+        views: dict[Side, RewardView] = {}
+        for seat in SIDES:  # each team read once for its snapshot and its reward view
+            battle = trackers[seat].battle
+            read, own = side_snapshot_read(battle, trackers[other(seat)].battle, caches[seat])
+            snapshot[seat] = side(read)
+            if viewed is None or seat in viewed[k]:
+                views[seat] = reward_view(battle, own)
         points.append(PublicPoint(position, snapshot, views))
     return points
 

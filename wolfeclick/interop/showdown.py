@@ -34,6 +34,7 @@ from wolfeclick.interop.public import (
     old_log_format,
     player_names,
     replay_public,
+    scan_slots,
     turn_number,
     validated,
     winner_of,
@@ -116,15 +117,18 @@ def seen_action(segment: list[str], side: str) -> dict[str, str] | None:
 
 
 def from_public_log(log: list[str], *, fmt: str, recording_id: str, detail: str,
-                    names: dict[Side, str] | None = None, dropped: int = 0, note: str = "") -> Recording:
-    """A recording of a battle known only from its spectator log ``log`` (already cleaned)."""
-    check_singles(log, fmt, detail)
+                    names: dict[Side, str] | None = None, dropped: int = 0, note: str = "",
+                    scan: tuple[str | None, bool] | None = None) -> Recording:
+    """A recording of a battle known only from its spectator log ``log`` (already cleaned); ``scan``: the log's
+    ``scan_slots`` when the caller made it."""
+    check_singles(log, fmt, detail, scan=scan)
     names = {**(names or {}), **player_names(log)}
     for side in SIDES:
         names.setdefault(side, side)
     points = decision_points(log)
     check_fits(log, len(points), detail)
-    public = replay_public(log, fmt, names, [p for p, _, _ in points] + [len(log)])
+    public = replay_public(log, fmt, names, [p for p, _, _ in points] + [len(log)],
+                           [tuple(deciding) for _, _, deciding in points] + [tuple(SIDES)])  # the views rewards read
     winner, ended = winner_of(log, names)
     lost = loss_message(log, names)
     if lost is not None and not ended:
@@ -182,7 +186,8 @@ def read_showdown_replay(raw: dict[str, Any], data: bytes) -> Recording:
     """A replay-site JSON object → recording."""
     lines, dropped = clean_log(str(raw["log"]).split("\n"))
     hints = (raw.get("formatid"), raw.get("format"), raw.get("id"), tier_text(lines))
-    check_singles(lines, None, REPLAY_FORMAT, hints)
+    scan = scan_slots(lines)
+    check_singles(lines, None, REPLAY_FORMAT, hints, scan)
     if not lines:
         raise ImportFormatError(f"{REPLAY_FORMAT}: its 'log' holds no battle protocol lines")
     fmt = format_id(raw.get("formatid")) or format_id(str(raw.get("id", "")).split("-")[0]) \
@@ -193,7 +198,7 @@ def read_showdown_replay(raw: dict[str, Any], data: bytes) -> Recording:
     names = {side: str(name) for side, name in zip(SIDES, players)} if isinstance(players, list) else {}
     hint = raw.get("id") if isinstance(raw.get("id"), str) else None
     return from_public_log(lines, fmt=fmt, recording_id=imported_id("showdown", data, hint), detail=REPLAY_FORMAT,
-                           names=names, dropped=dropped, note=OLD_LOG_NOTE if old else "")
+                           names=names, dropped=dropped, note=OLD_LOG_NOTE if old else "", scan=scan)
 
 
 def read_showdown_log(text: str, data: bytes, *, detail: str = LOG_FORMAT, prefix: str = "showdownlog",
@@ -203,13 +208,14 @@ def read_showdown_log(text: str, data: bytes, *, detail: str = LOG_FORMAT, prefi
     generation alone (``gen9``) from ``|gen|``."""
     lines, dropped = clean_log(text.split("\n"))
     tier = tier_text(lines)
-    check_singles(lines, None, detail, (tier, *formats))
+    scan = scan_slots(lines)
+    check_singles(lines, None, detail, (tier, *formats), scan)
     fmt = format_id(tier) or next((found for found in map(format_id, formats) if found), None) \
         or generation_format(lines)
     old = None if fmt else old_log_format(lines, tier)  # the log's own tier: a page's title may be anything
     fmt = checked_format(fmt or old, detail)
     return from_public_log(lines, fmt=fmt, recording_id=imported_id(prefix, data), detail=detail,
-                           dropped=dropped, note=OLD_LOG_NOTE if old else "")
+                           dropped=dropped, note=OLD_LOG_NOTE if old else "", scan=scan)
 
 
 def tier_text(lines: list[str]) -> str | None:
