@@ -19,9 +19,9 @@ from typing import Any, Sequence
 
 from benchmarks import harness
 from wolfeclick.battle.batch import BattleJob, run_jobs
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.rescore import Rescore, rescore_many
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 
 NAME = "rescore"
 HEADING = "## Rescore: decision points re-asked per second"

@@ -24,7 +24,7 @@ from wolfeclick.arena import tournament as _tournament
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.arena.tournament import run_tournament
 from wolfeclick.battle.batch import BattleJob, run_jobs
-from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.policy_specs import make_policy
 
 NAME = "tournament"
 HEADING = "## Tournaments"

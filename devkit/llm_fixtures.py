@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from wolfeclick.battle.tracker import SideTracker  # noqa: E402
 from wolfeclick.game.actions import legal_actions  # noqa: E402
 from wolfeclick.game.prompts import WolfeclickV1  # noqa: E402
-from wolfeclick.llm.specs import PRESET_BASE, PRESET_REPO  # noqa: E402
+from wolfeclick.llm.checkpoint_specs import PRESET_BASE, PRESET_REPO  # noqa: E402
 from wolfeclick.llm.tiny import (  # noqa: E402,F401  (re-exported for the tests that import them from here)
     CHAT_TEMPLATE,
     SPECIAL_TOKENS,

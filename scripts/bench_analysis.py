@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts.benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
 from wolfeclick.analysis.core import analyse  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
 
 HEADING = "## Analysis: rollouts per second, one battle's win probabilities, one decision's options"

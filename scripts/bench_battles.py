@@ -59,7 +59,7 @@ import orjson  # noqa: E402
 
 from wolfeclick.battle.batch import BattleJob, relaxed_gc, run_jobs  # noqa: E402
 from wolfeclick.battle.lean import play_winner  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.store import save_recording  # noqa: E402
 from wolfeclick.game.actions import legal_actions  # noqa: E402
 from wolfeclick.sim.process import SHOWDOWN_DIR, SimPool, SimProcess  # noqa: E402

@@ -37,8 +37,8 @@ from scripts.benchdoc import write_section  # noqa: E402
 from wolfeclick.analysis import value_model as vm  # noqa: E402
 from wolfeclick.analysis.core import _Player, _Task  # noqa: E402
 from wolfeclick.analysis.sim_rollout import rollout_policy  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
 
 HEADING = "## Analysis: is the rollout estimate calibrated? (issue 48, item 4)"

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and w
 from devkit.appserver import free_port  # noqa: E402
 from scripts.benchdoc import DOC, write_section  # noqa: E402
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.env import ShowdownEnv, SimService  # noqa: E402
 from wolfeclick.policies.base import Decision, Observation  # noqa: E402
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and w
 from devkit.server_logs import room_log, server_log  # noqa: E402
 from scripts.benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.interop.folder import import_files, read_bounded  # noqa: E402
 from wolfeclick.interop.public import clean_log  # noqa: E402
 from wolfeclick.interop.serverlog import input_log_of, read_input_log  # noqa: E402

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and w
 
 from scripts.benchdoc import write_section  # noqa: E402
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.store import save_recording  # noqa: E402
 from wolfeclick.ladder.play import LadderOptions, LadderSession  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402

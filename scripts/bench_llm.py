@@ -130,10 +130,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     from wolfeclick.llm.batcher import Batcher, run_requests
+    from wolfeclick.llm.checkpoint_specs import REFERENCE_SAMPLING, parse_spec, resolve_checkpoint
     from wolfeclick.llm.generation import GenerateRequest
     from wolfeclick.llm.loading import ModelCache, choose_device
     from wolfeclick.llm.scoring import ScoreRequest, reference_scores, score_requests
-    from wolfeclick.llm.specs import REFERENCE_SAMPLING, parse_spec, resolve_checkpoint
 
     device = choose_device(args.device)
     if args.threads:

@@ -31,8 +31,8 @@ from wolfeclick.analysis.core import _Player, _Task, estimate, option_table, rac
 from wolfeclick.analysis.racing import uniform_width  # noqa: E402
 from wolfeclick.analysis.rollout import Outcome  # noqa: E402
 from wolfeclick.arena.stats import Z95  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
 
 K = 64

@@ -34,7 +34,7 @@ from wolfeclick.analysis import search as search_module  # noqa: E402
 from wolfeclick.arena.stats import wilson_interval  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
 
 HEADING = "## Search: strength per level against heuristic and against the level below (issue 61)"

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts.benchdoc import machine_busy, other_work, other_work_note, write_section  # noqa: E402
 from wolfeclick.arena.stats import wilson_interval  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
 from wolfeclick.sim.protocol import derive_seed, start_lines  # noqa: E402
 

@@ -38,7 +38,7 @@ from scripts.bench_analysis import (  # noqa: E402
 from scripts.benchdoc import machine_busy, other_work_note, write_section  # noqa: E402
 from wolfeclick.analysis.core import _local_outcomes, _Task  # noqa: E402
 from wolfeclick.analysis.rollout import Outcome, prefix_lines  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SHOWDOWN_DIR, SimPool, node_executable  # noqa: E402
 
 HEADING = "## Analysis: the floor under it, Showdown alone replaying the same rollouts (issue 31)"

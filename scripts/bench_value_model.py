@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from scripts.benchdoc import write_section  # noqa: E402
 from wolfeclick.analysis import value_model as vm  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.battle.store import load_recording  # noqa: E402
 from wolfeclick.interop.sniff import read_any  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402

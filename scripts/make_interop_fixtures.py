@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 
 from devkit.server_logs import resim_output, server_log  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.resim import spectator_log  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
 from wolfeclick.game.prompts import WolfeclickV1, v1_choice, v1_options, v1_state  # noqa: E402
 from wolfeclick.policies.base import Decision, Observation  # noqa: E402
 

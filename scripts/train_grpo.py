@@ -59,7 +59,7 @@ def main() -> None:
 
     from wolfeclick.env import ShowdownToolEnv
     from wolfeclick.env.tool_env import prompt_keeping_reward_func
-    from wolfeclick.llm.specs import PRESETS
+    from wolfeclick.llm.checkpoint_specs import PRESETS
 
     adapter, revision = args.adapter, None
     if adapter and adapter.startswith("preset:"):

@@ -21,9 +21,9 @@ from wolfeclick.analysis.rollout import RESET_LINE, Forks, lean_rollout, prefix_
 from wolfeclick.analysis.schema import ANALYSIS_SCHEMA, AnalysedDecision, Analysis, Estimate, load_analyses
 from wolfeclick.battle.branch import BranchError
 from wolfeclick.battle.lean import play_winner
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import ActionRecord, Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.cli import main
 from wolfeclick.errors import InputError

@@ -14,8 +14,8 @@ from devkit.browser import CHROMIUM, PAGE_IDLE, Browser, frames
 from devkit.samples import SAMPLE_ID, sample_data
 from wolfeclick.analysis.core import analyse, mistakes
 from wolfeclick.analysis.schema import Analysis, analysis_path, save_analysis
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.sim.process import SimPool
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (run `make browser`)")

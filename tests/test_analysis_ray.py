@@ -12,7 +12,7 @@ ray = pytest.importorskip("ray")
 from wolfeclick.analysis.core import analyse  # noqa: E402
 from wolfeclick.analysis.schema import Analysis, analysis_path  # noqa: E402
 from wolfeclick.arena.engines.ray_engine import local_instance_options  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.store import load_recording  # noqa: E402
 from wolfeclick.cli import main  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402

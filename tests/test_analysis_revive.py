@@ -15,9 +15,9 @@ import pytest
 from wolfeclick.analysis.core import analyse
 from wolfeclick.analysis.rollout import Forks, prefix_lines
 from wolfeclick.analysis.sim_rollout import SIM_POLICIES, SimPolicy, rollout_policy, sim_rollout
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.teams import validate_team
 from wolfeclick.sim.process import SimPool
 

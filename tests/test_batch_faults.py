@@ -20,7 +20,7 @@ import pytest
 
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.arena.tournament import PROGRESS_FILE, RESULTS_FILE, SUMMARY_FILE, run_tournament, tournament_dir
-from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.policies.base import Decision, Observation
 from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError

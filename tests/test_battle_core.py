@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from devkit.samples import SAMPLES
 from tests.helpers import identity, run_cli
 from wolfeclick.battle.batch import BattleJob, run_jobs
+from wolfeclick.battle.policy_specs import PolicySpecError, make_policy
 from wolfeclick.battle.resim import resimulate
 from wolfeclick.battle.runner import play_battle, stream_battle
 from wolfeclick.battle.schema import Recording, TurnRecord
-from wolfeclick.battle.specs import PolicySpecError, make_policy
 from wolfeclick.battle.store import load_recording, parse_recording, save_recording
 from wolfeclick.policies.base import Decision, Observation
 from wolfeclick.sim.process import SimPool, SimProcess
@@ -241,7 +242,7 @@ def test_saved_recording_roundtrips(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".*.tmp"))
 
 
-@pytest.mark.parametrize("sample", sorted((ROOT / "recordings").glob("*.json")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
 def test_sample_recordings_resimulate_exactly(sample: Path) -> None:
     recording = load_recording(sample)
     result = asyncio.run(resimulate(recording))

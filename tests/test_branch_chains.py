@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from tests.helpers import BRANCH_NAMING, identity
 from wolfeclick.battle.branch import branch
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.resim import resimulate
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.sim.process import SimPool
 
 ROOT = Path(__file__).resolve().parents[1]

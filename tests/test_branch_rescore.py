@@ -14,10 +14,10 @@ import pytest
 from tests.helpers import BRANCH_NAMING, identity
 from wolfeclick.battle.batch import BattleJob, run_jobs
 from wolfeclick.battle.branch import BranchError, branch, first_difference
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.rescore import Rescore, panel_line, rescore_many
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording, parse_recording
 from wolfeclick.cli import main
 

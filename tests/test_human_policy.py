@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tests.helpers import identity
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.game.actions import LegalAction, legal_actions
 from wolfeclick.policies.choices import choice_buttons, hp_percent, move_label, switch_label
 from wolfeclick.policies.human import (
@@ -229,7 +229,7 @@ def test_the_command_line_refuses_human_in_one_line(tmp_path):
     import subprocess
     import sys
 
-    from wolfeclick.battle.specs import PolicySpecError
+    from wolfeclick.battle.policy_specs import PolicySpecError
 
     with pytest.raises(PolicySpecError, match="a person choosing with buttons in the app"):
         make_policy("human")

@@ -10,8 +10,8 @@ import datasets
 import pytest
 
 from wolfeclick.battle.batch import BattleJob, run_jobs
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import save_recording
 from wolfeclick.cli import main
 from wolfeclick.interop.export import ExportError, ExportFilter, export_files, read_rows

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wolfeclick.battle.batch import BattleJob, run_jobs
-from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.store import RecordingError, load_recording, parse_recording
 from wolfeclick.cli import main
 from wolfeclick.interop.public import clean_log

@@ -72,8 +72,8 @@ def test_a_server_log_lost_on_time_says_so_when_resimulated():
     import asyncio
 
     from devkit.server_logs import server_log
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.battle.runner import play_battle
-    from wolfeclick.battle.specs import make_policy
 
     played = asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen9randombattle",
                                      seed=7))

@@ -17,9 +17,9 @@ import pytest
 
 from devkit.browser import CHROMIUM, Browser
 from devkit.samples import SAMPLES
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.battle.teams import TeamSources, prepare_deal
 from wolfeclick.interop.folder import import_files

@@ -12,8 +12,8 @@ from typing import Any
 import datasets
 import pytest
 
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording, save_recording
 from wolfeclick.cli import main
 from wolfeclick.game.actions import to_id

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from devkit.server_logs import resim_output, server_log
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.resim import resimulate, spectator_log
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import RecordingError, load_recording, parse_recording
 from wolfeclick.cli import main
 from wolfeclick.interop.serverlog import SERVER_FORMAT, comparable, omniscient_log

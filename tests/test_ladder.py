@@ -23,8 +23,8 @@ import pytest
 
 from wolfeclick import cli
 from wolfeclick.battle.batch import BattleJob, run_jobs
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.resim import resimulate
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.ladder.play import LadderOptions, LadderSession
 from wolfeclick.sim.server import LocalServer

@@ -1,6 +1,6 @@
 """Live battles outside the UI (issue 32: "live-battle application logic out of ui/").
 
-``wolfeclick.battle.live`` plays a live battle as an async stream of events with nothing of ``wolfeclick.ui``
+``wolfeclick.battle.live_battles`` plays a live battle as an async stream of events with nothing of ``wolfeclick.ui``
 loaded; the UI's ``run_live`` only adds the page's view. (The layers' one-way rule for every module is
 ``tests/test_layers.py``'s table.)
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from wolfeclick.battle.live import LiveError, PolicyCache, human_sides, play_live
+from wolfeclick.battle.live_battles import LiveError, PolicyCache, human_sides, play_live
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_a_live_battle_plays_with_no_ui_loaded() -> None:
     script = (
         "import asyncio, json, sys\n"
-        "from wolfeclick.battle.live import PolicyCache, play_live\n"
+        "from wolfeclick.battle.live_battles import PolicyCache, play_live\n"
         "async def main():\n"
         "    return [(e.kind, e.battle is not None, e.recording.result.reason if e.recording else None)\n"
         "            async for e in play_live('heuristic', 'random', cache=PolicyCache(), seed=7, max_turns=6)]\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from wolfeclick.battle.live import PolicyCache, play_live
+from wolfeclick.battle.live_battles import PolicyCache, play_live
 from wolfeclick.battle.store import RecordingSaver, load_recording, parse_recording, same_battle
 
 SEED = 42  # long enough to be checkpointed (at least ten turn records) in the default format

@@ -17,9 +17,9 @@ import pytest
 from devkit.llm_fixtures import SHAS, golden_battles, notebook_state, observation
 from wolfeclick.battle.tracker import SideTracker
 from wolfeclick.llm import is_llm_spec, make_llm_policy
+from wolfeclick.llm.checkpoint_specs import CheckpointError
 from wolfeclick.llm.generation import GenerateResult
 from wolfeclick.llm.scoring import reference_scores
-from wolfeclick.llm.specs import CheckpointError
 from wolfeclick.policies.base import Observation, Policy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -163,8 +163,8 @@ def test_bad_options_are_one_line(tiny_checkpoint) -> None:
 
 def test_recorded_battle_with_an_llm_policy(tiny_checkpoint) -> None:
     runner = pytest.importorskip("wolfeclick.battle.runner")
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.battle.schema import Recording
-    from wolfeclick.battle.specs import make_policy
 
     llm = make_policy(f"llm:{tiny_checkpoint}/adapters/a")
     recording = asyncio.run(runner.play_battle(llm, make_policy("random"), format_id="gen4randombattle", seed=5,
@@ -276,8 +276,8 @@ def test_cli_parser_option_reaches_the_policy() -> None:
 
 
 def test_recorded_generate_battle_says_which_parser_judged(tiny_checkpoint) -> None:
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.battle.runner import play_battle
-    from wolfeclick.battle.specs import make_policy
 
     llm = make_policy(f"llm:{tiny_checkpoint}?max_new_tokens=4", mode="generate", parser="reference")
     recording = asyncio.run(play_battle(llm, make_policy("random"), format_id="gen4randombattle", seed=3,

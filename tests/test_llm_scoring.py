@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from wolfeclick.llm import loading
+from wolfeclick.llm.checkpoint_specs import CheckpointError, parse_spec, resolve_checkpoint
 from wolfeclick.llm.generation import GenerateRequest, draw_tokens, sample_requests
 from wolfeclick.llm.loading import BASE_ADAPTER, MODEL_CACHE, ModelCache
 from wolfeclick.llm.scoring import ScoreRequest, reference_scores, score_requests
-from wolfeclick.llm.specs import CheckpointError, parse_spec, resolve_checkpoint
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from devkit.llm_fixtures import SHAS
-from wolfeclick.llm.specs import (
+from wolfeclick.llm.checkpoint_specs import (
     PRESET_REPO,
     PRESETS,
     CheckpointError,

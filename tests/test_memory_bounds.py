@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.policy_specs import make_policy
 
 
 def test_building_baseline_players_leaves_no_logger_behind() -> None:

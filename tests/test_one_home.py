@@ -27,7 +27,7 @@ def imported(path: Path) -> set[str]:
 
 
 def test_env_and_interop_import_nothing_of_llm() -> None:
-    probe = ("import sys, wolfeclick.env, wolfeclick.env.env, wolfeclick.interop.openenv\n"
+    probe = ("import sys, wolfeclick.env, wolfeclick.env.env, wolfeclick.interop.reference_logs\n"
              "print(' '.join(sorted(m for m in sys.modules if m.startswith('wolfeclick.llm'))))")
     done = subprocess.run([sys.executable, "-c", probe], cwd=PACKAGE.parent, capture_output=True, text=True,
                           timeout=300)
@@ -52,12 +52,12 @@ def test_the_profiles_have_one_home() -> None:
 
 
 def test_openenv_names_a_preset_through_the_public_function() -> None:
-    from wolfeclick.interop.openenv import _policy
+    from wolfeclick.interop.reference_logs import _policy
 
     assert _policy("Atharva2099/openenv-smogon-rl@grpo-qwen3-4b-run2") == "preset:run2"
     assert _policy("someone/else") == "someone/else"
     assert _policy(None) == ""
-    assert "PRESETS" not in (PACKAGE / "interop" / "openenv.py").read_text(encoding="utf-8")
+    assert "PRESETS" not in (PACKAGE / "interop" / "reference_logs.py").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------------------------------------ one team-HP mean
@@ -83,10 +83,11 @@ def old_end_mean(levels: list[float]) -> float:
 
 
 def _snapshots():  # type: ignore[no-untyped-def]
+    from devkit.samples import SAMPLES
     from wolfeclick.battle.store import load_recording
     from wolfeclick.ui.battle_panels import BattleView
 
-    recordings = sorted((PACKAGE.parent / "recordings").glob("*.json"))
+    recordings = SAMPLES
     assert recordings
     for path in recordings:
         recording = load_recording(path)

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from wolfeclick.battle.batch import BattleJob, run_jobs  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
-from wolfeclick.battle.specs import make_policy  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "data" / "perf_golden.json"
 PAIRS = (("heuristic", "random"), ("random", "maxdamage"), ("maxdamage", "heuristic"), ("heuristic", "heuristic"),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from wolfeclick.battle.specs import PolicySpecError, make_policy
+from wolfeclick.battle.policy_specs import PolicySpecError, make_policy
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.policies.catalogue import ServedCatalogue
 from wolfeclick.policies.registry import PolicyKind, PolicyRegistry, builtin_kinds

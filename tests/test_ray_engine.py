@@ -26,8 +26,8 @@ from wolfeclick.arena.results import battle_facts
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.arena.tournament import PROGRESS_FILE, RESULTS_FILE, SUMMARY_FILE, run_tournament, tournament_dir
 from wolfeclick.battle.batch import BattleJob, run_jobs
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.schema import SourceInfo
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import EncodedRecording, load_recording, save_recording
 from wolfeclick.cli import main
 from wolfeclick.errors import InputError

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from devkit.samples import SAMPLE_ID, SAMPLES
 from wolfeclick.battle.schema import SCHEMA_VERSION, is_valid_id, json_schema
 from wolfeclick.battle.store import MAX_RECORDING_BYTES, RecordingError, load_recording, parse_recording, resolve_in
 from wolfeclick.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = sorted((ROOT / "recordings").glob("gen9*.json"))[0]
+SAMPLE = ROOT / "recordings" / f"{SAMPLE_ID}.json"
 
 
 def sample_dict() -> dict:
@@ -69,7 +70,7 @@ def test_each_bad_file_gets_one_clear_line(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_a_good_sample_validates(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", *map(str, sorted((ROOT / "recordings").glob("*.json")))]) == 0
+    assert main(["validate", *map(str, SAMPLES)]) == 0
 
 
 def test_ids_are_safe_file_names(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.resim import replayable, resimulate
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.teams import TeamSources, prepare_deal
 
 MIRROR = Path(__file__).parent / "data" / "v1_teams" / "imprison-bronzong.txt"

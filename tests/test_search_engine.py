@@ -14,7 +14,7 @@ import pytest
 
 from wolfeclick.analysis import search as search_module
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.sim.process import SimProcess
 
 

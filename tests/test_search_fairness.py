@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from wolfeclick.analysis import search as search_module
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording, TeamInfo
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.errors import InputError
 from wolfeclick.game.sets import PokemonSet, Revealed, sample_team
 from wolfeclick.policies.catalogue import PolicyRefused, ServedCatalogue

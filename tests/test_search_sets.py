@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.game.actions import to_id
 from wolfeclick.game.sets import PokemonSet, Revealed, SetBook, candidates, consistent, sample_set, sample_team
 from wolfeclick.game.world import FoeState, revealed_foes, team_size, world_request

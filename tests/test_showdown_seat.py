@@ -178,7 +178,7 @@ def test_a_refused_or_unanswered_challenge_is_one_line_and_no_row(server, tmp_pa
 
 def test_a_server_seat_is_refused_by_the_embedded_simulator_in_one_line(server) -> None:
     from wolfeclick.battle.batch import BattleJob
-    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.errors import InputError
 
     seat = make_showdown_seat("showdown:pokebot", server=server.url)

@@ -11,10 +11,10 @@ import pytest
 
 from tests.helpers import run_cli
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.resim import resimulate
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.battle.teams import Team, TeamDeal, TeamError, TeamSources, prepare_deal, read_team_file, validate_team
 from wolfeclick.game.actions import legal_actions

@@ -341,7 +341,7 @@ def test_bench_refuses_a_misspelt_spec_before_a_simulator_starts_or_a_model_load
 @pytest.mark.parametrize("bad, says", BAD_SPECS)
 def test_compare_refuses_a_misspelt_spec_before_a_checkpoint_loads(bad: str, says: str, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from wolfeclick.battle.live import LiveError
+    from wolfeclick.battle.live_battles import LiveError
     from wolfeclick.ui.tournament_runs import run_compare
 
     class NothingLoads:

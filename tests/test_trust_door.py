@@ -16,17 +16,18 @@ from pathlib import Path
 
 import pytest
 
+from devkit.samples import SAMPLE_ID
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.resim import resimulate
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.cli import main
 from wolfeclick.sim.process import BRIDGE, SHOWDOWN_DIR, node_executable
 from wolfeclick.sim.protocol import UnsafeInput, check_input_line, door_names, start_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = sorted((ROOT / "recordings").glob("gen9*.json"))[0]
+SAMPLE = ROOT / "recordings" / f"{SAMPLE_ID}.json"
 START = start_lines("gen9randombattle", 5, {"p1": "alice", "p2": "bob"})
 EMOJI = "\U0001f600"
 

@@ -23,8 +23,8 @@ from wolfeclick.arena.leaderboard import games_of, leaderboard
 from wolfeclick.arena.schedule import TournamentConfig
 from wolfeclick.arena.tournament import RESULTS_FILE, run_tournament, tournament_dir
 from wolfeclick.arena.verify import Verifications
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import RecordingError, load_recording, read_limited, save_recording
 from wolfeclick.ui.context import AppContext
 from wolfeclick.ui.library import Library

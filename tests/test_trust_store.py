@@ -18,9 +18,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from devkit.samples import SAMPLES
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import MAX_SEED, Recording, is_valid_id
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import (
     EncodedRecording,
     RecordingError,
@@ -262,7 +263,7 @@ def test_user_errors_are_one_line_and_bugs_show_a_traceback(tmp_path: Path) -> N
 
 
 def test_parse_recording_accepts_the_samples_unchanged() -> None:
-    for path in sorted((ROOT / "recordings").glob("*.json")):
+    for path in SAMPLES:
         assert parse_recording(path.read_bytes()).id == path.stem
 
 

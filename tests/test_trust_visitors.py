@@ -23,8 +23,8 @@ from typing import Any, Iterator
 
 import pytest
 
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.policies.catalogue import PolicyRefused, ServedCatalogue
 from wolfeclick.policies.registry import PolicyRegistry, builtin_kinds, default_registry
 from wolfeclick.ui.app import build_app

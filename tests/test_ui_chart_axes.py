@@ -20,9 +20,9 @@ import pytest
 from devkit.browser import CHROMIUM, open_replay, sized_browser
 from devkit.samples import SAMPLE_ID
 from wolfeclick.analysis.value_model import default_model, estimate_battle
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.ui.analysis_view import estimate_card
 from wolfeclick.ui.battle_panels import BattleView
 from wolfeclick.ui.viewer_payload import charts_svg, nice_ticks

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from wolfeclick.battle.branch import first_difference
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.ui.app import build_app
 from wolfeclick.ui.library import Library

@@ -13,8 +13,8 @@ from pathlib import Path
 from wolfeclick.analysis.core import summary_line
 from wolfeclick.analysis.schema import Analysis, TurningPoint
 from wolfeclick.battle.branch import branch
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.ui.battle_panels import BattleMeta, BattleView
 from wolfeclick.ui.library import Library, source_text
 from wolfeclick.ui.presentation import played_by

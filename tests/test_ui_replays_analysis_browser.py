@@ -18,8 +18,8 @@ from devkit.browser import CHROMIUM, PAGE_IDLE, Browser, frames, open_replay
 from devkit.samples import SAMPLE_ID, sample_data
 from wolfeclick.analysis.core import analyse, mistakes
 from wolfeclick.analysis.schema import save_analysis
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.sim.process import SimPool
 from wolfeclick.ui.library import LIST_HEADERS, LIST_WIDTHS
 

@@ -312,8 +312,8 @@ def test_live_says_what_to_do_in_the_app_for_a_team_format():
     way; the line is the simulator's own refusal, got by playing the format."""
     import asyncio
 
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.battle.runner import play_battle
-    from wolfeclick.battle.specs import make_policy
     from wolfeclick.errors import WolfeClickError
     from wolfeclick.ui.tabs.live import live_error_text
 
@@ -395,8 +395,8 @@ def test_the_field_writes_the_hp_the_log_tells(seed):
     keeps one decimal: 90.04 → 90.0 → 90%). One HP source per view: the spectator log."""
     import asyncio
 
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.battle.runner import play_battle
-    from wolfeclick.battle.specs import make_policy
 
     recording = asyncio.run(play_battle(make_policy("random"), make_policy("maxdamage"), format_id="gen9randombattle",
                                         seed=seed, max_turns=40))

@@ -13,10 +13,10 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.rescore import Rescore, panel_line, rescore_many, save_rescore
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.ui.app import build_app
 from wolfeclick.ui.library import Library
 

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wolfeclick.analysis import value_model as vm
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
-from wolfeclick.battle.specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.game.state import mean_team_hp, public_hp
 from wolfeclick.sim.process import SimPool

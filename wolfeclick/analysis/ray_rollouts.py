@@ -58,7 +58,7 @@ class RolloutWorker:
 
     async def ready(self) -> int:
         from wolfeclick.analysis.rollout import Forks
-        from wolfeclick.battle.specs import make_policy
+        from wolfeclick.battle.policy_specs import make_policy
         from wolfeclick.sim.process import SimPool
 
         self.policy = make_policy(self.spec)

@@ -54,7 +54,7 @@ def rollout_policy(spec: str, **options: Any) -> Policy:
     registry (``options``: what ``make_policy`` takes, such as a checkpoint's loading options)."""
     if is_sim_spec(spec):
         return SimPolicy(spec)
-    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.policy_specs import make_policy
 
     return make_policy(spec, **options)
 

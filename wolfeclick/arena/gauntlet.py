@@ -180,7 +180,7 @@ async def run_gauntlet(
                                   seed=step_seed(seed, step), max_turns=max_turns)
         for name in (spec, rung):
             if name not in lineup:  # built once for the whole gauntlet, not once per step
-                from wolfeclick.battle.specs import make_policy
+                from wolfeclick.battle.policy_specs import make_policy
 
                 lineup[name] = make_policy(name, **options)
         summary = await run_tournament(config, out_dir, concurrency=concurrency, resume=True,

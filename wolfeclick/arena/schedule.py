@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from wolfeclick.battle.policy_specs import check_spec
 from wolfeclick.battle.runner import DEFAULT_MAX_TURNS, recording_id, slug
-from wolfeclick.battle.specs import check_spec
 from wolfeclick.battle.teams import Team, TeamDeal
 from wolfeclick.errors import InputError
 from wolfeclick.sim.protocol import derive_int

@@ -199,7 +199,7 @@ def _takeover(parent: Recording, step: int, policies: dict[str, Policy | None],
     if not 0 <= step < len(parent.turns):
         raise BranchError(f"step must be between 0 and {len(parent.turns) - 1} (the recording has "
                           f"{len(parent.turns)} decision points)")
-    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.policy_specs import make_policy
 
     wrappers: dict[str, ReplayingPolicy] = {}
     since: dict[Side, int | None] = {}

@@ -29,8 +29,8 @@ def add_rescore_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.battle.rescore import Rescore, agreement_by_turn, rescore_many, save_rescore
-    from wolfeclick.battle.specs import make_policy
     from wolfeclick.battle.store import load_recording, recording_files
 
     paths = recording_files(args.recordings)

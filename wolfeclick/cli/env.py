@@ -28,7 +28,7 @@ def serve_from_args(args: argparse.Namespace) -> int:
     serve until interrupted."""
     import uvicorn
 
-    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.env.server import create_server_app
 
     make_policy(args.opponent)  # an unknown spec fails now, in one line, not at the first reset

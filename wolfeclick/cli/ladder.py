@@ -52,7 +52,7 @@ def add_ladder_parser(commands: argparse._SubParsersAction) -> None:  # type: ig
 
 
 def cmd_ladder(args: argparse.Namespace) -> int:
-    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.battle.store import save_recording
     from wolfeclick.ladder.client import DEFAULT_LOGIN_SERVER
     from wolfeclick.ladder.credentials import read_password

@@ -24,7 +24,7 @@ EXIT_STATUSES = """exit statuses:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from wolfeclick.battle.specs import spec_help
+    from wolfeclick.battle.policy_specs import spec_help
 
     specs = (f"policy specs (--p1, --players, --policy…):\n  {spec_help(installed=False)}\n  or an installed "
              "agent's name; `wolfeclick policies` lists every kind with its options\n\n")

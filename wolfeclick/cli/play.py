@@ -45,7 +45,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from wolfeclick.battle.batch import BattleJob, run_jobs
-    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.battle.store import save_recording
     from wolfeclick.errors import StorageError
 
@@ -138,7 +138,7 @@ def add_branch_parser(commands: argparse._SubParsersAction) -> None:
 
 def cmd_branch(args: argparse.Namespace) -> int:
     from wolfeclick.battle.branch import branch
-    from wolfeclick.battle.specs import make_policy
+    from wolfeclick.battle.policy_specs import make_policy
     from wolfeclick.battle.store import RecordingSaver, load_recording
 
     parent = load_recording(args.recording)

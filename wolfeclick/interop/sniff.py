@@ -20,10 +20,10 @@ from wolfeclick.battle.store import (
     inflate,
     parse_recording,
 )
-from wolfeclick.interop import openenv, serverlog, showdown
+from wolfeclick.interop import reference_logs, serverlog, showdown
 from wolfeclick.interop.public import ImportFormatError
 
-FORMATS = ("wolfeclick recording", openenv.RECORD_FORMAT, openenv.REPLAY_FORMAT, showdown.REPLAY_FORMAT,
+FORMATS = ("wolfeclick recording", reference_logs.RECORD_FORMAT, reference_logs.REPLAY_FORMAT, showdown.REPLAY_FORMAT,
            showdown.LOG_FORMAT, serverlog.SERVER_FORMAT, showdown.PAGE_FORMAT)
 
 __all__ = ["read_any", "read_encoded", "sniff", "FORMATS", "ImportFormatError"]
@@ -92,10 +92,10 @@ def _read(data: bytes, host: serverlog.SimHost | None = None):
             return FORMATS[0], lambda: parse_recording(data)
         if serverlog.looks_like_server_log(raw):
             return serverlog.SERVER_FORMAT, lambda: serverlog.read_server_log(raw, data, host)
-        if openenv.looks_like_replay(raw):
-            return openenv.REPLAY_FORMAT, lambda: openenv.read_replay_battle(raw, data)
-        if openenv.looks_like_record(raw):
-            return openenv.RECORD_FORMAT, lambda: openenv.read_record_battle(raw, data)
+        if reference_logs.looks_like_replay(raw):
+            return reference_logs.REPLAY_FORMAT, lambda: reference_logs.read_replay_battle(raw, data)
+        if reference_logs.looks_like_record(raw):
+            return reference_logs.RECORD_FORMAT, lambda: reference_logs.read_record_battle(raw, data)
         if showdown.looks_like_replay(raw):
             return showdown.REPLAY_FORMAT, lambda: showdown.read_showdown_replay(raw, data)
         if isinstance(raw, dict):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wolfeclick.llm.specs import CheckpointError, is_llm_spec, preset_naming
+from wolfeclick.llm.checkpoint_specs import CheckpointError, is_llm_spec, preset_naming
 
 __all__ = ["CheckpointError", "LLMPolicy", "is_llm_spec", "make_llm_policy", "preset_naming"]
 

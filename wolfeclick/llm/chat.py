@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from wolfeclick.game.prompts import Profile, Prompt
-from wolfeclick.llm.specs import CheckpointError
+from wolfeclick.llm.checkpoint_specs import CheckpointError
 
 
 def render(tokenizer: Any, prompt: Prompt) -> Prompt:

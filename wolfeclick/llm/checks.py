@@ -12,7 +12,7 @@ from typing import Any
 
 from wolfeclick.errors import InputError
 from wolfeclick.game.prompts import make_profile
-from wolfeclick.llm.specs import CHECKPOINT_OPTIONS, CheckpointError, CheckpointSpec, local_folder, parse_spec
+from wolfeclick.llm.checkpoint_specs import CHECKPOINT_OPTIONS, CheckpointError, CheckpointSpec, local_folder, parse_spec
 from wolfeclick.policies.registry import PolicySpecError, check_options
 
 __all__ = ["checkpoint_options", "checked_checkpoint", "check_checkpoint_spec"]

@@ -23,8 +23,8 @@ from typing import Any
 
 logging.getLogger("bitsandbytes").setLevel(logging.ERROR)  # before anything imports it (peft does)
 
+from wolfeclick.llm.checkpoint_specs import CheckpointError, ResolvedCheckpoint, ResolvedModel  # noqa: E402
 from wolfeclick.llm.names import BASE_ADAPTER  # noqa: E402
-from wolfeclick.llm.specs import CheckpointError, ResolvedCheckpoint, ResolvedModel  # noqa: E402
 from wolfeclick.settings import Settings  # noqa: E402
 from wolfeclick.settings import settings as current_settings  # noqa: E402
 

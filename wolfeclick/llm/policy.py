@@ -23,17 +23,17 @@ from typing import Any
 from wolfeclick.game.actions import DEFAULT_PARSER, PARSER_MODES, parse_action
 from wolfeclick.game.prompts import Candidate, Profile, make_profile
 from wolfeclick.llm.chat import chat_prompt
-from wolfeclick.llm.checks import checked_checkpoint
-from wolfeclick.llm.generation import GenerateRequest
-from wolfeclick.llm.loading import ModelHandle, model_cache
-from wolfeclick.llm.scoring import ScoreRequest
-from wolfeclick.llm.specs import (
+from wolfeclick.llm.checkpoint_specs import (
     REFERENCE_SAMPLING,
     CheckpointError,
     ResolvedCheckpoint,
     is_llm_spec,
     resolve_checkpoint,
 )
+from wolfeclick.llm.checks import checked_checkpoint
+from wolfeclick.llm.generation import GenerateRequest
+from wolfeclick.llm.loading import ModelHandle, model_cache
+from wolfeclick.llm.scoring import ScoreRequest
 from wolfeclick.policies.base import Decision, Observation, fallback_decision
 from wolfeclick.sim.protocol import is_random_format
 
@@ -239,7 +239,7 @@ def _with_legal(observation: Observation, legal: list[Any]) -> Observation:
 def make_llm_policy(spec: str, *, cache: Any = None, **options: Any) -> LLMPolicy:
     """Resolve, load (through the shared cache) and wrap the checkpoint a spec names.
 
-    ``options`` are the checkpoint options (``wolfeclick.llm.specs.CHECKPOINT_OPTIONS``: mode, quant, profile,
+    ``options`` are the checkpoint options (``wolfeclick.llm.checkpoint_specs.CHECKPOINT_OPTIONS``: mode, quant, profile,
     temperature, …; None means "not given"); a misspelt or mistyped one is refused, never dropped. ``cache`` is
     where the model comes from: ``model_cache()`` (this process) unless another object with the same
     ``get(checkpoint, device=…, quant=…) -> ModelHandle`` is given (the Ray engine's model-server client).

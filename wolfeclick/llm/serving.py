@@ -158,7 +158,7 @@ class CheckpointServing:
 
     def base_of(self, spec: str) -> str:
         """The base the spec's weights sit on (a folder or Hub id); specs on one base share a server."""
-        from wolfeclick.llm.specs import parse_spec, resolve_checkpoint
+        from wolfeclick.llm.checkpoint_specs import parse_spec, resolve_checkpoint
 
         return str(resolve_checkpoint(parse_spec(spec)).base.path)
 

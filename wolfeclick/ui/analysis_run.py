@@ -16,7 +16,7 @@ import gradio as gr
 
 from wolfeclick.analysis.core import AnalysisStopped, analyse, summary_line
 from wolfeclick.analysis.schema import save_analysis
-from wolfeclick.battle.specs import make_policy
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.sim.process import SimPool
 from wolfeclick.sim.protocol import SIDES

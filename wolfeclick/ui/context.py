@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from wolfeclick.analysis.value_model import ValueModel, default_model
-from wolfeclick.battle.live import PolicyCache
+from wolfeclick.battle.live_battles import PolicyCache
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.paths import results_dir
 from wolfeclick.policies.catalogue import ServedCatalogue

@@ -1,6 +1,6 @@
 """Live battles for the app: the dropdowns, a person's prompt, the hardware report and the page's view of a live
 battle. No Gradio, and no battle logic: choosing and building policies and running the battle are
-``wolfeclick.battle.live``'s (``play_live``); ``run_live`` here adds the view the Live tab draws.
+``wolfeclick.battle.live_battles``'s (``play_live``); ``run_live`` here adds the view the Live tab draws.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, fields, replace
 from typing import Any, AsyncIterator
 
-from wolfeclick.battle.live import HUMAN, LiveEvent, play_live
+from wolfeclick.battle.live_battles import HUMAN, LiveEvent, play_live
 from wolfeclick.errors import WolfeClickError, whole_on_one_line
 from wolfeclick.extras import MissingExtra, require
 from wolfeclick.policies.catalogue import ServedCatalogue, ServedPolicy
@@ -197,7 +197,7 @@ class LiveViewEvent(LiveEvent):
 
 
 async def run_live(p1_spec: str, p2_spec: str, **options: Any) -> AsyncIterator[LiveViewEvent]:
-    """``wolfeclick.battle.live.play_live`` (same arguments), each event with the view the Live tab draws."""
+    """``wolfeclick.battle.live_battles.play_live`` (same arguments), each event with the view the Live tab draws."""
     view: BattleView | None = None
     async with contextlib.aclosing(play_live(p1_spec, p2_spec, **options)) as events:
         async for event in events:

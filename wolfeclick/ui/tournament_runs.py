@@ -22,7 +22,7 @@ from wolfeclick.arena.intervals import bounds_text
 from wolfeclick.arena.results import ResultRow
 from wolfeclick.arena.schedule import build_schedule
 from wolfeclick.arena.standings import charts_from_rows, summary_from_rows
-from wolfeclick.battle.live import LiveError, PolicyCache, builds_once, check_format
+from wolfeclick.battle.live_battles import LiveError, PolicyCache, builds_once, check_format
 from wolfeclick.battle.schema import is_valid_id
 from wolfeclick.battle.stream import Stream
 from wolfeclick.errors import WolfeClickError, whole_on_one_line

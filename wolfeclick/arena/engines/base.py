@@ -77,7 +77,7 @@ class LocalEngine:
 
     def prepare(self, specs: Sequence[str], policies: Mapping[str, Policy],
                 llm_options: Mapping[str, Any]) -> dict[str, Policy]:
-        from wolfeclick.battle.specs import make_policy
+        from wolfeclick.battle.policy_specs import make_policy
 
         built = dict(policies)
         for spec in specs:

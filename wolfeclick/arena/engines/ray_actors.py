@@ -48,7 +48,7 @@ class SimWorker:
         self.policies: dict[str, Any] = {}
 
     def _build(self) -> dict[str, Any]:
-        from wolfeclick.battle.specs import make_policy
+        from wolfeclick.battle.policy_specs import make_policy
         from wolfeclick.policies.registry import default_registry
 
         built = {}

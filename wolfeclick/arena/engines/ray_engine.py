@@ -144,7 +144,7 @@ class RayEngine:
 
         Ready policies in ``policies`` cannot travel to the actors; they are rebuilt there from their specs.
         """
-        from wolfeclick.battle.specs import make_policy
+        from wolfeclick.battle.policy_specs import make_policy
         from wolfeclick.policies.registry import default_registry
 
         bases: dict[str, str] = {}

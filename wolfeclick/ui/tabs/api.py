@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator, Callable
 
 import gradio as gr
 
-from wolfeclick.battle.live import LiveError, check_format, parse_seed
+from wolfeclick.battle.live_battles import LiveError, check_format, parse_seed
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError, whole_on_one_line
 from wolfeclick.sides import is_side

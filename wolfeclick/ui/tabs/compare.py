@@ -7,7 +7,7 @@ from typing import Any, AsyncIterator
 
 import gradio as gr
 
-from wolfeclick.battle.live import FORMATS, LiveError, parse_seed
+from wolfeclick.battle.live_battles import FORMATS, LiveError, parse_seed
 from wolfeclick.battle.runner import DEFAULT_FORMAT
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.ui import tournament_runs

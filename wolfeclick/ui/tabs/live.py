@@ -14,7 +14,7 @@ from typing import Any, AsyncIterator
 
 import gradio as gr
 
-from wolfeclick.battle.live import FORMATS, LiveError, check_format, human_sides, parse_seed
+from wolfeclick.battle.live_battles import FORMATS, LiveError, check_format, human_sides, parse_seed
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.game.actions import MAX_MOVES, MAX_SWITCHES

@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator
 import gradio as gr
 
 from wolfeclick.arena.yardstick_plan import DEFAULT_WIDTH, LADDER_FORMATS
-from wolfeclick.battle.live import parse_seed
+from wolfeclick.battle.live_battles import parse_seed
 from wolfeclick.battle.stream import Stream
 from wolfeclick.errors import InputError, WolfeClickError
 from wolfeclick.ui.binding import bind

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any, AsyncGenerator, AsyncIterator, Callable
 
 from wolfeclick.battle.branch import branch_id, stream_branch
+from wolfeclick.battle.policy_specs import PolicySpecError, make_policy, needs_gpu
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS, player_names, recording_id, stream_battle
 from wolfeclick.battle.schema import Recording, TurnRecord
-from wolfeclick.battle.specs import PolicySpecError, make_policy, needs_gpu
 from wolfeclick.battle.store import RecordingSaver
 from wolfeclick.battle.stream import Stream
 from wolfeclick.digits import ascii_int
