@@ -1,4 +1,4 @@
-"""Issue 29: every verdict, message and chart says no more than its numbers support. One test per numbered case
+"""Every verdict, message and chart says no more than its numbers support (issue 29). One test per numbered case
 of the issue, each built from the case as the issue states it. Pure: rows and games are built, nothing mocked."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Issue 29, item 2: the Compare and Leaderboard tabs show the same rating intervals, open ends included, as the
-CLI prints. A real tournament is played into the app's folders; the CLI's tables (``bench --resume``, which plays
+"""The Compare and Leaderboard tabs show the same rating intervals, open ends included, as the CLI prints (issue
+29, item 2). A real tournament is played into the app's folders; the CLI's tables (``bench --resume``, which plays
 nothing more, and ``leaderboard``) are compared cell by cell with what the running app returns for its tabs
 (gradio_client, the calls the tabs' buttons make) and with the Leaderboard table a real browser renders."""
 
