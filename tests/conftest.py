@@ -109,6 +109,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "test_env_heal.py": ("battles", "process", "torch"),
     "test_env_learn_demo.py": ("battles", "torch"),
     "test_env_lifecycle.py": ("battles", "process"),
+    "test_env_memory.py": ("battles",),
     "test_env_recording_size.py": ("battles",),
     "test_env_refusals.py": ("battles",),
     "test_env_registration.py": ("process",),

@@ -29,7 +29,7 @@ _gc_froze = False
 
 
 @contextlib.contextmanager
-def relaxed_gc():  # type: ignore[no-untyped-def]
+def relaxed_gc(freeze: bool = True):  # type: ignore[no-untyped-def]
     """Run Python's cyclic garbage collector less often while battles are being played in bulk.
 
     poke-env allocates many small objects per turn, so the default gen-0 threshold (700) collects constantly: on
@@ -38,13 +38,18 @@ def relaxed_gc():  # type: ignore[no-untyped-def]
     What is alive on entry (poke-env's data tables, imported modules) is frozen out of every collection meanwhile
     (``gc.freeze``), so the passes that do run walk only what the battles made: analysis rollouts, which copy two
     poke-env battles each, spent about a tenth of their Python CPU collecting without it (issue 31).
+
+    ``freeze=False`` keeps the thresholds and freezes nothing: for one battle at a time in a long-lived process (an
+    env episode). What is alive when such a battle starts includes the last battle's players and trackers on their
+    way out; frozen, they were never walked, and unfreezing put them in the oldest generation uncounted, so no full
+    collection ever came for them (issue 60: ``serve-env`` kept every episode's cyclic garbage, ~16 kB each).
     """
     global _gc_depth, _gc_saved, _gc_froze
     _gc_depth += 1
     if _gc_depth == 1:
         _gc_saved = gc.get_threshold()
         gc.set_threshold(*_GC_BATCH_THRESHOLD)
-        _gc_froze = gc.get_freeze_count() == 0  # someone else's freeze is theirs to undo
+        _gc_froze = freeze and gc.get_freeze_count() == 0  # someone else's freeze is theirs to undo
         if _gc_froze:
             gc.freeze()
     try:

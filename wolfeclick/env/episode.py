@@ -104,7 +104,9 @@ class Episode:
     async def _play(self, service: SimService, p1: Policy, p2: Policy, format_id: str, seed: int, max_turns: int,
                     recordings: Path | None, source_detail: str | None) -> None:
         try:
-            with relaxed_gc():  # training is bulk play: collect cycles as rarely as batches do
+            # training is bulk play: collect cycles as rarely as batches do, but freeze nothing: one episode after
+            # another froze the last one's garbage out of every collection for good (issue 60)
+            with relaxed_gc(freeze=False):
                 await self._stream(service, p1, p2, format_id, seed, max_turns, recordings, source_detail)
         except BaseException as exc:  # surfaced in the caller's thread (a refused start, a full disk, a bug)
             self.events.fail(exc)
