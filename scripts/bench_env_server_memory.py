@@ -48,7 +48,7 @@ def main() -> int:
                             stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     series: list[tuple[int, float]] = []
-    started_busy, started_at = machine_busy(), time.monotonic()
+    started_busy, started_at, load_start = machine_busy(), time.monotonic(), os.getloadavg()[0]
     steps = 0
     try:
         with httpx.Client(base_url=url, timeout=120) as http:
@@ -83,12 +83,14 @@ def main() -> int:
     growth = (half[-1][1] - half[0][1]) / max(1, half[-1][0] - half[0][0]) if len(half) > 1 else 0.0
     text = "\n".join([
         HEADING, "",
-        f"`scripts/bench_env_server_memory.py --episodes {args.episodes} --max-turns {args.max_turns}`: one HTTP "
+        f"`scripts/bench_env_server_memory.py --episodes {args.episodes} --max-turns {args.max_turns} --every "
+        f"{args.every}`: one HTTP "
         f"client plays {args.episodes} episodes one after another against `serve-env` (no recordings), {steps} "
         f"steps in {elapsed:.0f} s; the server's RSS every {args.every} episodes (MB): "
         + ", ".join(f"{rss:.0f}" for _, rss in series) + ". "
         f"Growth over the second half: {growth * 1000:.0f} kB an episode (goal: flat). {os.cpu_count()} cores; the "
-        f"whole machine was busy {other:.2f} cores on average.",
+        f"whole machine was busy {other:.2f} cores on average, load average {load_start:.1f} at the start and "
+        f"{os.getloadavg()[0]:.1f} at the end.",
     ])
     print(text)
     if args.write:
