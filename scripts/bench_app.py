@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 from devkit.appserver import free_port, percentile  # noqa: E402
 from devkit.browser import CHROMIUM_FLAGS, Browser  # noqa: E402
-from devkit.samples import long_recording  # noqa: E402
+from devkit.samples import SAMPLES, long_recording  # noqa: E402
 from scripts.benchdoc import DOC, write_section  # noqa: E402
 
 HEADING = "## App"
@@ -562,7 +562,7 @@ def main() -> int:
     try:
         recordings, results = work / "recordings", work / "results"
         recordings.mkdir()
-        for path in (ROOT / "recordings").glob("*.json"):
+        for path in SAMPLES:
             shutil.copy(path, recordings / path.name)
         data = long_recording(LONG_ID, 300, BASE)
         Recording.model_validate(data)

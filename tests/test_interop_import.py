@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from devkit.samples import SAMPLES
 from wolfeclick.battle.batch import BattleJob, run_jobs
 from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.store import RecordingError, load_recording, parse_recording
@@ -35,7 +36,7 @@ def test_each_format_is_recognised_from_its_content():
     assert sniff(REPLAY.read_bytes()) == "openenv-wolfeclick replay_battle"
     assert sniff(SHOWDOWN.read_bytes()) == "showdown replay"
     assert sniff(HOSTILE.read_bytes()) == "showdown protocol log"
-    native = sorted((DATA.parents[1].parent / "recordings").glob("*.json"))[0]
+    native = SAMPLES[0]
     assert sniff(native.read_bytes()) == "wolfeclick recording"
 
 

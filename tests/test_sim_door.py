@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from devkit.samples import SAMPLE_ID
+from devkit.samples import SAMPLE_ID, SAMPLES
 from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.resim import resimulate
 from wolfeclick.battle.runner import play_battle
@@ -247,7 +247,7 @@ def test_resimulate_itself_refuses_an_unvalidated_recording(tmp_path: Path) -> N
 
 
 def test_resim_stops_a_simulator_past_its_time_limit(capsys: pytest.CaptureFixture[str]) -> None:
-    longest = max((ROOT / "recordings").glob("*.json"), key=lambda p: len(load_recording(p).inputlog))
+    longest = max(SAMPLES, key=lambda p: len(load_recording(p).inputlog))
     assert main(["resim", str(longest), "--timeout", "0.001"]) == 1
     out = capsys.readouterr().out.strip()
     assert out == f"{longest}: the simulator did not finish within 0.001 s and was stopped"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from devkit.samples import SAMPLE_ID
 from wolfeclick.arena.leaderboard import parse_query
 from wolfeclick.battle.branch import BranchError, stream_branch
 from wolfeclick.battle.store import RecordingSaver, load_recording
@@ -21,7 +22,7 @@ from wolfeclick.ladder.credentials import Secret
 from wolfeclick.ladder.play import LadderOptions
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = sorted((ROOT / "recordings").glob("gen9*.json"))[0]
+SAMPLE = ROOT / "recordings" / f"{SAMPLE_ID}.json"
 
 
 def test_take_over_of_an_edited_recording_leaves_no_partial_file(tmp_path: Path) -> None:
