@@ -43,3 +43,8 @@ def test_rescore_smallest(tmp_path: Path) -> None:
     rows = result.results["rows"]
     assert [row["asked"] for row in rows] == ["replay only (random asked)", "tiny checkpoint, score mode"]
     assert all(row["decisions"] > 0 for row in rows)
+
+
+def test_sim_policies_smallest(tmp_path: Path) -> None:
+    result = _run("sim_policies", ["--battles", "1", "--python", "1"], tmp_path)
+    assert [(row["side"], row["battles"]) for row in result.results["rows"]] == [("sim", 1)] * 3 + [("python", 1)] * 3
