@@ -48,3 +48,8 @@ def test_rescore_smallest(tmp_path: Path) -> None:
 def test_sim_policies_smallest(tmp_path: Path) -> None:
     result = _run("sim_policies", ["--battles", "1", "--python", "1"], tmp_path)
     assert [(row["side"], row["battles"]) for row in result.results["rows"]] == [("sim", 1)] * 3 + [("python", 1)] * 3
+
+
+def test_value_model_smallest(tmp_path: Path) -> None:
+    result = _run("value_model", ["--battles", "1", "--repeats", "1", "--cold", "1"], tmp_path)
+    assert len(result.results["rows"]) == 4 + 2 + 1 and len(result.results["cold"]["runs"]) == 1
