@@ -53,3 +53,9 @@ def test_sim_policies_smallest(tmp_path: Path) -> None:
 def test_value_model_smallest(tmp_path: Path) -> None:
     result = _run("value_model", ["--battles", "1", "--repeats", "1", "--cold", "1"], tmp_path)
     assert len(result.results["rows"]) == 4 + 2 + 1 and len(result.results["cold"]["runs"]) == 1
+
+
+def test_recording_size_smallest(tmp_path: Path) -> None:
+    result = _run("recording_size", ["--battles", "1", "--repeats", "1", "--formats", "gen9randombattle"], tmp_path)
+    [row] = result.results["rows"]
+    assert row["battles"] == 1 and 0 < row["gzip_bytes"] < row["plain_bytes"]

@@ -1,5 +1,5 @@
 """Training recordings are compact at rest: the env saves each episode gzip-compressed by default (a tenth of the JSON
-or less; ``scripts/bench_recording_size.py`` measures it, docs/benchmarks.md has the numbers), in a ``.json`` file
+or less; ``python -m benchmarks.recording_size`` measures it, docs/benchmarks.md has the numbers), in a ``.json`` file
 that every reader of recordings takes as it is: the strict loader, ``validate``, the exporter, local imports, the app's
 library (which charges its view cache what the file holds, not its size on disk, and whose JSON download is the JSON
 itself) and the tool env's prompt keeping (which writes it back compressed). Uploads stay JSON: a compressed upload is

@@ -1,5 +1,5 @@
 """Bytes per training recording as plain JSON and as the env saves it by default (gzip-compressed), and the time to
-save and to read one either way, written to docs/benchmarks.md.
+save and to read one either way.
 
 The battles are what a training run saves: ``ShowdownEnv`` (text observation, the default ``wolfeclick-v1``
 prompt, whose exact text each decision keeps) against ``random``, the agent a uniformly random legal discrete action
@@ -9,29 +9,25 @@ not, write atomically with fsync) and read both ways (``load_recording``: read, 
 timed over all recordings, the least of ``--repeats`` kept (other load on a shared machine only slows a run down), as CPU
 time of this process and as wall-clock time.
 
-    .venv/bin/python scripts/bench_recording_size.py [--battles 40] [--repeats 5] [--formats gen9randombattle gen4randombattle]
+    .venv/bin/python -m benchmarks.recording_size [--battles 40] [--repeats 5] [--formats gen9randombattle gen4randombattle]
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
-import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
-from scripts.benchdoc import DOC, machine_busy, other_work, other_work_note, write_section  # noqa: E402
-from wolfeclick.battle.store import load_recording, save_recording  # noqa: E402
-from wolfeclick.env import ShowdownEnv, SimService  # noqa: E402
+from benchmarks import harness
+from wolfeclick.battle.store import load_recording, save_recording
+from wolfeclick.env import ShowdownEnv, SimService
 
+NAME = "recording_size"
 HEADING = "## Recording size"
 
 
@@ -56,7 +52,7 @@ def play(format_id: str, battles: int, folder: Path) -> list[Path]:
     return paths
 
 
-def fastest(repeats: int, run) -> tuple[float, float]:
+def fastest(repeats: int, run: Callable[[], object]) -> tuple[float, float]:
     """(the least wall-clock seconds, the least CPU seconds of this process) ``run`` took over ``repeats`` runs: CPU
     time is what compression costs, and moves far less than wall-clock time when other work shares the cores."""
     wall = cpu = float("inf")
@@ -67,11 +63,12 @@ def fastest(repeats: int, run) -> tuple[float, float]:
     return wall, cpu
 
 
-def measure(format_id: str, battles: int, repeats: int, root: Path) -> dict:
+def measure(format_id: str, battles: int, repeats: int, root: Path) -> dict[str, Any]:
+    """One format's row: sizes in bytes, save and read times in seconds per recording."""
     paths = play(format_id, battles, root / format_id / "played")
     recordings = [load_recording(path) for path in paths]
-    out: dict = {"format": format_id, "battles": len(paths),
-                 "decisions": statistics.mean(len(r.turns) for r in recordings)}
+    out: dict[str, Any] = {"format": format_id, "battles": len(paths),
+                           "decisions": statistics.mean(len(r.turns) for r in recordings)}
     for name, compress in (("plain", False), ("gzip", True)):
         folder = root / format_id / name
 
@@ -87,7 +84,12 @@ def measure(format_id: str, battles: int, repeats: int, root: Path) -> dict:
         sizes = [path.stat().st_size for path in saved]
         out[f"{name}_bytes"] = statistics.mean(sizes)
         out[f"{name}_max"] = max(sizes)
-        wall, cpu = fastest(repeats, lambda saved=saved: [load_recording(p) for p in saved])
+
+        def read(saved: list[Path] = saved) -> None:
+            for path in saved:
+                load_recording(path)
+
+        wall, cpu = fastest(repeats, read)
         out[f"{name}_read_s"], out[f"{name}_read_cpu"] = wall / len(saved), cpu / len(saved)
     return out
 
@@ -100,27 +102,27 @@ def ms(value: float) -> str:
     return f"{value * 1000:.1f} ms"
 
 
-def report(rows: list[dict], args: argparse.Namespace, note: str, wall: float) -> str:
+def render(result: harness.Result) -> str:
+    p = result.params
     lines = [
         HEADING,
         "",
-        f"`scripts/bench_recording_size.py --battles {args.battles} --repeats {args.repeats} --formats "
-        f"{' '.join(args.formats)}` on {datetime.date.today().isoformat()}, {os.cpu_count()} cores "
-        f"({platform.processor() or platform.machine()}), Python {platform.python_version()}; {wall:.0f} s in all. "
-        f"{note}.",
+        f"`{result.command}`.",
+        "",
+        harness.describe(result),
         "",
         "Training episodes (`ShowdownEnv` against `random`, text observation, a random legal action, seeds "
-        f"1–{args.battles}, played out), each saved as plain JSON and as the env saves it by default "
+        f"1–{p['battles']}, played out), each saved as plain JSON and as the env saves it by default "
         "(`compress_recordings=True`: gzip level 6, no time in the header). Save: serialise + compress + atomic "
         "write with fsync; read: `load_recording` (read + inflate + validate). Per recording, the least of the "
-        "repeats: CPU time of this process (what compression adds, little moved by other work), then wall-clock "
-        "time (fsync's wait included).",
+        f"{p['repeats']} repeats: CPU time of this process (what compression adds, little moved by other work), then "
+        "wall-clock time (fsync's wait included).",
         "",
         "| format | battles | decision points (mean) | plain JSON (mean / max) | gzip (mean / max) | ratio "
         "| save CPU plain / gzip | read CPU plain / gzip | save wall plain / gzip | read wall plain / gzip |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for row in rows:
+    for row in result.results["rows"]:
         lines.append(
             f"| {row['format']} | {row['battles']} | {row['decisions']:.0f} | {kb(row['plain_bytes'])} / "
             f"{kb(row['plain_max'])} | {kb(row['gzip_bytes'])} / {kb(row['gzip_max'])} | "
@@ -132,30 +134,22 @@ def report(rows: list[dict], args: argparse.Namespace, note: str, wall: float) -
               "either way (`tests/test_env_recording_size.py`: the inflated file is the plain one's "
               "`Recording.to_json()`, and one recording always gives the same gzip bytes); reading is mostly "
               "validation, so inflating adds little."]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = harness.parser(__doc__.split("\n\n")[0])
     parser.add_argument("--battles", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--formats", nargs="+", default=["gen9randombattle", "gen4randombattle"])
-    parser.add_argument("--no-write", action="store_true", help="print the section instead of writing the doc")
     args = parser.parse_args(argv)
-    busy0, own0, started = machine_busy(), time.process_time(), time.perf_counter()
-    load0 = open("/proc/loadavg").read().split()[0]
-    with tempfile.TemporaryDirectory(prefix="bench-recording-size-") as folder:
+    with harness.measure() as run, tempfile.TemporaryDirectory(prefix="bench-recording-size-") as folder:
         rows = [measure(format_id, args.battles, args.repeats, Path(folder)) for format_id in args.formats]
-    children = os.times()
-    load1, other = other_work(busy0, own0, children.children_user + children.children_system, started)
-    text = report(rows, args, other_work_note((load0, load1), other), time.perf_counter() - started)
-    if args.no_write:
-        print(text)
-    else:
-        write_section(HEADING, text, DOC)
-        print(text)
-    return rows
+    harness.finish(NAME, argv, {"battles": args.battles, "repeats": args.repeats, "formats": args.formats},
+                   {"rows": rows}, run, args.results)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
