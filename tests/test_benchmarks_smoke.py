@@ -59,3 +59,9 @@ def test_recording_size_smallest(tmp_path: Path) -> None:
     result = _run("recording_size", ["--battles", "1", "--repeats", "1", "--formats", "gen9randombattle"], tmp_path)
     [row] = result.results["rows"]
     assert row["battles"] == 1 and 0 < row["gzip_bytes"] < row["plain_bytes"]
+
+
+def test_ladder_smallest(tmp_path: Path) -> None:
+    result = _run("ladder", ["--battles", "1", "--repeats", "1", "--lean"], tmp_path)
+    runs = result.results["runs"]
+    assert [len(runs["embedded"]), len(runs["ladder"])] == [1, 1] and all(run[1] > 0 for run in runs["ladder"])
