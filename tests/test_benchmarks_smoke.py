@@ -65,3 +65,11 @@ def test_ladder_smallest(tmp_path: Path) -> None:
     result = _run("ladder", ["--battles", "1", "--repeats", "1", "--lean"], tmp_path)
     runs = result.results["runs"]
     assert [len(runs["embedded"]), len(runs["ladder"])] == [1, 1] and all(run[1] > 0 for run in runs["ladder"])
+
+
+def test_simulator_smallest(tmp_path: Path) -> None:
+    result = _run("simulator", ["--k", "1", "--processes", "1", "--concurrency", "8", "--seed", "1"], tmp_path)
+    r = result.results
+    # every rollout replayed by Showdown alone ended with the winner the analysis saw (else the run fails)
+    assert [r["options"]["alone"][-1]["rollouts"], r["pass"]["alone"][-1]["rollouts"]] == [r["choices"] + 1,
+                                                                                          r["decisions"]]

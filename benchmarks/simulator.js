@@ -5,7 +5,7 @@
 // lines in one go, so no request, reply or pipe is involved: only Showdown's battle engine and its output strings.
 // Each rollout must end with the winner the analysis saw (else it exits 1: the replay was not exact). Plays the
 // whole set `rounds` times on one process (Node's JIT warms over the first) and prints one JSON line per round.
-// Run by scripts/bench_simulator.py; not part of the product.
+// Run by benchmarks/simulator.py (python -m benchmarks.simulator); not part of the product.
 'use strict';
 
 const path = require('path');
