@@ -31,9 +31,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
+from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import DEFAULT_FORMAT, DEFAULT_MAX_TURNS
 from wolfeclick.battle.schema import Recording, TurnRecord
-from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.store import load_recording
 from wolfeclick.battle.teams import TeamSources
 from wolfeclick.battle.tracker import generation
