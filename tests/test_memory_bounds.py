@@ -91,3 +91,54 @@ def test_the_apps_lifespan_sweeps_idle_sessions_while_it_serves() -> None:
 
     assert asyncio.run(asyncio.wait_for(serve(), 120)) == ["s1"]
     assert trimmed
+
+
+def test_replays_nobody_opened_for_the_idle_bound_leave_the_view_cache(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The view cache held its whole budget (160 MB) long after the last visitor left: a quiet app never gave it back.
+    A view unused past the idle bound is dropped; one opened since is kept."""
+    import shutil
+    import time
+
+    from devkit.samples import SAMPLES
+    from wolfeclick.ui.library import Library
+
+    for path in SAMPLES[:2]:
+        shutil.copy(path, tmp_path / path.name)
+    library = Library(tmp_path)
+    old, recent = (path.stem for path in SAMPLES[:2])
+    start = time.monotonic()
+    library.view(old)
+    library.view(recent)
+    held = library.cached_bytes()
+    assert held > 0
+    mid = time.monotonic()
+    library.view(recent)  # opened again: last used after ``mid``
+    assert library.drop_idle_views(1800, now=start + 1800) == 0  # nothing idle for longer than the bound yet
+    assert library.drop_idle_views(1800, now=mid + 1800) == 1  # the one not opened since ``mid`` is
+    assert 0 < library.cached_bytes() < held
+    assert library.drop_idle_views(1800, now=time.monotonic() + 1801) == 1
+    assert library.cached_bytes() == 0
+
+
+def test_the_apps_lifespan_sweeps_the_caches_with_the_sessions() -> None:
+    import asyncio
+    import types
+
+    from wolfeclick.ui.sessions import session_lifespan
+
+    holder, _ = _holder_with([0])
+    swept: list[float] = []
+
+    def cache(idle_s: float) -> int:
+        swept.append(idle_s)
+        return 1
+
+    async def serve() -> None:
+        async with session_lifespan(1800, every_s=0.01, trim=lambda: None, caches=[cache])(
+                types.SimpleNamespace(state_holder=holder)):
+            while not swept:  # waits on the sweep, not on a clock
+                await asyncio.sleep(0.01)
+
+    asyncio.run(asyncio.wait_for(serve(), 120))
+    assert swept[0] == 1800
+

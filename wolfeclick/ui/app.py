@@ -134,10 +134,12 @@ def launch_options(demo: gr.Blocks) -> dict[str, Any]:
     css = CSS_PATH.read_text(encoding="utf-8") if CSS_PATH.exists() else ""
     upload_limit = min(MAX_RECORDING_BYTES, ctx.settings.max_upload_bytes) + 1024 * 1024
     return {
-        "app_kwargs": {"lifespan": session_lifespan(ctx.settings.session_idle_s), "middleware": [
-            Middleware(AfterFirstAnswer, task=warm_up), Middleware(EarlyScript),
-            Middleware(UploadRateLimit, bytes_per_hour=max(ctx.settings.upload_bytes_per_visitor, upload_limit),
-                       unknown_bytes=upload_limit)]},
+        "app_kwargs": {
+            "lifespan": session_lifespan(ctx.settings.session_idle_s, caches=[lib.drop_idle_views]),
+            "middleware": [
+                Middleware(AfterFirstAnswer, task=warm_up), Middleware(EarlyScript),
+                Middleware(UploadRateLimit, bytes_per_hour=max(ctx.settings.upload_bytes_per_visitor, upload_limit),
+                           unknown_bytes=upload_limit)]},
         "css": css,
         "theme": gr.themes.Soft(primary_hue="indigo"),
         "allowed_paths": [str(lib.directory), str(lib.exports)],

@@ -23,6 +23,7 @@ import hashlib
 import shutil
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +159,8 @@ class Library:
         self._exports: Path | None = None
         self._lock = threading.Lock()
         self._views: OrderedDict[str, tuple[tuple[int, int], Recording, BattleView]] = OrderedDict()
+        self._used: dict[str, float] = {}
+        """When each cached view was last opened (``time.monotonic``): ``drop_idle_views`` reads it."""
         self._infos: dict[str, tuple[tuple[int, int], ReplayInfo | None]] = {}
         self.cache_bytes = cache_bytes
         self._heavy = threading.Semaphore(1)
@@ -239,6 +242,7 @@ class Library:
             hit = self._views.get(key)
             if hit is not None and hit[0] == stamp:
                 self._views.move_to_end(key)
+                self._used[key] = time.monotonic()
                 return hit[1], hit[2]
         with self._heavy if stamp[0] > HEAVY_BYTES else contextlib.nullcontext():
             recording = as_filed(load_recording(path), path)  # an upload keeps its bytes; known by its file name
@@ -248,10 +252,23 @@ class Library:
         with self._lock:
             self._views[key] = (stamp, recording, view)
             self._views.move_to_end(key)
+            self._used[key] = time.monotonic()
             while self._views and sum(s[0] for s, _, _ in self._views.values()) * VIEW_BYTES_PER_FILE_BYTE \
                     > self.cache_bytes:
-                self._views.popitem(last=False)
+                self._used.pop(self._views.popitem(last=False)[0], None)
         return recording, view
+
+    def drop_idle_views(self, idle_s: float, now: float | None = None) -> int:
+        """Drop the cached views nobody opened in the last ``idle_s`` seconds (``now``: ``time.monotonic()``);
+        returns how many. The budget bounds the cache under load; this lets a quiet app give it back (issue 60:
+        the cache held its whole budget, 160 MB, long after the last visitor left)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            stale = [key for key in self._views if now - self._used.get(key, now) > idle_s]
+            for key in stale:
+                del self._views[key]
+                self._used.pop(key, None)
+        return len(stale)
 
     def get(self, replay_id: str) -> Recording:
         return self._open(replay_id)[0]

@@ -16,7 +16,7 @@ import contextlib
 import ctypes
 import datetime
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 __all__ = ["drop_idle_sessions", "session_lifespan", "SWEEP_EVERY_S"]
@@ -50,8 +50,11 @@ def give_freed_memory_back() -> None:
 
 
 def session_lifespan(idle_s: float, every_s: float = SWEEP_EVERY_S,
-                     trim: Callable[[], None] = give_freed_memory_back) -> Callable[[Any], Any]:
-    """A Starlette lifespan (``launch(app_kwargs={"lifespan": …})``) that sweeps idle sessions while the app serves."""
+                     trim: Callable[[], None] = give_freed_memory_back,
+                     caches: Sequence[Callable[[float], int]] = ()) -> Callable[[Any], Any]:
+    """A Starlette lifespan (``launch(app_kwargs={"lifespan": …})``) that sweeps idle sessions while the app serves,
+    and with them whatever ``caches`` hold that nobody used for as long (each is called with ``idle_s`` and returns
+    how many entries it dropped: the replay library's ``drop_idle_views``)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -59,9 +62,10 @@ def session_lifespan(idle_s: float, every_s: float = SWEEP_EVERY_S,
             while True:
                 await asyncio.sleep(every_s)
                 dropped = drop_idle_sessions(app.state_holder, idle_s)
-                if dropped:
+                cached = sum(drop(idle_s) for drop in caches)
+                if dropped or cached:
                     trim()
-                    log.info("dropped %d sessions idle for %.0f s", dropped, idle_s)
+                    log.info("dropped %d sessions and %d cached entries idle for %.0f s", dropped, cached, idle_s)
 
         task = asyncio.create_task(sweep())
         try:
