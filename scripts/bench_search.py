@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripts.benchdoc import machine_busy, other_work, write_section  # noqa: E402
 from wolfeclick.analysis import search as search_module  # noqa: E402
 from wolfeclick.arena.stats import wilson_interval  # noqa: E402
+from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.battle.runner import play_battle  # noqa: E402
 from wolfeclick.battle.schema import Recording  # noqa: E402
-from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
 from wolfeclick.sim.process import SimPool  # noqa: E402
 
 HEADING = "## Search: strength per level against heuristic and against the level below (issue 61)"
@@ -267,6 +267,9 @@ def report(results: Path) -> str:
             "simulators). With a free core a decision takes about that CPU in wall time (less with two free cores: "
             "the rollouts run in two processes at once); here the search got a fraction of one (other work "
             "below).\n\n"
+            + "The runs of today's level 3 (from 15:16 UTC on 2026-12-06) ran two at a time, one per format, each "
+            "with its own two simulators: their wall time (and likely their CPU) per decision is higher than one at "
+            "a time would be.\n\n"
             + "\n".join(goals) + "\n\n" + "\n".join(runs) + "\n\n"
             "Other work: the machine's busy CPU less this benchmark's own processes', in cores, over each run; the "
             "runs that ended before 09:47 UTC counted the benchmark's own two simulators in it too (at most about "
