@@ -1,4 +1,5 @@
-"""Issue 61: the search spreads its worlds and rollouts over several simulator processes without changing a decision.
+"""The search spreads its worlds and rollouts over several simulator processes without changing a decision (issue
+61).
 A rollout's result depends on its world, reseed and policy seed only, never on the process that plays it, so the
 same battle seed gives the same decisions (and the same values) with one simulator process as with two; with two,
 both play rollouts when a decision has two worlds or more, and each world is built once. Real battles on the real
@@ -13,8 +14,8 @@ from typing import Any
 import pytest
 
 from wolfeclick.analysis import search as search_module
-from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.policy_specs import make_policy
+from wolfeclick.battle.runner import play_battle
 from wolfeclick.sim.process import SimProcess
 
 
