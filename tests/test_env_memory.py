@@ -18,7 +18,7 @@ EPISODES = 6
 
 def test_finished_episodes_players_are_collected_while_the_next_one_plays():
     table = EpisodeTable(opponent="random", format="gen9randombattle", prompt=DEFAULT_PROMPT, max_turns=2,
-                         recordings=None, max_episodes=4, idle_timeout_s=600, processes=1)
+                         recordings=False, max_episodes=4, idle_timeout_s=600, processes=1)  # save nothing
     session = ShowdownServerEnv(table)  # a WebSocket session's env: each reset starts a fresh battle and player
     players: list[weakref.ref] = []
     try:
