@@ -21,9 +21,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from benchmarks import harness
+from devkit.samples import play_random_episode
 from wolfeclick.battle.store import load_recording, save_recording
 from wolfeclick.env import ShowdownEnv, SimService
 
@@ -39,13 +38,7 @@ def play(format_id: str, battles: int, folder: Path) -> list[Path]:
     paths = []
     try:
         for seed in range(1, battles + 1):
-            rng = np.random.default_rng(seed)
-            _, info = env.reset(seed=seed)
-            done = False
-            while not done:
-                _, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
-                done = terminated or truncated
-            paths.append(Path(info["recording_path"]))
+            paths.append(play_random_episode(env, seed))
     finally:
         env.close()
         service.close()

@@ -1,10 +1,11 @@
-"""Recordings to test and measure with: the committed samples, a hostile one (HTML in every free-text field) and a
-long one made by repeating a real battle."""
+"""Recordings to test and measure with: the committed samples, a hostile one (HTML in every free-text field), a
+long one made by repeating a real battle, and a seeded training episode played to its end."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from devkit import ROOT
 
@@ -88,3 +89,18 @@ def long_recording(replay_id: str, turns: int = 300, base_path: Path | None = No
 
 def hostile_bytes() -> bytes:
     return json.dumps(hostile_data()).encode()
+
+
+def play_random_episode(env: Any, seed: int) -> Path:
+    """Play one ``ShowdownEnv`` episode (``action="discrete"``) to its end, each action drawn from the legal ones by a
+    generator seeded with ``seed``; the path its recording was saved to."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    _, info = env.reset(seed=seed)
+    done = False
+    while not done:
+        _, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        done = terminated or truncated
+    return Path(info["recording_path"])
+

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
-import numpy as np
 import pytest
 
+from devkit.samples import play_random_episode
 from wolfeclick.battle.store import (
     GZIP_MAGIC,
     MAX_RECORDING_BYTES,
@@ -32,16 +31,6 @@ from wolfeclick.env import ShowdownEnv, SimService
 FORMAT = "gen9randombattle"
 
 
-def play(env: ShowdownEnv, seed: int) -> Path:
-    rng = np.random.default_rng(seed)
-    _, info = env.reset(seed=seed)
-    done = False
-    while not done:
-        _, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
-        done = terminated or truncated
-    return Path(info["recording_path"])
-
-
 @pytest.fixture(scope="module")
 def episodes(tmp_path_factory):
     """One seeded episode saved by default (compressed) and the same episode saved as plain JSON."""
@@ -52,7 +41,7 @@ def episodes(tmp_path_factory):
                               action="discrete", max_turns=40)
         plain = ShowdownEnv("random", format=FORMAT, recordings=root / "plain", service=service, action="discrete",
                             max_turns=40, compress_recordings=False)
-        paths = play(compact, 3), play(plain, 3)
+        paths = play_random_episode(compact, 3), play_random_episode(plain, 3)
         compact.close()
         plain.close()
     finally:
