@@ -199,12 +199,9 @@ REPLAYS_VIEW = "document.querySelector('#wc-replays-viewer')"
 
 
 def open_replay(browser: Browser, url: str, turn: int | str, timeout: float = 90.0) -> None:
-    """Load ``url`` and wait for the Replays viewer at ``turn``, in the new document, not the one the last test left
-    (a mark set before navigating is gone only once the new page is there); then take the focus off any field, so
-    keys go to the viewer."""
-    browser.evaluate("window.__wcOldPage = true")
+    """Load ``url`` and wait for the Replays viewer at ``turn``, in the new document (``Browser.open`` returns once
+    it is there, not the one the last test left); then take the focus off any field, so keys go to the viewer."""
     browser.open(url)
-    browser.wait_for(f"window.__wcOldPage === undefined && "
-                     f"{REPLAYS_VIEW}?.querySelector('.wc-turn')?.dataset.turn === '{turn}' && "
+    browser.wait_for(f"{REPLAYS_VIEW}?.querySelector('.wc-turn')?.dataset.turn === '{turn}' && "
                      "window.__wcViewers?.replays?.state?.shown", timeout=timeout)  # keys reach a viewer in view
     browser.evaluate("document.activeElement && document.activeElement.blur()")
