@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 """The checkout."""
 DOC = ROOT / "docs" / "benchmarks.md"
 RESULTS = ROOT / "benchmarks" / "results"
-BENCHMARKS = ("tournament", "leaderboard", "rescore", "sim_policies", "value_model", "recording_size", "ladder", "simulator")
+BENCHMARKS = ("tournament", "leaderboard", "rescore", "sim_policies", "value_model", "recording_size", "ladder", "simulator",
+              "analysis_full", "analysis")
 """The benchmarks in this package (``benchmarks/NAME.py``), in the order their sections were first written."""
 SCHEMA = "wolfeclick.benchmark/1"
 SHARED_AT = 0.1

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.simulator [--k 64] [--processes 2] [--concurrency 16] [--seed N]
 
-Plays, as ``scripts/bench_analysis.py`` does, the lean forked rollouts of the same seeded 31-decision
+Plays, as ``benchmarks.analysis`` does, the lean forked rollouts of the same seeded 31-decision
 gen9randombattle battle (heuristic both sides): the options of its middle decision (p1's options and its win
 probability) and the win-probability pass over every decision, timing each on the pool. Then feeds the input log of
 every one of those rollouts to ``benchmarks/simulator.js``, which replays them in one Node process with no
@@ -22,15 +22,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence, cast
+from typing import Any, Sequence
 
 from benchmarks import harness
-from scripts.bench_analysis import GOAL_OPTIONS_S, GOAL_PASS_S, _sim_cpu, middle_step, pick_battle
+from benchmarks.analysis import GOAL_OPTIONS_S, GOAL_PASS_S, _sim_cpu, battle, middle_step
 from wolfeclick.analysis.core import DEFAULT_MARGIN, _local_outcomes, _Player, _Task
 from wolfeclick.analysis.racing import DEFAULT_BATCH
 from wolfeclick.analysis.rollout import Outcome, prefix_lines
 from wolfeclick.battle.policy_specs import make_policy
-from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
 from wolfeclick.sim.process import SHOWDOWN_DIR, SimPool, node_executable
 
@@ -80,11 +79,7 @@ def showdown_alone(found: list[dict[str, Any]], rounds: int) -> list[dict[str, A
 
 def measure(k: int, processes: int, concurrency: int, seed: int | None = None) -> dict[str, Any]:
     """The options of the middle decision and the whole pass: played by the analysis, then by Showdown alone."""
-    if seed is None:
-        recording = cast(Recording, asyncio.run(pick_battle(30)))
-    else:
-        recording = asyncio.run(play_battle(make_policy("heuristic"), make_policy("maxdamage"),
-                                            format_id="gen9randombattle", seed=seed))
+    recording = battle(30, seed)
     step = middle_step(recording)
     actions = recording.turns[step].decisions["p1"].legal_actions
     work = {"options": [_Task(step), *(_Task(step, "p1", action) for action in actions)],

@@ -73,3 +73,15 @@ def test_simulator_smallest(tmp_path: Path) -> None:
     # every rollout replayed by Showdown alone ended with the winner the analysis saw (else the run fails)
     assert [r["options"]["alone"][-1]["rollouts"], r["pass"]["alone"][-1]["rollouts"]] == [r["choices"] + 1,
                                                                                           r["decisions"]]
+
+
+def test_analysis_smallest(tmp_path: Path) -> None:
+    result = _run("analysis", ["--k", "1", "--compare-k", "1", "--processes", "1", "--seed", "13"], tmp_path)
+    r = result.results
+    assert r["lean"]["rollouts"] == r["lean"]["decisions"] and r["lean"]["options_s"] > 0
+    assert all(r[name]["rollouts"] == r["lean"]["decisions"] for name in ("lean-fork", "lean-replay", "full-fork"))
+
+
+def test_analysis_full_smallest(tmp_path: Path) -> None:
+    result = _run("analysis_full", ["--k", "1", "--seed", "13"], tmp_path)
+    assert [result.results[name]["rollouts"] for name in ("fork", "replay")] == [result.results["fork"]["decisions"]] * 2
