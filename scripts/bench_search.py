@@ -55,9 +55,10 @@ def budget_of(spec: str, row: dict[str, Any]) -> dict[str, Any] | None:
         return None
     level = int(spec.split("=")[1])
     recorded = (row.get("budgets") or {}).get(spec)
+    defaults = {"value": "hp", "tera": False, "policy": "heuristic", "foe_policy": "heuristic"}
     if recorded is not None:
-        return dict(recorded)
-    return {**FIRST_LEVELS[level], "value": "hp", "tera": False}
+        return {**defaults, **recorded}  # runs before a field existed played its default
+    return {**FIRST_LEVELS[level], **defaults}
 
 
 def label(spec: str, row: dict[str, Any]) -> str:
@@ -68,8 +69,11 @@ def label(spec: str, row: dict[str, Any]) -> str:
     level = int(spec.split("=")[1])
     if budget == asdict(search_module.LEVELS[level]):
         return spec
+    rollouts = budget["policy"] if budget["policy"] == budget["foe_policy"] else \
+        f"{budget['policy']} (own) / {budget['foe_policy']} (foe)"
     return (f"{spec} (before: {budget['worlds']} worlds × {budget['rollouts']} rollouts, horizon "
-            f"{budget['horizon']}, {budget['value']} value{', tera' if budget['tera'] else ''})")
+            f"{budget['horizon']}, {budget['value']} value{', tera' if budget['tera'] else ''}, sim:{rollouts} "
+            "rollouts)")
 
 
 def children_cpu() -> float:

@@ -23,6 +23,9 @@ from wolfeclick.sim.setdata import load_book
 
 FORMAT = "gen9randombattle"
 SPEC = "search?level=1&worlds=2&rollouts=2"
+TOP = "search?level=3&worlds=2&rollouts=2&horizon=2"
+"""Level 3 made small: it also weighs terastallizing (from its own request), values by ``standing`` and models both
+sides of a rollout with ``sim:simple``; the true lead's tera type changes in ``other_lead`` below."""
 _SHOWN_ON_ENTRY = {"airballoon", "boosterenergy"}
 
 
@@ -55,9 +58,9 @@ def _teams(seed: int) -> tuple[list[PokemonSet], list[PokemonSet], list[PokemonS
     return mine, theirs, other_bench, other_lead
 
 
-def _play(p1_team: list[PokemonSet], p2_team: list[PokemonSet], seed: int) -> Recording:
+def _play(p1_team: list[PokemonSet], p2_team: list[PokemonSet], seed: int, spec: str = SPEC) -> Recording:
     teams = {"p1": TeamInfo(packed=_packed(p1_team)), "p2": TeamInfo(packed=_packed(p2_team))}
-    return asyncio.run(play_battle(make_policy(SPEC), make_policy("maxdamage"), format_id=FORMAT, seed=seed,
+    return asyncio.run(play_battle(make_policy(spec), make_policy("maxdamage"), format_id=FORMAT, seed=seed,
                                    teams=teams, max_turns=8))
 
 
@@ -79,17 +82,17 @@ def _same_history(a: Recording, b: Recording) -> int:
     return same
 
 
-@pytest.mark.parametrize("seed", [5, 6])
-def test_the_decision_does_not_change_when_the_opponents_hidden_parts_do(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "spec"), [(5, SPEC), (6, SPEC), (5, TOP)])
+def test_the_decision_does_not_change_when_the_opponents_hidden_parts_do(seed: int, spec: str) -> None:
     mine, theirs, other_bench, other_lead = _teams(seed)
-    truth = _play(mine, theirs, seed)
+    truth = _play(mine, theirs, seed, spec)
     assert truth.players["p1"].metadata["kind"] == "search"
     searched = [t for t in truth.turns if "search" in (t.decisions.get("p1") and
                                                       t.decisions["p1"].policy_info or {})]
     assert searched and isinstance(searched[0].decisions["p1"].policy_info["search"], dict)
     for changed in (other_bench, other_lead):
         assert changed != theirs
-        shared = _same_history(truth, _play(mine, changed, seed))
+        shared = _same_history(truth, _play(mine, changed, seed, spec))
         assert shared >= 1, f"decision {-shared} of p1 changed with the opponent's hidden parts"
 
 
@@ -102,8 +105,9 @@ def test_the_same_battle_seed_gives_the_same_decisions() -> None:
         [t.decisions["p1"].policy_info for t in again.turns if "p1" in t.decisions]
 
 
+@pytest.mark.parametrize("spec", [SPEC, TOP])
 def test_search_asks_its_simulator_only_for_worlds_and_rollouts_and_never_sees_the_opponents_request(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Everything the search sends goes through its own simulator (watched here, not replaced): only set data,
     worlds built from p1's view and rollouts in them; never a battle of the runner's, a fork or a snapshot of one.
     The opponent's request (its whole team) is never in what it sends: no world holds p2's true unseen sets."""
@@ -117,7 +121,7 @@ def test_search_asks_its_simulator_only_for_worlds_and_rollouts_and_never_sees_t
 
     monkeypatch.setattr(SimProcess, "call", watched)
     mine, theirs, _, _ = _teams(8)
-    recording = _play(mine, theirs, 8)
+    recording = _play(mine, theirs, 8, spec)
     ops = {op for op, _ in sent}
     assert "world" in ops and "playout" in ops
     assert ops <= {"hello", "set-tally", "world", "playout", "forget"}
@@ -128,6 +132,8 @@ def test_search_asks_its_simulator_only_for_worlds_and_rollouts_and_never_sees_t
         foe = fields["sides"]["p2"]["team"]
         sampled = {(m["species"], m["item"], m["ability"], tuple(m["moves"])) for m in foe}
         assert len(sampled & true_sets) < len(true_sets)  # not the true team (a chance match of one set may be)
+    if spec == TOP:  # the rollouts' player decides in the simulator, on the world's state only
+        assert {str(fields["policy"]) for op, fields in sent if op == "playout"} == {"simple"}
     assert recording.result.reason in ("win", "tie", "turn_limit")
 
 

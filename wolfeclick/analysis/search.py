@@ -38,7 +38,7 @@ from wolfeclick.sim.setdata import load_book
 __all__ = ["LEVELS", "Budget", "SearchPolicy", "budget_for", "make_search"]
 
 ROLLOUT_POLICY = "heuristic"
-"""The ``policies.js`` player that plays both sides of every rollout."""
+"""The ``policies.js`` player that plays both sides of a rollout unless a level names others."""
 ROLLOUT_TURNS = 300
 """A rollout that reaches this many turns past the decision is a tie (as a battle at the runner's turn limit)."""
 T = TypeVar("T")
@@ -50,13 +50,17 @@ class Budget:
     rounds of one per world (racing stops an option early once it is clearly worse); each rollout cut after
     ``horizon`` turns (0: played to the end) and then valued by ``value``: ``"hp"``, the share of team HP each side
     has left, or ``"standing"``, which also counts each Pokémon still up, status, the active one's boosts and
-    hazards (the bridge's ``standing``). ``tera``: also weigh each move played terastallizing, where the side may."""
+    hazards (the bridge's ``standing``). ``tera``: also weigh each move played terastallizing, where the side may.
+    ``policy`` / ``foe_policy``: the ``policies.js`` player of the side's own / the opponent's turns in a rollout
+    (``simple`` models poke-env's SimpleHeuristicsPlayer: it switches out, sets up, lays hazards, terastallizes)."""
 
     worlds: int
     rollouts: int
     horizon: int
     value: str = "hp"
     tera: bool = False
+    policy: str = ROLLOUT_POLICY
+    foe_policy: str = ROLLOUT_POLICY
 
     @property
     def batch(self) -> int:
@@ -65,8 +69,8 @@ class Budget:
 
 LEVELS: dict[int, Budget] = {
     1: Budget(worlds=1, rollouts=2, horizon=1),
-    2: Budget(worlds=4, rollouts=8, horizon=3, value="standing", tera=True),
-    3: Budget(worlds=8, rollouts=24, horizon=4, value="standing", tera=True),
+    2: Budget(worlds=4, rollouts=8, horizon=3, value="standing", tera=True, policy="simple", foe_policy="simple"),
+    3: Budget(worlds=8, rollouts=24, horizon=4, value="standing", tera=True, policy="simple", foe_policy="simple"),
 }
 DEFAULT_LEVEL = 2
 
@@ -203,8 +207,11 @@ class SearchPolicy:
 
     def metadata(self) -> dict[str, Any]:
         budget = {key: item for key, item in asdict(self.budget).items()  # level 1's metadata as before these
-                  if key not in ("value", "tera") or item != getattr(Budget, key)}
-        return {"kind": "search", "level": self.level, **budget, "rollout_policy": "sim:" + ROLLOUT_POLICY}
+                  if key not in ("value", "tera", "policy", "foe_policy") or item != getattr(Budget, key)}
+        budget.pop("policy", None)
+        foe = budget.pop("foe_policy", None)
+        return {"kind": "search", "level": self.level, **budget, "rollout_policy": "sim:" + self.budget.policy,
+                **({"foe_rollout_policy": "sim:" + foe} if foe and foe != self.budget.policy else {})}
 
     def decide(self, observation: Observation) -> Decision:
         seed = observation.rng.getrandbits(48)  # one draw per decision, whatever follows: the sequence stays fixed
@@ -271,6 +278,8 @@ class SearchPolicy:
                     side: Side, seed: int, turn: int) -> list[Tally]:
         budget = self.budget
         scores: list[list[float]] = [[] for _ in allowed]
+        rollout_policies: str | dict[str, str] = budget.policy if budget.policy == budget.foe_policy else \
+            {side: budget.policy, other(side): budget.foe_policy}
 
         async def play(option: int, number: int) -> float:
             action, tera = allowed[option]
@@ -280,7 +289,7 @@ class SearchPolicy:
             name, process = worlds[number % len(worlds)]
             fields: dict[str, Any] = {
                 "snapshot": name, "lines": [reseed_line(seed, f"search:{number}")],
-                "policy": ROLLOUT_POLICY, "seed": derive_seed(seed, f"search-policy:{number}"),
+                "policy": rollout_policies, "seed": derive_seed(seed, f"search-policy:{number}"),
                 "maxTurns": max(1, turn) + ROLLOUT_TURNS, "first": {side: first}}
             if budget.horizon:
                 fields["horizon"] = budget.horizon

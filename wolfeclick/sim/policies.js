@@ -137,4 +137,95 @@ const POLICIES = {
   },
 };
 
+// `simple` (issue 61): a rollout model of poke-env's SimpleHeuristicsPlayer, the opponent the search is measured
+// against, written from its documented rules (not its code): a matchup counts types as multipliers, base speed and
+// HP; it switches out to a teammate that matches well when the active one is badly matched or its defences (or its
+// main attacking stat) are down three stages; it lays a hazard the foe lacks while three foes or more are up, spins
+// or defogs its own side's conditions away, otherwise attacks with the best base power x STAB x a base-stat ratio x
+// accuracy x hits x type multiplier. Two of its rules never fire as poke-env 0.16.1 plays here, so neither does
+// here: setting up (it compares the move's target, an enum there, with a string) and terastallizing (the active
+// Pokémon's tera type reads None in its battle). Reads the simulator's true state (a rollout knows its world).
+// Deterministic: no randomness unless nothing fits.
+const HAZARD_MOVES = {spikes: 'spikes', stealthrock: 'stealthrock', stickyweb: 'stickyweb', toxicspikes: 'toxicspikes'};
+const HAZARD_REMOVAL = new Set(['rapidspin', 'defog']);
+
+function typeMultiplier(battle, type, types) {
+  // `types`: a Pokémon or a type (a tera type); an immunity is 0
+  if (!battle.dex.getImmunity(type, types)) return 0;
+  return 2 ** battle.dex.getEffectiveness(type, types);
+}
+
+function hpShare(mon) {
+  return mon && mon.maxhp ? mon.hp / mon.maxhp : 0;
+}
+
+function simpleMatchup(battle, mon, foe) {
+  if (!mon || !foe) return 0;
+  let score = Math.max(...mon.getTypes().map((t) => typeMultiplier(battle, t, foe)));
+  score -= Math.max(...foe.getTypes().map((t) => typeMultiplier(battle, t, mon)));
+  const mine = mon.species.baseStats.spe;
+  const theirs = foe.species.baseStats.spe;
+  score += mine > theirs ? 0.1 : mine < theirs ? -0.1 : 0;
+  return score + 0.4 * hpShare(mon) - 0.4 * hpShare(foe);
+}
+
+// A base stat with its boost, as the heuristic estimates it (its boost factor for +1 is 2, kept as it has it).
+function statEstimate(mon, stat) {
+  const stage = mon.boosts[stat] || 0;
+  const factor = stage > 1 ? (2 + stage) / 2 : 2 / (2 - stage);
+  return (2 * mon.species.baseStats[stat] + 36) * factor;
+}
+
+function expectedHits(move) {
+  if (move.id === 'triplekick' || move.id === 'tripleaxel') return 1 + 2 * 0.9 + 3 * 0.81;
+  if (Array.isArray(move.multihit)) return move.multihit[0] === move.multihit[1] ? move.multihit[0] : 3.1;
+  return move.multihit || 1;
+}
+
+function shouldSwitchOut(battle, user, foe, switches) {
+  if (!switches.some((c) => simpleMatchup(battle, c.mon, foe) > 0)) return false;
+  const b = user.boosts;
+  if (b.def <= -3 || b.spd <= -3) return true;
+  const atk = user.getStat('atk', true, true);
+  const spa = user.getStat('spa', true, true);
+  if (b.atk <= -3 && atk >= spa) return true;
+  if (b.spa <= -3 && atk <= spa) return true;
+  return simpleMatchup(battle, user, foe) < -2;
+}
+
+POLICIES.simple = function simple(battle, side, request, prng) {
+  const choices = legalChoices(battle, side, request);
+  if (!choices.length) return 'default';
+  const user = side.active[0];
+  const foe = foeActive(side);
+  if (!user || !foe || request.teamPreview) return command(pick(prng, choices));
+  const switches = choices.filter((c) => c.kind === 'switch');
+  const moves = choices.filter((c) => c.kind === 'move');
+  const bestSwitch = () => switches.reduce((a, c) => (simpleMatchup(battle, c.mon, foe) > simpleMatchup(battle, a.mon, foe) ? c : a));
+  if (moves.length && (!switches.length || !shouldSwitchOut(battle, user, foe, switches))) {
+    const foesUp = 6 - side.foe.pokemon.filter((m) => m.fainted).length;
+    const ownUp = side.pokemon.filter((m) => !m.fainted).length;
+    for (const c of moves) {
+      const hazard = HAZARD_MOVES[c.move.id];
+      if (hazard && foesUp >= 3 && !side.foe.sideConditions[hazard]) return command(c);
+      if (!hazard && HAZARD_REMOVAL.has(c.move.id) && Object.keys(side.sideConditions).length && ownUp >= 2) {
+        return command(c);
+      }
+    }
+    const physical = statEstimate(user, 'atk') / statEstimate(foe, 'def');
+    const special = statEstimate(user, 'spa') / statEstimate(foe, 'spd');
+    const score = (c) => {
+      const move = c.move;
+      const accuracy = move.accuracy === true ? 1 : (move.accuracy || 0) / 100;
+      return (move.basePower || 0) * (user.getTypes().includes(move.type) ? 1.5 : 1) *
+        (move.category === 'Physical' ? physical : special) * accuracy * expectedHits(move) *
+        typeMultiplier(battle, move.type, foe);
+    };
+    const top = moves.reduce((a, c) => (score(c) > score(a) ? c : a));
+    return command(top);
+  }
+  if (switches.length) return command(bestSwitch());
+  return command(pick(prng, choices));
+};
+
 module.exports = {POLICIES, legalChoices, resolveChoice};
