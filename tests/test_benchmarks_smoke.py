@@ -85,3 +85,9 @@ def test_analysis_smallest(tmp_path: Path) -> None:
 def test_analysis_full_smallest(tmp_path: Path) -> None:
     result = _run("analysis_full", ["--k", "1", "--seed", "13"], tmp_path)
     assert [result.results[name]["rollouts"] for name in ("fork", "replay")] == [result.results["fork"]["decisions"]] * 2
+
+
+def test_racing_live_smallest(tmp_path: Path) -> None:
+    result = _run("racing_live", ["--k", "1", "--processes", "1", "--seed", "13"], tmp_path)
+    rows = result.results["rows"]
+    assert len(rows) == 7 and all(row["rollouts"] > 0 for row in rows)
