@@ -1,11 +1,15 @@
-"""What the public-log import's speed work rests on (issue 63, item 4): one import leaves no cyclic garbage, so the
-cyclic collector can stay off while a file is imported; the reward view made from a snapshot's reading of the team
-is the view read off the battle itself; the views a caller names are the only ones read."""
+"""What the import's speed work rests on (issue 63, item 4): one import leaves no cyclic garbage, so the cyclic
+collector can stay off while a file is imported; the reward view made from a snapshot's reading of the team is the
+view read off the battle itself; the views a caller names are the only ones read; a server log's battle is asked of
+the simulator in one request, and gives what a request per decision gives, even where the runner leaves its input
+log (then it is asked call by call)."""
 
 from __future__ import annotations
 
 import gc
+import json
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -13,8 +17,10 @@ from wolfeclick.game.reward import reward_view
 from wolfeclick.game.snapshot import side_snapshot, side_snapshot_read
 from wolfeclick.interop.folder import collector_paused, import_data
 from wolfeclick.interop.public import clean_log, player_names, replay_public
+from wolfeclick.interop.serverlog import SimHost, resimulate_server_log
 from wolfeclick.interop.showdown import decision_points
 from wolfeclick.sides import SIDES, other
+from wolfeclick.sim.process import SimProcess, SimulatorError
 
 DATA = Path(__file__).parent / "data" / "interop"
 PUBLIC = ("showdown_hostile.log", "showdown_replay.html", "showdown_doubles.log")
@@ -94,3 +100,90 @@ def test_only_the_named_views_are_read() -> None:
     for full, part, sides in zip(every, some, viewed):
         assert part.snapshot == full.snapshot
         assert part.views == {side: full.views[side] for side in sides}
+
+
+class _Counted:
+    """A real simulator whose requests are counted by op; with ``old`` it refuses ``replay`` as a bridge without
+    that request would, so the import asks it call by call (the way every server log was imported before)."""
+
+    def __init__(self, process: SimProcess, old: bool = False) -> None:
+        self.process = process
+        self.old = old
+        self.ops: list[str] = []
+
+    async def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        self.ops.append(op)
+        if op == "replay" and self.old:
+            raise SimulatorError("simulator refused replay: unknown op replay")
+        return await self.process.call(op, **fields)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.process, name)
+
+
+def _server_variants() -> dict[str, dict[str, Any]]:
+    """The server fixture, and its input log ended early in the ways a server ends one (a forfeit, a forced win, a
+    battle cut short) or with a choice the simulator refuses; without the file's log, which no longer matches."""
+    raw = json.loads((DATA / "showdown_server.json").read_text())
+    lines = raw["inputLog"]
+    cut = [i for i, line in enumerate(lines) if line.startswith(">p2 ")][5] + 1
+    bare = {key: value for key, value in raw.items() if key != "log"}
+    return {
+        "whole": raw,
+        "forfeit": {**bare, "inputLog": [*lines[:cut], ">forcelose p2"]},
+        "forcewin": {**bare, "inputLog": [*lines[:cut], ">forcewin p1"]},
+        "short": {**bare, "inputLog": lines[:cut]},
+        "refused": {**bare, "inputLog": [*lines[:cut], ">p1 move 9", *lines[cut:]]},
+    }
+
+
+async def _both_ways(raw: dict[str, Any], process: SimProcess) -> tuple[Any, list[str], Any, list[str]]:
+    data = json.dumps(raw).encode()
+    new, old = _Counted(process), _Counted(process, old=True)
+    now = await resimulate_server_log(raw, data, process=new)  # type: ignore[arg-type]
+    before = await resimulate_server_log(raw, data, process=old)  # type: ignore[arg-type]
+    return now, new.ops, before, old.ops
+
+
+@pytest.fixture(scope="module")
+def host() -> Iterator[SimHost]:
+    """One simulator for the module's server logs (on a loop of its own thread, as an import's)."""
+    with SimHost() as shared:
+        yield shared
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a.recording is None or b.recording is None:
+        return a.recording is b.recording and a.problem == b.problem
+    return a.problem == b.problem and a.recording.model_copy(update={"created": CREATED}).to_json() \
+        == b.recording.model_copy(update={"created": CREATED}).to_json()
+
+
+@pytest.mark.battles
+def test_a_server_log_is_asked_of_the_simulator_in_one_request(host: SimHost) -> None:
+    """Its input log holds every choice, so the simulator plays it in one go; a request per decision cost the
+    simulator more than the battle itself, and the import as much again."""
+    raw = _server_variants()["whole"]
+    now, ops, before, old_ops = host.run(lambda process: _both_ways(raw, process))
+    assert ops == ["replay"]
+    assert old_ops[:2] == ["replay", "start"] and old_ops.count("write") > 20
+    assert now.problem is None and now.recording is not None and _same(now, before)
+
+
+@pytest.mark.battles
+@pytest.mark.parametrize("name", ["forfeit", "forcewin", "short", "refused"])
+def test_an_input_log_the_runner_leaves_gives_what_call_by_call_gives(host: SimHost, name: str) -> None:
+    """A forfeit the input log says is answered from the one request too; where the runner sends what the input
+    log does not hold (the loser of a forced win, a side with no choice left, after a refused choice), it is asked
+    again call by call, and the outcome is the one that way gives."""
+    raw = _server_variants()[name]
+    now, ops, before, _ = host.run(lambda process: _both_ways(raw, process))
+    assert _same(now, before)
+    if name == "forfeit":
+        assert ops == ["replay"] and now.recording is not None and now.recording.result.reason == "forfeit"
+    else:
+        assert ops[:2] == ["replay", "start"]
+    if name == "forcewin":
+        assert now.recording is not None and now.recording.result.reason == "forfeit"
+    if name in ("short", "refused"):
+        assert now.recording is None and now.problem

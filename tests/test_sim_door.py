@@ -342,3 +342,17 @@ def test_a_fork_of_a_snapshot_passes_the_same_door(tmp_path: Path) -> None:
     assert "error" not in replies[-3] and "|message|The battle's RNG was reset." in _log(replies[-3]["out"])
     assert replies[-1]["error"] == "no snapshot s"
     assert not marker.exists()
+
+
+def test_bridge_refuses_every_injection_on_replay(tmp_path: Path) -> None:
+    """``replay`` (a server log's whole input log in one request) passes the same door, before a line is fed."""
+    marker = tmp_path / "marker"
+    cases = injections(marker)
+    requests = [{"id": n, "op": "replay", "format": "gen9randombattle", "opening": 3, "lines": [*START, ">p1 default", line]}
+                for n, line in enumerate(cases)]
+    requests.append({"id": len(cases), "op": "replay", "format": "gen9randombattle", "opening": 3, "lines": START})
+    replies = _bridge(requests)
+    for line, reply in zip(cases, replies):
+        assert reply["error"].startswith("input entry 4 refused: "), (line, reply)
+    assert "error" not in replies[-1] and replies[-1]["out"] and replies[-1]["outs"] == []
+    assert not marker.exists(), "an injected line ran JavaScript"

@@ -42,7 +42,7 @@ from wolfeclick.interop.public import (
 from wolfeclick.interop.showdown import from_public_log, tier_text
 from wolfeclick.policies.base import Decision, Observation
 from wolfeclick.sides import Side, is_side, other
-from wolfeclick.sim.process import SimPool, SimProcess
+from wolfeclick.sim.process import SimPool, SimProcess, SimulatorError
 from wolfeclick.sim.protocol import MAX_INPUT_LINE, UnsafeInput, check_input_lines, parse_chunk
 
 SERVER_FORMAT = "showdown server log"
@@ -89,6 +89,8 @@ class ServerInput:
     """``>forcelose p1`` (a forfeit, a lost timer), ``>forcewin p2``, ``>forcetie`` or None (the battle's end)."""
     dropped_keys: tuple[str, ...]
     dropped_lines: int
+    played: tuple[str, ...] = ()
+    """Every choice line and the ending, in the input log's order: what the battle was fed after its opening."""
 
 
 def _options(line: str, command: str, what: str) -> tuple[dict[str, Any], list[str]]:
@@ -125,6 +127,7 @@ def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:
     early: set[str] = set()
     dropped = 0
     ending = formatid = None
+    played: list[str] = []
     for raw in value:
         line = raw.rstrip("\r")
         if not line:
@@ -136,9 +139,11 @@ def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:
             raise ImportFormatError(f"{what}: its input log goes on after the battle was ended ({ending})")
         if line[:4] in (">p1 ", ">p2 "):
             choices[line[1:3]].append(line[4:])
+            played.append(line)
             continue
         if line.startswith((">forcelose ", ">forcewin ")) or line == ">forcetie":
             ending = line
+            played.append(line)
             continue
         if line.startswith(">start "):
             if opening:
@@ -171,7 +176,8 @@ def read_input_log(value: Any, what: str = SERVER_FORMAT) -> ServerInput:
                                "lines)")
     if not isinstance(formatid, str) or not formatid:
         raise InputLogUnusable(f"{what}: its input log's '>start' names no format")
-    return ServerInput(opening, names, formatid, choices, ending, tuple(sorted(dropped_keys)), dropped)
+    return ServerInput(opening, names, formatid, choices, ending, tuple(sorted(dropped_keys)), dropped,
+                       tuple(played))
 
 
 class ServerForfeit(Exception):
@@ -221,6 +227,8 @@ class ScriptedSide:
         self.foe_loses = ending in (f">forcelose {foe}", f">forcewin {side}")
         self.tie = ending == ">forcetie"
         self.problem: str | None = None
+        self.last: tuple[str, str] | None = None
+        """The last recorded choice played and the command sent for it (``_Replayed`` checks its writes by it)."""
 
     def metadata(self) -> dict[str, Any]:
         return {}
@@ -233,7 +241,9 @@ class ScriptedSide:
             choice = self.choices[self.position]
             self.position += 1
             action = _recorded_action(observation, choice)
-            return Decision(action=action, command=_as_sent_here(action, choice))
+            command = _as_sent_here(action, choice)
+            self.last = (choice, command)
+            return Decision(action=action, command=command)
         if self.loses:
             raise ServerForfeit(f"{self.side} forfeited on the server")
         if self.foe_loses:  # a choice never committed: the other side forfeits at this same point, so it is not sent
@@ -395,6 +405,73 @@ class _Heard:
         return getattr(self.process, name)
 
 
+class _Diverged(Exception):
+    """The runner asked the simulator for something the replayed input log does not hold (a refused choice, a
+    forfeit the input log does not say, a battle cut short): the file is re-simulated call by call instead."""
+
+
+class _Replayed:
+    """A simulator as the runner sees it, answering from one ``replay`` request instead of a request per decision.
+
+    The server's input log is fed to the simulator in one go (its opening, then each later line alone, each line's
+    output kept apart), and each of the runner's writes is answered with the outputs of the lines it sends, as long
+    as it sends the input log's lines in their order: the same lines, or a recorded choice in the form the runner
+    sends it (``move 3`` for the server's ``move icebeam``: the simulator reads both as the same move, and keeps
+    neither text). Anything else raises ``_Diverged`` before a reply is made up. A request per decision cost the
+    simulator more than the battle itself (each woke it, parsed a request and wrote a reply). Every chunk handed
+    out is kept (``out``), as ``_Heard`` keeps them."""
+
+    def __init__(self, process: SimProcess, script: ServerInput, sides: dict[Side, ScriptedSide]) -> None:
+        self.process = process
+        self.script = script
+        self.sides = sides
+        self.out: list[str] = []
+        self.outs: list[list[str]] | None = None
+        self.at = 0
+        self.ended = False
+        self.inputlog: list[str] = []
+
+    async def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        if op == "start" and self.outs is None:
+            lines = list(fields["lines"])
+            try:
+                reply = await self.process.call("replay", format=fields["format"], lines=[*lines, *self.script.played],
+                                                opening=len(lines))
+            except SimulatorError:  # refused or failed: the runner's own requests say how, in their words
+                raise _Diverged("replay refused") from None
+            self.outs, self.ended, self.inputlog = reply["outs"], bool(reply["ended"]), reply["inputlog"]
+            return self._answer(reply["out"])
+        if op == "write" and self.outs is not None:
+            lines = fields["lines"]
+            end = self.at + len(lines)
+            if end > len(self.outs) or not all(self._same(line, played) for line, played
+                                               in zip(lines, self.script.played[self.at:end])):
+                raise _Diverged(f"the runner wrote {lines!r}")
+            out = [chunk for outs in self.outs[self.at:end] for chunk in outs]
+            self.at = end
+            return self._answer(out)
+        raise _Diverged(f"the runner asked for {op}")
+
+    def _same(self, line: str, played: str) -> bool:
+        """``line`` sends what the input log's ``played`` line says: the same text, or the command the scripted
+        side sent for that recorded choice."""
+        if line == played:
+            return True
+        side = played[1:3]
+        return played[:4] in (">p1 ", ">p2 ") and line[:4] == played[:4] \
+            and self.sides[cast(Side, side)].last == (played[4:], line[4:])
+
+    def _answer(self, out: list[str]) -> dict[str, Any]:
+        self.out.extend(out)
+        reply: dict[str, Any] = {"out": out, "ended": False}
+        if self.ended and self.outs is not None and self.at == len(self.outs):
+            reply.update(ended=True, inputlog=self.inputlog)
+        return reply
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.process, name)
+
+
 @dataclass(frozen=True)
 class Resimulated:
     """A recording re-simulated from a server log, or why it could not be (then ``recording`` is None)."""
@@ -414,7 +491,6 @@ async def resimulate_server_log(raw: dict[str, Any], data: bytes, *, process: Si
     log = _file_log(raw)
     check_singles(log, fmt or script.formatid, SERVER_FORMAT)
     fmt = checked_format(fmt, SERVER_FORMAT)
-    sides = {side: ScriptedSide(side, script.choices[side], script.ending) for side in SIDES}
     hint = raw.get("id") if isinstance(raw.get("id"), str) else raw.get("roomid")
     recording_id = imported_id("showdownserver", data, hint if isinstance(hint, str) else None)
     own = None
@@ -424,18 +500,13 @@ async def resimulate_server_log(raw: dict[str, Any], data: bytes, *, process: Si
             await pool.start()
         process = await pool.live()
     try:
-        recording = None
-        heard = _Heard(process)
         try:
-            async for item in stream_battle(sides["p1"], sides["p2"], format_id=fmt, seed=0,
-                                            max_turns=RESIM_TURN_LIMIT, battle_id=recording_id,
-                                            process=cast(SimProcess, heard), names=script.names,
-                                            opening=script.opening):
-                if isinstance(item, Recording):
-                    recording = item
+            try:
+                recording, sides, chunks = await _played(script, fmt, recording_id, process, replayed=True)
+            except _Diverged:
+                recording, sides, chunks = await _played(script, fmt, recording_id, process, replayed=False)
         except BattleNotStarted as exc:
             return Resimulated(None, f"the simulator would not start it: {exc}")
-        assert recording is not None
         problem = next((side.problem for side in sides.values() if side.problem), None)
         if problem is None and recording.result.reason == "aborted":
             problem = f"the re-simulation stopped: {recording.result.error}"
@@ -446,7 +517,6 @@ async def resimulate_server_log(raw: dict[str, Any], data: bytes, *, process: Si
         if problem is None and log:
             # the simulator's own output of this battle: the same input log gives the same output (the simulator
             # is deterministic), so a second simulation of it would only repeat this one
-            chunks = heard.out
             want = comparable(log)
             check = compare_logs(want, header_as_in(want, comparable(omniscient_log(chunks))))
             if not check.ok and compare_logs(want, header_as_in(want, comparable(spectator_log(chunks)))).ok:
@@ -459,6 +529,23 @@ async def resimulate_server_log(raw: dict[str, Any], data: bytes, *, process: Si
     if problem is not None:
         return Resimulated(None, problem)
     return Resimulated(_as_import(recording, raw, script, checked=bool(log)), None)
+
+
+async def _played(script: ServerInput, fmt: str, recording_id: str, process: SimProcess,
+                  replayed: bool) -> tuple[Recording, dict[Side, ScriptedSide], list[str]]:
+    """The runner's recording of the input log's battle, the scripted sides and every chunk the simulator said:
+    answered from one ``replay`` request (``_Replayed``, which raises ``_Diverged`` where the runner leaves the
+    input log), or with a request per decision."""
+    sides = {side: ScriptedSide(side, script.choices[side], script.ending) for side in SIDES}
+    heard: _Replayed | _Heard = _Replayed(process, script, sides) if replayed else _Heard(process)
+    recording = None
+    async for item in stream_battle(sides["p1"], sides["p2"], format_id=fmt, seed=0, max_turns=RESIM_TURN_LIMIT,
+                                    battle_id=recording_id, process=cast(SimProcess, heard), names=script.names,
+                                    opening=script.opening):
+        if isinstance(item, Recording):
+            recording = item
+    assert recording is not None
+    return recording, sides, heard.out
 
 
 def _as_import(recording: Recording, raw: dict[str, Any], script: ServerInput, checked: bool) -> Recording:

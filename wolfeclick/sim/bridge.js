@@ -220,6 +220,31 @@ function handle(req) {
       battles.set(req.battle, host);
       return answer(req.battle, host, host.feed(req.lines));
     }
+    case 'replay': {
+      // A recorded battle in one request (a server log's import): checked and started as `start` starts one with
+      // its first `opening` lines, then fed each later line alone, as a `write` of it would, until the battle ends.
+      // Every line's output is kept apart (`outs`), so the caller can answer its own writes from them; nothing is
+      // kept here.
+      const info = checkFormat(req.format);
+      checkLines(req.lines);
+      if (!whole(req.opening, 1, req.lines.length)) throw new Error('opening must count 1 or more of the lines');
+      const opening = req.lines.slice(0, req.opening);
+      const named = startFormat(opening);
+      if (named !== undefined && checkFormat(named).id !== info.id) {
+        throw new Error(`the >start line names '${named}', not the format '${info.id}' the battle was started for`);
+      }
+      checkTeams(info, opening);
+      const host = openStream();
+      const out = host.feed(opening);
+      const outs = [];
+      for (const line of req.lines.slice(req.opening)) {
+        if (host.stream.battle && host.stream.battle.ended) break;
+        outs.push(host.feed([line]));
+      }
+      const battle = host.stream.battle;
+      const ended = !!(battle && battle.ended);
+      return {out, outs, ended, inputlog: ended ? battle.inputLog.slice() : []};
+    }
     case 'write': {
       const host = battles.get(req.battle);
       if (!host) throw new Error(`no battle ${req.battle}`);
