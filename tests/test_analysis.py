@@ -151,6 +151,23 @@ def test_a_seeded_analysis_repeats_exactly_at_any_concurrency_forked_or_replayed
     assert Analysis.model_validate_json(first.to_json()) == first and first.schema_ == ANALYSIS_SCHEMA
 
 
+def test_an_analysis_makes_each_rollout_only_when_a_slot_is_free(sample: Recording) -> None:
+    """Issue 60: every rollout of an analysis used to be made at once as a task waiting for one of ``concurrency``
+    slots (K = 64 with both sides' options in the app: ~30k tasks, ~100 MB). Now the tasks alive at any point are
+    the estimates' own (one each) and the rollouts playing, whatever K is; the same bytes come out."""
+    most: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        most.append(len(asyncio.all_tasks()))
+
+    analysis = run(_analyse(sample, k=6, seed=5, steps=[11, 12], options=("p1",), concurrency=2, progress=progress))
+    estimates = sum(1 + len(d.options["p1"].options if "p1" in d.options else []) for d in analysis.decisions)
+    assert len(most) == 6 * estimates  # every rollout counted: six times what the estimates alone hold
+    assert max(most) <= estimates + 2 + 6  # the estimates, two playing, the run's own few (the pool's readers)
+    assert analysis.to_json() == run(_analyse(sample, k=6, seed=5, steps=[11, 12], options=("p1",),
+                                              concurrency=16)).to_json()
+
+
 def test_a_seeded_racing_analysis_repeats_byte_for_byte_and_its_survivors_read_as_uniform(sample: Recording) -> None:
     """Issue 48: racing on the real simulator, at two concurrencies, forked and replayed: the same bytes. An option
     raced to K has the very estimate uniform sampling gives it (shared luck); one stopped early says so."""

@@ -177,23 +177,47 @@ class _Player:
         self.stop = stop
 
     async def one(self, task: _Task, number: int) -> Outcome:
-        async with self.slots:
-            if self.stop is not None and self.stop.is_set():
-                raise AnalysisStopped(f"{self.recording.id}: the analysis was stopped")
-            first = {task.side: task.action} if task.side is not None and task.action is not None else None
-            if self.sim is not None and self.forks is not None:  # one request: the simulator plays it out
-                outcome = await sim_rollout(self.recording, task.step, self.sim, process=self.pool.pick(),
-                                            seed=self.seed, number=number, forks=self.forks,
-                                            prefix=self.prefixes[task.step], first=first)
-            else:
-                outcome = await self.play(self.recording, task.step, self.policies, process=self.pool.pick(),
-                                          seed=self.seed, number=number, first=first,
-                                          prefix=self.prefixes[task.step], forks=self.forks)
+        """Rollout ``number`` of ``task``, in a slot that ``many`` took for it."""
+        if self.stop is not None and self.stop.is_set():
+            raise AnalysisStopped(f"{self.recording.id}: the analysis was stopped")
+        first = {task.side: task.action} if task.side is not None and task.action is not None else None
+        if self.sim is not None and self.forks is not None:  # one request: the simulator plays it out
+            outcome = await sim_rollout(self.recording, task.step, self.sim, process=self.pool.pick(),
+                                        seed=self.seed, number=number, forks=self.forks,
+                                        prefix=self.prefixes[task.step], first=first)
+        else:
+            outcome = await self.play(self.recording, task.step, self.policies, process=self.pool.pick(),
+                                      seed=self.seed, number=number, first=first,
+                                      prefix=self.prefixes[task.step], forks=self.forks)
         self.counted(1)
         return outcome
 
     async def many(self, task: _Task, numbers: range) -> list[Outcome]:
-        return await _together([self.one(task, n) for n in numbers])
+        """Rollouts ``numbers`` of ``task``; each is made only once a slot is free. Made all at once, a whole
+        analysis's rollouts waited as tasks (K = 64 with both sides' options: ~30k tasks, their coroutines and
+        contexts, ~100 MB in the app; issue 60), where only ``concurrency`` of them can play at a time."""
+        running: list[asyncio.Future[Outcome]] = []
+        failed: list[bool] = []
+
+        def done(future: asyncio.Future[Outcome]) -> None:  # also for a task cancelled before it ran
+            self.slots.release()
+            if not future.cancelled() and future.exception() is not None:
+                failed.append(True)
+
+        try:
+            for number in numbers:
+                await self.slots.acquire()
+                if failed:  # a rollout failed (or the analysis was stopped): the gather below raises it
+                    self.slots.release()
+                    break
+                running.append(asyncio.ensure_future(self.one(task, number)))
+                running[-1].add_done_callback(done)
+            return list(await asyncio.gather(*running))
+        except BaseException:
+            for future in running:
+                future.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
 
     async def close(self) -> None:
         if self.forks is not None:
