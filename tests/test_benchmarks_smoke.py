@@ -91,3 +91,17 @@ def test_racing_live_smallest(tmp_path: Path) -> None:
     result = _run("racing_live", ["--k", "1", "--processes", "1", "--seed", "13"], tmp_path)
     rows = result.results["rows"]
     assert len(rows) == 7 and all(row["rollouts"] > 0 for row in rows)
+
+
+def test_racing_smallest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = str(tmp_path / "cache")
+    result = _run("racing", ["--battles", "0", "1", "--k", "2", "--processes", "1", "--cache", cache], tmp_path)
+    r = result.results
+    assert len(r["battles"]) == 1 and 1 <= r["decisions"] <= 3 and len(r["variants"]) == 5
+    assert all(v["racing_rollouts"] <= v["uniform_rollouts"] == 2 * r["options"] for v in r["variants"])
+    from benchmarks import racing
+
+    # a cache against itself: the same verdicts everywhere (and nothing played again)
+    assert racing.main(["--battles", "0", "1", "--k", "2", "--cache", cache, "--against", cache]) == 0
+    n = r["decisions"]
+    assert f"same best option {n}/{n}, same mistake verdict {n}/{n}" in capsys.readouterr().out
