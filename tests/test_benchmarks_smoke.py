@@ -105,3 +105,12 @@ def test_racing_smallest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert racing.main(["--battles", "0", "1", "--k", "2", "--cache", cache, "--against", cache]) == 0
     n = r["decisions"]
     assert f"same best option {n}/{n}, same mistake verdict {n}/{n}" in capsys.readouterr().out
+
+
+@pytest.mark.process
+def test_env_smallest(tmp_path: Path) -> None:
+    result = _run("env", ["--battles", "1", "--repeats", "1", "--in-flight", "1", "--server-battles", "1"], tmp_path)
+    [row] = result.results["rows"]
+    # the env and the runner played the same battle (else the run fails), and so did both transports
+    assert row["steps"] > 0 and [s["transport"] for s in result.results["server"]] == ["HTTP", "WebSocket"]
+    assert len({s["steps"] for s in result.results["server"]}) == 1
