@@ -114,3 +114,9 @@ def test_env_smallest(tmp_path: Path) -> None:
     # the env and the runner played the same battle (else the run fails), and so did both transports
     assert row["steps"] > 0 and [s["transport"] for s in result.results["server"]] == ["HTTP", "WebSocket"]
     assert len({s["steps"] for s in result.results["server"]}) == 1
+
+
+@pytest.mark.process
+def test_env_server_memory_smallest(tmp_path: Path) -> None:
+    result = _run("env_server_memory", ["--episodes", "2", "--max-turns", "1", "--every", "1"], tmp_path)
+    assert [p["episode"] for p in result.results["series"]] == [0, 1, 2] and result.results["steps"] > 0

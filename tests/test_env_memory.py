@@ -3,7 +3,7 @@ reaches. Each episode used to freeze the whole heap out of the collector while i
 ``gc.freeze``): whatever was alive when it started (the last episode's poke-env player and battle tracker, whose last
 references go a moment later) was never walked again, and unfreezing at the episode's end put it in the oldest
 generation uncounted, so no full collection ever came for it: ~16 kB an episode, linear over 2,500
-(``scripts/bench_env_server_memory.py``). Played on the real simulator, through the server's own episode table."""
+(``python -m benchmarks.env_server_memory``). Played on the real simulator, through the server's own episode table."""
 
 from __future__ import annotations
 
