@@ -1,8 +1,8 @@
 """Judge the shipped value model on fresh battles against the HP logistic (issue 62, "what it must show").
 
-    .venv/bin/python scripts/eval_value_model.py [--battles 1200] [--doc]
+    .venv/bin/python scripts/eval_value_model.py [--battles 2000] [--doc]
 
-Plays ``--battles`` fresh battles per format (gen9randombattle and gen4randombattle; seeds 900000 and 950000 on,
+Plays ``--battles`` fresh battles per format (gen9randombattle and gen4randombattle; seeds 1200000 and 1250000 on,
 which no other script plays), the pairings cycling through all nine ordered pairs of the baselines (heuristic,
 maxdamage, random), and reads p1's chance at every decision from the shipped model
 (``wolfeclick.analysis.value_model``) and from the two HP logistics whose coefficients its card carries (fitted on
@@ -31,43 +31,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from scripts.benchdoc import write_section  # noqa: E402
-from scripts.train_value_model import CACHE, POLICIES, cache_path, fewer, load_group, play_group, public_gaps, save_group  # noqa: E402
+from scripts.train_value_model import CACHE, CALIBRATION_SEEDS, POLICIES, play_pairings, public_gaps  # noqa: E402
 from wolfeclick.analysis import value_model as vm  # noqa: E402
-from wolfeclick.sim.process import SimPool  # noqa: E402
 
 DOC = ROOT / "docs" / "value-model.md"
 HEADING = "## Judged on fresh battles (issue 62)"
-FORMATS = {"gen9randombattle": 900_000, "gen4randombattle": 950_000}
-"""Each format's first seed; pairing ``n`` plays from ``first + n * 5000``. The seeds 800000 and 850000 on were the
-first evaluation's (issue 62): the models since were chosen on them (``--first-seeds 800000,850000``), so the
-verdicts come from these, which no training, choice or other script has played."""
-PAIRS = tuple((p1, p2) for p1 in POLICIES for p2 in POLICIES)
+FORMATS = {"gen9randombattle": 1_200_000, "gen4randombattle": 1_250_000}
+"""Each format's first seed; pairing ``n`` plays from ``first + n * 5000`` (``train_value_model.play_pairings``).
+Spent blocks: 800000 and 850000 on were the first evaluation's (issue 62) and the models since were chosen on them;
+900000 and 950000 on were the second round's verdicts, which found the model overconfident, and so led to
+calibrating on battles in this mix (``train_value_model.CALIBRATION_SEEDS``, 1100000 and 1150000 on). The verdicts
+come from these, which no training, calibration, choice or other script has played (``--first-seeds`` reads the
+others)."""
+assert not set(FORMATS.values()) & set(CALIBRATION_SEEDS.values())
 BIN_GOAL, BIN_FLOOR = 0.03, 300
 RESAMPLES = 2000
-
-
-async def play(count: int, in_flight: int, cache: Path | None, seeds: dict[str, int]) -> list[dict]:
-    """``count`` battles per format, one group per (format, pairing), every pairing getting its share in turn (a
-    larger count than a cached run's plays only the seeds after it)."""
-    battles: list[dict] = []
-    async with SimPool(2) as pool:
-        for fmt, first in seeds.items():
-            for n, (p1, p2) in enumerate(PAIRS):
-                share = count // len(PAIRS) + (n < count % len(PAIRS))
-                start = first + n * 5_000
-                path = cache_path(cache, fmt, p1, p2, share, start) if cache is not None else None
-                if path is not None and path.exists():
-                    group = load_group(path, n)
-                else:
-                    kept = fewer(cache, fmt, p1, p2, share, start) if cache is not None else []
-                    group = [{**b, "group": n} for b in kept] + await play_group(
-                        pool, fmt, p1, p2, share - len(kept), start + len(kept), in_flight, n)
-                    print(f"  {fmt} {p1} vs {p2}: {len(group)} battles, load {os.getloadavg()[0]:.1f}", flush=True)
-                    if path is not None:
-                        save_group(path, group)
-                        group = load_group(path, n)
-                battles += [{**b, "format": fmt, "pairing": "self-play" if p1 == p2 else "uneven"} for b in group]
-    return battles
 
 
 def interval(per: np.ndarray) -> tuple[float, float, float]:
@@ -104,7 +82,7 @@ def bin_intervals(subset: list[dict]) -> tuple[np.ndarray, np.ndarray]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--battles", type=int, default=1200, help="per format (at least 300 for the verdicts)")
+    parser.add_argument("--battles", type=int, default=2000, help="per format (at least 300 for the verdicts)")
     parser.add_argument("--in-flight", type=int, default=8)
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--no-cache", action="store_true")
@@ -117,7 +95,7 @@ def main() -> None:
     args = parser.parse_args()
     started, load = time.perf_counter(), os.getloadavg()
     seeds = dict(zip(FORMATS, (int(s) for s in args.first_seeds.split(","))))
-    battles = asyncio.run(play(args.battles, args.in_flight, None if args.no_cache else args.cache, seeds))
+    battles = asyncio.run(play_pairings(args.battles, args.in_flight, None if args.no_cache else args.cache, seeds))
     played = time.perf_counter() - started
     if args.play_only:
         print(f"{len(battles)} battles ready in {played:.0f} s")
@@ -158,6 +136,7 @@ def main() -> None:
         ps, ys = np.concatenate([x["model"] for x in subset]), np.concatenate([x["ys"] for x in subset])
         lows, highs = bin_intervals(subset)
         rows = []
+        mirrored = reliability(np.concatenate([ps, 1 - ps]), np.concatenate([ys, 1 - ys]))
         for i, (count, predicted, observed) in enumerate(reliability(ps, ys)):
             judged = count >= BIN_FLOOR
             ok = not judged or abs(predicted - observed) <= BIN_GOAL
@@ -165,7 +144,8 @@ def main() -> None:
             rows.append(f"| {i / 10:.1f}–{(i + 1) / 10:.1f} | {count} | "
                         + (f"{predicted:.3f} | {observed:.3f} | {observed - predicted:+.3f} "
                            f"[{lows[i]:+.3f}, {highs[i]:+.3f}] | " if count else "– | – | – | ")
-                        + ("within 0.03" if judged and ok else "**off**" if judged else f"under {BIN_FLOOR}") + " |")
+                        + ("within 0.03" if judged and ok else "**off**" if judged else f"under {BIN_FLOOR}")
+                        + f" | {mirrored[i][2] - mirrored[i][1]:+.3f} |")
         widths = [(high - low) / 2 for (count, _, _), low, high in zip(reliability(ps, ys), lows, highs)
                   if count >= BIN_FLOOR]
         widest = max(widths) if widths else float("nan")
@@ -175,11 +155,11 @@ def main() -> None:
                       f"of the battles, so ±{BIN_GOAL} would take about "
                       f"{int(round(len(subset) * (widest / BIN_GOAL) ** 2, -2))} battles of this format.\n\n"
                       "| bin | decisions | predicted | observed | gap (observed less predicted) [95%] | "
-                      "verdict |\n| --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows))
+                      "verdict | gap, both seats |\n| --- | --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows))
     end = os.getloadavg()
     met_all = all(met for _, met in verdicts)
     text = (f"{HEADING}\n\n`.venv/bin/python scripts/eval_value_model.py"
-            f"{f' --battles {args.battles}' if args.battles != 1200 else ''}{' --doc' if args.doc else ''}`: "
+            f"{f' --battles {args.battles}' if args.battles != 2000 else ''}{' --doc' if args.doc else ''}`: "
             f"{len(battles)} fresh battles ({sum(len(x['ys']) for x in battles)} decisions; {args.battles} per "
             f"format, every ordered pairing of {', '.join(POLICIES)} in turn, seeds "
             f"{', '.join(f'{s} on ({f})' for f, s in seeds.items())}), in {played:.0f} s (played, or read from the "
@@ -202,7 +182,11 @@ def main() -> None:
             + "; ".join(f"{name}: {'met' if met else 'not met'}" for name, met in verdicts) + ").\n\n"
             f"Reliability of the value model (ten bins of its prediction); goal: every bin of at least {BIN_FLOOR} "
             f"decisions within {BIN_GOAL} of the diagonal: **{'met' if bins_ok else 'not met'}**. Each gap's interval comes from "
-            "resampling whole battles, as above: a bin's decisions come from far fewer battles than their count.\n\n"
+            "resampling whole battles, as above: a bin's decisions come from far fewer battles than their count. The last "
+            "column is not the goal's rule, a reading aid: the same gap with every decision counted from both seats "
+            "(p1's chance and outcome, and p2's: 1 − p and 1 − y), which a symmetric model allows; it takes out how "
+            "far this sample's p1 won more or less than half (every pairing is played both ways round, so that lean is the "
+            "sample's; a symmetric model cannot follow it).\n\n"
             + "\n\n".join(tables) + "\n")
     print(text)
     if args.doc:

@@ -5,10 +5,12 @@
 Plays seeded battles between the rollout policies (``--mix FORMAT:P1:P2:COUNT``, repeatable; default below), reads
 every decision's public state with ``wolfeclick.analysis.value_model.decision_rows`` and labels it with how its
 battle ended (p1 a win 1, a loss 0, a tie or turn limit ½): the rollout policies' own outcomes, which is what the
-K-rollout estimate estimates too. Every fifth battle of each mix is held out for validation; the model is fitted on
-the rest (full-batch Adam, ``wolfeclick.analysis.value_model.fit``) and written with its card: the recipe, the data
-and the validation Brier scores beside a logistic regression on the same features, a logistic fit on the HP gap and
-the base rate. ``--doc`` rewrites the measured section of docs/value-model.md.
+K-rollout estimate estimates too. Every fifth battle of each mix is held out for validation and every first kept out
+of the fit; the model is fitted on the other three (full-batch Adam, ``wolfeclick.analysis.value_model.fit``), its
+temperature on the calibration battles (``--calibration``: by default fresh battles in the evaluation's mix of
+pairings, ``CALIBRATION_SEEDS``), and it is written with its card: the recipe, the data and the validation Brier
+scores beside a logistic regression on the same features, a logistic fit on the HP gap and the base rate. ``--doc``
+rewrites the measured section of docs/value-model.md.
 
 Deterministic: battle seeds are fixed (from 100000 up: apart from bench_calibration's 1000s and 2000s), BLAS runs
 on one thread, and the file holds no dates or timings, so the same recipe gives the same bytes on one machine.
@@ -48,7 +50,8 @@ FIRST_SEED = 100_000
 GROUP_SEEDS = 10_000
 """Group ``i`` of the mix plays seeds ``FIRST_SEED + i * GROUP_SEEDS`` on: a group's battles do not move when
 another group's count changes (the calibration bench plays 1000s and 2000s, the value-model bench 3000s and the
-evaluation 800000 on and, since issue 62's second round, 900000 on)."""
+evaluation 800000 on, since issue 62's second round 900000 on and since its third 1200000 on; the calibration
+battles play 1100000 on)."""
 POLICIES = ("heuristic", "maxdamage", "random")
 FORMATS = ("gen9randombattle", "gen4randombattle")
 SELF_PLAY = {"gen9randombattle": 2700, "gen4randombattle": 1800}
@@ -60,8 +63,20 @@ alone, mostly gen9, and was worse than an HP logistic on uneven pairings): heuri
 estimate plays) the most, each other pairing, both ways round, 120 battles per format. A battle takes about
 0.1 s of wall time on two quiet cores, 0.3 s on a busy one."""
 VALIDATE_EVERY = 5
-"""Of every five battles of a group, the fifth is held out for validation and the first for the calibration (the
-temperature): the model is fitted on the other three."""
+"""Of every five battles of a group, the fifth is held out for validation and the first kept out of the fit (until
+issue 62's third round it was the calibration fold; ``--calibration fold`` uses it so again): the model is fitted on
+the other three."""
+PAIRS = tuple((p1, p2) for p1 in POLICIES for p2 in POLICIES)
+PAIRING_SEEDS = 5_000
+"""In a block of battles in the evaluation's mix (``play_pairings``), pairing ``n`` of ``PAIRS`` plays from the
+format's first seed + ``n * PAIRING_SEEDS``."""
+CALIBRATION_SEEDS = {"gen9randombattle": 1_100_000, "gen4randombattle": 1_150_000}
+CALIBRATION_BATTLES = 900
+"""The temperature's battles (issue 62, third round): per format, every ordered pairing of the baselines in equal
+share (100 each), the mix ``scripts/eval_value_model.py`` judges in, on seeds no other script plays. The first of
+every five training battles (the old calibration fold) is two thirds heuristic self-play; fitted there the
+temperature sharpened the model (T = 0.820) and the fresh evaluation, two thirds uneven pairings, found it
+overconfident on both sides. ``--calibration fold`` fits it there again (the second round's file)."""
 CACHE = ROOT / "tmp" / "value-model-battles"
 
 
@@ -147,6 +162,31 @@ def fewer(cache: Path, fmt: str, p1: str, p2: str, count: int, first: int) -> li
     return load_group(max(sizes)[1], 0) if sizes else []
 
 
+async def play_pairings(count: int, in_flight: int, cache: Path | None, seeds: dict[str, int]) -> list[dict]:
+    """``count`` battles per format of ``seeds`` (format: first seed), one group per (format, pairing of ``PAIRS``),
+    every pairing getting its share in turn (a larger count than a cached run's plays only the seeds after it): the
+    evaluation's mix, which the calibration battles share."""
+    battles: list[dict] = []
+    async with SimPool(2) as pool:
+        for fmt, first in seeds.items():
+            for n, (p1, p2) in enumerate(PAIRS):
+                share = count // len(PAIRS) + (n < count % len(PAIRS))
+                start = first + n * PAIRING_SEEDS
+                path = cache_path(cache, fmt, p1, p2, share, start) if cache is not None else None
+                if path is not None and path.exists():
+                    group = load_group(path, n)
+                else:
+                    kept = fewer(cache, fmt, p1, p2, share, start) if cache is not None else []
+                    group = [{**b, "group": n} for b in kept] + await play_group(
+                        pool, fmt, p1, p2, share - len(kept), start + len(kept), in_flight, n)
+                    print(f"  {fmt} {p1} vs {p2}: {len(group)} battles, load {os.getloadavg()[0]:.1f}", flush=True)
+                    if path is not None:
+                        save_group(path, group)
+                        group = load_group(path, n)
+                battles += [{**b, "format": fmt, "pairing": "self-play" if p1 == p2 else "uneven"} for b in group]
+    return battles
+
+
 async def play(mix: list[tuple[str, str, str, int]], in_flight: int, cache: Path | None,
                first_seed: int = FIRST_SEED) -> list[dict]:
     """Every battle of the mix, group by group in seed order (read from ``cache`` when it holds the group)."""
@@ -194,27 +234,36 @@ def main() -> None:
                         help="where each group's rows are kept once played (git-ignored tmp/ by default)")
     parser.add_argument("--no-cache", action="store_true", help="play every battle again, keep nothing")
     parser.add_argument("--play-only", action="store_true", help="play (and cache) the battles, fit nothing")
+    parser.add_argument("--calibration", choices=("fresh", "fold"), default="fresh",
+                        help=f"the temperature's battles: fresh ones in the evaluation's mix ({CALIBRATION_BATTLES} "
+                             "per format from CALIBRATION_SEEDS; the default) or the first of every five training "
+                             "battles (the training mix; issue 62's second round)")
     parser.add_argument("--out", type=Path, default=vm.MODEL_PATH)
     parser.add_argument("--doc", action="store_true", help=f"rewrite '{HEADING}' in docs/value-model.md")
     args = parser.parse_args()
     mix = parse_mix(args.mix or list(MIX))
 
     started, load = time.perf_counter(), os.getloadavg()
-    battles = asyncio.run(play(mix, args.in_flight, None if args.no_cache else args.cache))
+    cache = None if args.no_cache else args.cache
+    battles = asyncio.run(play(mix, args.in_flight, cache))
+    fresh = (asyncio.run(play_pairings(CALIBRATION_BATTLES, args.in_flight, cache, CALIBRATION_SEEDS))
+             if args.calibration == "fresh" else [])
     played = time.perf_counter() - started
     if args.play_only:
         print(f"{len(battles)} battles ready in {played:.0f} s")
         return
     counts: dict[int, int] = {}
     train: list[dict] = []
-    calibrate: list[dict] = []
+    first_fold: list[dict] = []
     held: list[dict] = []
     for battle in battles:
         counts[battle["group"]] = counts.get(battle["group"], 0) + 1
         fold = counts[battle["group"]] % VALIDATE_EVERY
-        (held if fold == 0 else calibrate if fold == 1 else train).append(battle)
+        (held if fold == 0 else first_fold if fold == 1 else train).append(battle)
+    calibrate = fresh if args.calibration == "fresh" else first_fold
     rows, ys, hp = stack(train)
-    options = "".join(f" --mix {m}" for m in args.mix or []) + "".join(
+    options = "".join(f" --mix {m}" for m in args.mix or []) + (
+        " --calibration fold" if args.calibration == "fold" else "") + "".join(
         f" --{name} {value}" for name, value, default in (("units", args.units, 8), ("steps", args.steps, 1500),
                                                           ("l2", args.l2, 1e-2), ("seed", args.seed, 0))
         if value != default)
@@ -222,6 +271,8 @@ def main() -> None:
     raw = vm.fit(rows, ys, units=args.units, steps=args.steps, l2=args.l2, seed=args.seed)
     crows, cys, _ = stack(calibrate)
     t = vm.fit_temperature(raw, crows, cys)
+    frows, fys, _ = stack(first_fold)
+    t_fold = vm.fit_temperature(raw, frows, fys)
     fitted = time.perf_counter() - fit_started
     logistic = vm.fit(rows, ys, units=0, steps=args.steps, l2=args.l2, seed=args.seed)
     from scripts.bench_calibration import fit_logistic  # the HP-gap baseline, as the calibration bench fits it
@@ -236,7 +287,15 @@ def main() -> None:
             "calibration": {"kind": "temperature", "temperature": round(t, 6), "battles": len(calibrate),
                             "decisions": int(len(cys)),
                             "how": "the fitted score divided by T (the linear and output weights), T of least log "
-                                   "loss on the calibration fold"},
+                                   "loss on the calibration battles",
+                            **({"battles_from": "fresh battles in the evaluation's mix (every ordered pairing "
+                                                "in equal share), on seeds no other script plays",
+                                "per_format": CALIBRATION_BATTLES, "seeds": CALIBRATION_SEEDS,
+                                "pairing_seeds": PAIRING_SEEDS, "pairings": [f"{p1}:{p2}" for p1, p2 in PAIRS]}
+                               if args.calibration == "fresh" else
+                               {"battles_from": "the first of every five battles of each training group (the "
+                                                "training mix)"}),
+                            "temperature_on_first_fold": round(t_fold, 6)},
             "hp_logistic": {"a": round(a, 6), "b": round(b, 6),
                             "reads": "p1's snapshot team HP less p2's (scripts/bench_calibration.py's hp_gap), "
                                      "fitted on the training battles"},
@@ -271,8 +330,15 @@ def main() -> None:
     summary = (f"`.venv/bin/python scripts/train_value_model.py{options}{' --doc' if args.doc else ''}`"
                f": {len(battles)} battles ({sum(len(b['rows']) for b in battles)} decisions) in {played:.0f} s "
                f"(played, or read from the cache of a run before), {len(train)} of them ({len(ys)} decisions) "
-               f"fitted and {len(calibrate)} ({len(cys)} decisions) calibrated in {fitted:.0f} s ({args.units} "
-               f"hidden units, {args.steps} steps, L2 {args.l2:g}; temperature {t:.3f}); the weights file is "
+               f"fitted and {len(calibrate)} "
+               + ("fresh ones in the evaluation's mix (seeds "
+                  + ", ".join(f"{s} on" for s in CALIBRATION_SEEDS.values()) + ", "
+                  if args.calibration == "fresh" else "of them (the first of every five, ")
+               + f"{len(cys)} decisions) calibrated in {fitted:.0f} s ({args.units} hidden units, {args.steps} "
+               f"steps, L2 {args.l2:g}; temperature {t:.3f}"
+               + (f", where the first of every five training battles would give {t_fold:.3f}"
+                  if args.calibration == "fresh" else "")
+               + "); the weights file is "
                f"{len(text.encode()) / 1024:.1f} KiB. On {platform.machine()} with {os.cpu_count()} cores, load "
                f"average {load[0]:.1f} at the start and {end[0]:.1f} at the end (a shared machine: the times move "
                "with it, the weights do not).\n\nValidation (every fifth battle of each group, never fitted nor "
