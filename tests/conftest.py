@@ -130,7 +130,6 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "test_ladder.py": ("battles",),
     "test_live_battle.py": ("battles", "process"),
     "test_live_same_battle_id.py": ("battles",),
-    "test_llm_bench.py": ("torch",),
     "test_llm_policy.py": ("torch",),
     "test_llm_scoring.py": ("torch",),
     "test_llm_v1_options.py": ("battles",),

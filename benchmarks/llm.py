@@ -1,5 +1,7 @@
-#!/usr/bin/env python3
 """Per-decision latency of the LLM policy's decoding: ``generate`` (the reference's sampling) vs ``score``.
+
+    .venv/bin/python -m benchmarks.llm --shape tiny --device cpu --threads 1   # anywhere, in about a minute
+    .venv/bin/python -m benchmarks.llm --shape 4b                              # on a GPU machine (CI never runs this)
 
 Builds a random-weight Qwen3 model — ``--shape 4b`` has Qwen3-4B-Instruct-2507's exact shape (hidden 2560, 36
 layers, 32 heads / 8 KV heads, head dim 128, intermediate 9728, vocabulary 151936, tied embeddings) — adds a LoRA
@@ -18,9 +20,8 @@ Prompt lengths: ``--recordings DIR`` takes ``prompt_tokens`` from recorded LLM d
 tokenizer); otherwise lengths come from the v1 golden battles' prompts (``tests/data/llm_v1_golden.json.gz``) at
 ``--chars-per-token`` (default 3.0, an estimate for Qwen's tokenizer on this text). Goals (4B shape, nf4, adapter
 active, CUDA): ≤ 60 ms per decision for one battle and ≤ 15 ms amortised over 16 battles, in ``score`` mode.
-
-    python scripts/bench_llm.py --shape 4b                 # on a GPU machine (CI never runs this)
-    python scripts/bench_llm.py --shape tiny --decisions 6 # on CPU, in seconds
+The tiny shape's runs are the ``llm`` benchmark (section "LLM decisions: tiny shape on cpu"), the 4B shape's
+``llm_4b`` ("LLM decisions: 4b shape on cuda"; ``benchmarks.llm_4b``).
 """
 
 from __future__ import annotations
@@ -37,13 +38,14 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from benchmarks import harness
+
 logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
 
+NAME = "llm"
+HEADING = "## LLM decisions: tiny shape on cpu"
 SHAPES: dict[str, dict[str, Any]] = {
     "4b": dict(hidden_size=2560, num_hidden_layers=36, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
                intermediate_size=9728, vocab_size=151936, tie_word_embeddings=True, max_position_embeddings=40960,
@@ -52,7 +54,7 @@ SHAPES: dict[str, dict[str, Any]] = {
                  intermediate_size=128, vocab_size=4096, tie_word_embeddings=True, max_position_embeddings=4096),
 }
 LORA_MODULES = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-GOLDEN = ROOT / "tests" / "data" / "llm_v1_golden.json.gz"
+GOLDEN = harness.ROOT / "tests" / "data" / "llm_v1_golden.json.gz"
 V1_OVERHEAD_CHARS = 330  # system prompt + chat template around the user message
 CANDIDATE_CHARS = 44     # '{"action": "move", "choice": "closecombat"}'
 
@@ -67,7 +69,8 @@ def build_checkpoint(shape: str, folder: Path, device: str, lora_r: int, seed: i
     config = Qwen3Config(**SHAPES[shape], bos_token_id=None, eos_token_id=2, pad_token_id=0)
     dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
     with torch.device(device):
-        model = Qwen3ForCausalLM(config).to(dtype).eval()
+        built: Any = Qwen3ForCausalLM(config)  # transformers' own annotations of .to() do not fit a dtype
+        model = built.to(dtype).eval()
     base, adapter = folder / "base", folder / "adapter"
     model.save_pretrained(base)
     peft_model = get_peft_model(model, LoraConfig(r=lora_r, lora_alpha=lora_r, target_modules=LORA_MODULES,
@@ -76,7 +79,7 @@ def build_checkpoint(shape: str, folder: Path, device: str, lora_r: int, seed: i
         for name, param in peft_model.named_parameters():
             if "lora_B" in name:
                 param.normal_(0.0, 0.02)
-    peft_model.save_pretrained(adapter)
+    peft_model.save_pretrained(str(adapter))
     del peft_model, model
     if device.startswith("cuda"):
         torch.cuda.empty_cache()
@@ -121,9 +124,8 @@ def timed(fn: Callable[[], Any], device: str) -> float:
 
 
 def summary(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    return {"median": round(statistics.median(ordered), 2), "mean": round(statistics.fmean(ordered), 2),
-            "p90": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))], 2), "n": len(ordered)}
+    return {"median": round(statistics.median(values), 2), "mean": round(statistics.fmean(values), 2),
+            "p90": round(harness.percentile(values, 0.9), 2), "n": len(values)}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -179,7 +181,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     separate = reference_scores(model, prompt, cands, handle.adapter)
     report["score_check_max_abs_diff"] = max(abs(sum(a) - sum(b)) for a, b in zip(shared, separate))
 
-    gen_kw = {k: REFERENCE_SAMPLING[k] for k in ("samples", "max_new_tokens", "temperature", "top_p", "top_k")}
+    gen_kw: dict[str, Any] = {k: REFERENCE_SAMPLING[k] for k in ("samples", "max_new_tokens", "temperature", "top_p", "top_k")}
 
     def score_batch(n: int) -> Callable[[], Any]:
         reqs = [ScoreRequest(*decision(), adapter=ckpt_adapter) for _ in range(n)]
@@ -249,8 +251,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = harness.parser(__doc__.split("\n\n")[0])
     parser.add_argument("--shape", choices=sorted(SHAPES), default="4b")
     parser.add_argument("--quant", choices=["none", "nf4", "int8"], default=None,
                         help="default: nf4 on CUDA, none on CPU (the loader's own default)")
@@ -266,36 +268,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--skip-hf", action="store_true", help="skip the reference's model.generate timing")
     parser.add_argument("--workdir", default=None, help="where to write the random checkpoint (default: a temp dir)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="also write the report as JSON here")
-    parser.add_argument("--doc", action="store_true", help="also rewrite this shape's section of docs/benchmarks.md")
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    report = run(args)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
-    if args.doc:
-        from scripts.benchdoc import write_section
-
-        heading, body = markdown_section(report, argv if argv is not None else sys.argv[1:])
-        write_section(heading, body)
-    return 0
+def render(result: harness.Result) -> str:
+    """The report as its docs/benchmarks.md section (the tiny shape's; ``benchmarks.llm_4b`` heads the 4B one)."""
+    return section(HEADING, result)
 
 
-def markdown_section(report: dict[str, Any], argv: list[str]) -> tuple[str, str]:
-    """The report as a docs/benchmarks.md section (one per shape and device)."""
-    heading = f"## LLM decisions: {report['shape']} shape on {report['device']}"
-    machine = report.get("gpu") or f"{os.cpu_count()} CPU cores, {report['torch_threads']} torch thread(s)"
+def section(heading: str, result: harness.Result) -> str:
+    report = result.results
+    machine = report.get("gpu") or f"{report['device']}, {report['torch_threads']} torch thread(s)"
     lines = [
         heading, "",
-        f"`scripts/bench_llm.py` on {machine}; {report['quant']} weights ({report['dtype']}), LoRA r={report['lora_r']} "
+        f"`{result.command}` on {machine}; {report['quant']} weights ({report['dtype']}), LoRA r={report['lora_r']} "
         f"active; prompts: {report['prompts']} (median {report['prompt_tokens']['median']:.0f} tokens, median "
         f"{report['candidates_per_decision']['median']:.0f} legal actions).", "",
+        harness.describe(result), "",
         "| decoding | ms per decision (median) | p90 |", "| --- | --- | --- |",
     ]
     for name, row in report["results"].items():
@@ -307,8 +296,18 @@ def markdown_section(report: dict[str, Any], argv: list[str]) -> tuple[str, str]
               f"scores match separate scoring within {report['score_check_max_abs_diff']:.1e}."]
     if "goals" in report:
         lines.append(f"Goals: {report['goals']}.")
-    lines += ["", "Reproduce: `.venv/bin/python scripts/bench_llm.py " + " ".join(argv) + "`", ""]
-    return heading, "\n".join(lines)
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with harness.measure() as measured:
+        report = run(args)
+    params = {k: v for k, v in vars(args).items() if k not in ("results", "workdir")}
+    harness.finish("llm_4b" if args.shape == "4b" else NAME, argv, params, report, measured, args.results)
+    return 0
 
 
 if __name__ == "__main__":
