@@ -138,3 +138,11 @@ def test_llm_smallest(tmp_path: Path) -> None:
     assert report["score_check_max_abs_diff"] < 1e-4
     assert report["score_not_slower_than_generate"] in (True, False)  # timed: reported, not asserted here
     assert results["batcher x4"]["mean_batch"] >= 1.0
+
+
+@pytest.mark.ray
+def test_ray_tournament_smallest(tmp_path: Path) -> None:
+    result = _run("ray_tournament", ["--pairs", "1", "--repeats", "1", "--concurrency", "2", "--workers", "1"], tmp_path)
+    r = result.results
+    # every run's results.jsonl was byte-identical (else the run fails)
+    assert r["battles"] == 6 and set(r["best"]) == {"local", "ray"} and [s["count"] for s in r["scale"]] == [1]
