@@ -112,10 +112,13 @@ def main() -> int:
     started_busy, started_at, began_wall = machine_busy(), time.monotonic(), time.time()
     try:
         with running_app(root, env={"WOLFECLICK_APP_SESSION_IDLE_S": f"{args.session_idle_s:g}"}) as (url, pid):
+            pages: list[Any] = []
+
             def client(address: str) -> Any:
-                """A new page (a Gradio session) of the visitor at ``address``."""
-                return Client(url, verbose=False, headers={"X-Forwarded-For": address},
-                              httpx_kwargs={"timeout": 300})
+                """A new page (a Gradio session) of the visitor at ``address``; closed when the load ends."""
+                page = Client(url, verbose=False, headers={"X-Forwarded-For": address}, httpx_kwargs={"timeout": 300})
+                pages.append(page)
+                return page
 
             stepper = client(STEPPER)
             total = stepper.predict(stepped, 0, "p1", api_name="/replay_turn")["steps"]
@@ -138,8 +141,12 @@ def main() -> int:
                 page = client(HOG)
                 while not stop.is_set():
                     try:
-                        for event in page.submit("heuristic", "random", "gen9randombattle", seed, 300,
-                                                        api_name="/battle_stream"):
+                        job = page.submit("heuristic", "random", "gen9randombattle", seed, 300,
+                                          api_name="/battle_stream")
+                        for event in job:
+                            if stop.is_set():  # A leaves the page: its battle is not watched any more
+                                job.cancel()
+                                break
                             if isinstance(event, dict) and "error" in event:
                                 note("live refused" if "limit per visitor" in event["error"] else "live error")
                                 stop.wait(2)
@@ -157,10 +164,12 @@ def main() -> int:
                 while not stop.is_set():
                     try:
                         seen: list[Any] = []
-                        for update in page.submit(["random", "maxdamage", "heuristic"], per_pairing,
-                                                  "gen9randombattle", "1", "score", "local", api_name="/compare_run"):
+                        job = page.submit(["random", "maxdamage", "heuristic"], per_pairing, "gen9randombattle", "1",
+                                          "score", "local", api_name="/compare_run")
+                        for update in job:
                             seen[:] = [update]
                             if stop.is_set():
+                                job.cancel()
                                 break
                         last = seen[0] if seen else None
                         refused = "limit per visitor" in json.dumps(last, ensure_ascii=False, default=str)
@@ -177,7 +186,7 @@ def main() -> int:
                     seen: list[str] = []
                     number += 1
                     page_event(url, "analysis_start", [analysed, bounds.max_k, "both"], f"hog-analyst-{number}",
-                               seen=seen, headers={"X-Forwarded-For": HOG}).join(60)
+                               seen=seen, headers={"X-Forwarded-For": HOG}, leave=stop).join()
                     note("analysis refused" if "limit per visitor" in " ".join(seen) else "analysis ran")
                     stop.wait(5)
 
@@ -237,11 +246,17 @@ def main() -> int:
             time.sleep(5)
             while time.monotonic() < deadline:
                 steps_loaded.append(step_once())
-            stop.set()
+            stop.set()  # every visitor leaves: streams cancelled or closed, then the pages
             for job in jobs:
                 job.join(120)
+            for page in pages:
+                page.close()
             loaded_rss = rss_mb(pid)
-            time.sleep(quiet_s)  # quiet: does the serving process return near its idle figure?
+            quiet: list[float] = []  # quiet: does the serving process return near its idle figure?
+            quiet_began = time.monotonic()
+            while time.monotonic() - quiet_began < quiet_s:
+                quiet.append(rss_mb(pid))
+                time.sleep(min(10.0, max(0.0, quiet_s - (time.monotonic() - quiet_began))))
             quiet_rss = rss_mb(pid)
             gradio_temp = Path(tempfile.gettempdir(), "gradio")  # shared by every app on the machine: count ours
             temp_uploads = sum(p.stat().st_size for p in gradio_temp.rglob("*")
@@ -275,7 +290,8 @@ def main() -> int:
         f"What A got: {', '.join(f'{k} {v}' for k, v in sorted(said.items()))}.", "",
         f"Serving process RSS: {idle_rss:.0f} MB idle, peak {peak:.0f} MB, {loaded_rss:.0f} MB when the load "
         f"stopped, {quiet_rss:.0f} MB after {quiet_s:.0f} s of quiet (goal ≤ 600 MB; the app dropped sessions "
-        f"idle for {args.session_idle_s:g} s); in the run's last quarter it ranged "
+        f"idle for {args.session_idle_s:g} s; every 10 s of the quiet: {', '.join(f'{q:.0f}' for q in quiet)} MB; "
+        "every visitor had left: its streams cancelled or closed, its pages closed); in the run's last quarter it ranged "
         f"{min(late):.0f}–{max(late):.0f} MB; its children (simulators, the upload "
         f"checker) peaked at {peak_children:.0f} MB together. This run left {temp_uploads:.0f} MB in Gradio's temporary "
         "folder (files older than an hour are deleted every 10 minutes). An upload the client could not send counts "

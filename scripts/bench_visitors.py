@@ -50,10 +50,12 @@ def longest_sample() -> str:
 
 
 def page_event(url: str, name: str, data: list[Any], session: str, read: bool = True,
-               seen: list[str] | None = None, headers: dict[str, str] | None = None) -> Any:
+               seen: list[str] | None = None, headers: dict[str, str] | None = None,
+               leave: threading.Event | None = None) -> Any:
     """Join the queue for the page event ``name`` as the browser does (``/gradio_api/queue/join`` by its index: the
     analysis is a page event, not a named API endpoint) and return a thread reading its stream to the end (each
-    message's line into ``seen``)."""
+    message's line into ``seen``), or until ``leave`` is set: then it closes the stream, as a visitor who closes the
+    page does (the app stops a job whose visitor has gone)."""
     import httpx
 
     config = httpx.get(url + "config", timeout=30, headers=headers).json()
@@ -71,7 +73,7 @@ def page_event(url: str, name: str, data: list[Any], session: str, read: bool = 
             for line in stream.iter_lines():
                 if seen is not None and line.strip():
                     seen.append(line)
-                if '"process_completed"' in line:
+                if '"process_completed"' in line or (leave is not None and leave.is_set()):
                     return
 
     reader = threading.Thread(target=drain if read else lambda: None, daemon=True)
