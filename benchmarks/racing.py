@@ -66,12 +66,13 @@ def cached(cache: Path, number: int) -> Path:
     return cache / f"battle-{number}.json"
 
 
-async def collect(numbers: Sequence[int], cache: Path, processes: int, spec: str, k: int) -> None:
-    """Play and keep the winners of battles ``numbers`` not yet in ``cache``."""
+async def collect(numbers: Sequence[int], cache: Path, processes: int, spec: str, k: int) -> int:
+    """Play and keep the winners of battles ``numbers`` not yet in ``cache``; returns the rollouts played."""
     from wolfeclick.analysis.sim_rollout import rollout_policy
 
     cache.mkdir(parents=True, exist_ok=True)
     policy = rollout_policy(spec)
+    count = 0
     async with SimPool(processes) as pool:
         for number in numbers:
             if cached(cache, number).exists():
@@ -86,6 +87,7 @@ async def collect(numbers: Sequence[int], cache: Path, processes: int, spec: str
                 actions = recording.turns[step].decisions["p1"].legal_actions
                 tasks = [_Task(step)] + [_Task(step, "p1", a) for a in actions]
                 done = await asyncio.gather(*[player.many(t, range(k)) for t in tasks])
+                count += k * len(tasks)
                 played = recording.turns[step].decisions["p1"].action
                 assert played is not None  # a recorded decision was made
                 rows.append({"step": step, "played": played.model_dump(),
@@ -96,6 +98,7 @@ async def collect(numbers: Sequence[int], cache: Path, processes: int, spec: str
                                                          "decisions": rows}))
             print(f"battle {number}: {len(steps)} decisions, {time.perf_counter() - started:.0f} s", file=sys.stderr,
                   flush=True)
+    return count
 
 
 def load(cache: Path, numbers: Sequence[int], spec: str, k: int) -> list[dict[str, Any]]:
@@ -246,14 +249,18 @@ def render(result: harness.Result) -> str:
     smaller = ""
     if (first, last) != DOCUMENTED or k != 64 or p["policy"] != "heuristic":
         run = result.run
-        played = r["variants"][0]["uniform_rollouts"] + k * n if r["variants"] else 0
-        per = run.cpu_s / max(1, played)
-        cores = run.cpu_s / max(run.wall_s, 1e-9)
+        # the rollouts this run played (a cache may have held some battles already): what its CPU time paid for
+        played = r.get("played", r["variants"][0]["uniform_rollouts"] + k * n if r["variants"] else 0)
+        cost = ""
+        if played:
+            per = run.cpu_s / played
+            cores = run.cpu_s / max(run.wall_s, 1e-9)
+            cost = (f", about {per * DOCUMENTED_ROLLOUTS / 60:.0f} CPU minutes at the {1000 * per:.0f} ms a rollout "
+                    f"this run's {played} cost, {per * DOCUMENTED_ROLLOUTS / cores / 60:.0f} minutes at the "
+                    f"{cores:.2f} of a core it had")
         smaller = (f" **A smaller run than the documented one** (`--battles {DOCUMENTED[0]} {DOCUMENTED[1]}`, 66 "
-                   f"decisions, heuristic rollouts at K = 64: {DOCUMENTED_ROLLOUTS} rollouts, about "
-                   f"{per * DOCUMENTED_ROLLOUTS / 60:.0f} CPU minutes at this run's {1000 * per:.0f} ms a rollout, "
-                   f"{per * DOCUMENTED_ROLLOUTS / cores / 60:.0f} minutes at the {cores:.2f} of a core this run had): "
-                   "the figures docs/analysis.md and the findings below quote are that run's, in this page at commit "
+                   f"decisions, heuristic rollouts at K = 64: {DOCUMENTED_ROLLOUTS} rollouts{cost}): the figures "
+                   "docs/analysis.md and the findings below quote are that run's, in this page at commit "
                    f"{DOCUMENTED_AT} (2026-12-05).")
     return "\n".join([
         HEADING,
@@ -297,8 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                        for a, n in zip(load(args.cache, both, args.policy, args.k), both)], args.k))
         return 0
     with harness.measure() as run:
-        asyncio.run(collect(numbers, args.cache, args.processes, args.policy, args.k))
-        results = report(load(args.cache, numbers, args.policy, args.k), args.k, args.batch)
+        played = asyncio.run(collect(numbers, args.cache, args.processes, args.policy, args.k))
+        results = {**report(load(args.cache, numbers, args.policy, args.k), args.k, args.batch), "played": played}
     harness.finish(NAME, argv, {"battles": args.battles, "cache": str(args.cache), "policy": args.policy, "k": args.k,
                                 "processes": args.processes, "batch": args.batch}, results, run, args.results)
     return 0
