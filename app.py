@@ -6,7 +6,7 @@ Recordings live in $WOLFECLICK_RECORDINGS (default ./recordings), comparisons in
 Models load on first use, never at start.
 """
 
-from wolfeclick.ui.serve import serve
+from wolfeclick.ui.app_process import serve
 
 if __name__ == "__main__":
     serve()

@@ -149,8 +149,8 @@ def start_section(recordings: Path, results: Path, starts: int, python: str = sy
             maps = Path(f"/proc/{proc.pid}/maps").read_text()
             mapped |= {lib for lib in ("libtorch", "libray") if lib in maps}
         print(f"cold start {times[-1]:.2f} s, idle RSS {rss[-1]:.0f} MB", flush=True)
-    as_app = "from wolfeclick.ui.serve import prepare_app_process\nprepare_app_process()\nimport gradio"
-    plain = "from wolfeclick.ui.serve import keep_unused_stacks_out\nkeep_unused_stacks_out()\nimport gradio"
+    as_app = "from wolfeclick.ui.app_process import prepare_app_process\nprepare_app_process()\nimport gradio"
+    plain = "from wolfeclick.ui.app_process import keep_unused_stacks_out\nkeep_unused_stacks_out()\nimport gradio"
     floor: list[float] = []  # importing Gradio as the app's process does: the part of a cold start the app cannot cut
     stock: list[float] = []  # a plain import, Gradio re-deriving its type stubs: what the app's process skips
     for _ in range(starts):

@@ -175,7 +175,7 @@ def app_probe(code: str, tmp_path: Path) -> str:
 def test_the_app_process_imports_no_training_mcp_model_or_ray_stack(tmp_path: Path) -> None:
     """What `python app.py` imports to build and serve the first page: none of the optional stacks, even in this venv
     where all of them (and mcp, through openenv-core) are installed."""
-    probe = ("import sys\nfrom wolfeclick.ui.serve import keep_unused_stacks_out\nkeep_unused_stacks_out()\n"
+    probe = ("import sys\nfrom wolfeclick.ui.app_process import keep_unused_stacks_out\nkeep_unused_stacks_out()\n"
              "import wolfeclick.ui.app as app\napp.build_app()\n"
              "print(' '.join(sorted(m for m in sys.modules if sys.modules[m] is not None and m.split('.')[0] in "
              "{'torch', 'transformers', 'peft', 'ray', 'trl', 'datasets', 'openenv', 'mcp', 'fastmcp', 'uvicorn'})))")
@@ -183,7 +183,7 @@ def test_the_app_process_imports_no_training_mcp_model_or_ray_stack(tmp_path: Pa
     assert out.strip() == ""
 
 
-@pytest.mark.parametrize("start", ["from wolfeclick.ui.serve import serve\nserve()",
+@pytest.mark.parametrize("start", ["from wolfeclick.ui.app_process import serve\nserve()",
                                    "from wolfeclick.cli import main\nmain(['app'])"], ids=["app.py", "wolfeclick app"])
 def test_the_app_process_rewrites_none_of_gradios_type_stubs(start: str, tmp_path: Path) -> None:
     """Gradio 6.31's component metaclass re-derives every component's ``.pyi`` stub (reads the source and the stub,

@@ -20,7 +20,7 @@ def add_app_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
-    from wolfeclick.ui.serve import serve
+    from wolfeclick.ui.app_process import serve
 
     # Gradio reads these when launch() is not told: the options are the variables, said on the command line
     if args.port is not None:
