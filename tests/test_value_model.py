@@ -247,6 +247,24 @@ def test_the_shipped_model_loads_and_a_file_for_other_features_is_refused(tmp_pa
         vm.model_from_json('{"schema": "something/1"}')
 
 
+def test_the_shipped_temperature_was_fitted_on_fresh_battles_in_the_evaluations_mix() -> None:
+    """Issue 62, third round: fitted on the training mix (two thirds heuristic self-play) the temperature sharpened
+    the model, and fresh battles in the evaluation's mix (every ordered pairing alike) found it overconfident. The
+    calibration battles are that mix, in both formats, on seeds apart from every training group's."""
+    card = vm.default_model().card
+    calibration = card["calibration"]
+    policies = ("heuristic", "maxdamage", "random")
+    assert calibration["pairings"] == [f"{p1}:{p2}" for p1 in policies for p2 in policies]
+    assert set(calibration["seeds"]) == {"gen9randombattle", "gen4randombattle"}
+    assert calibration["battles"] == 2 * calibration["per_format"] >= 2 * 9 * 50
+    blocks = [(first, first + len(calibration["pairings"]) * calibration["pairing_seeds"])
+              for first in calibration["seeds"].values()]
+    training = [(card["first_seed"] + i * card["group_seeds"], card["first_seed"] + (i + 1) * card["group_seeds"])
+                for i in range(len(card["mix"]))]
+    assert not any(a < d and c < b for a, b in blocks for c, d in training)  # no seed both trained and calibrated on
+    assert calibration["pairing_seeds"] * len(calibration["pairings"]) <= abs(np.subtract(*calibration["seeds"].values()))
+
+
 @pytest.mark.parametrize("name", ["showdown_replay.json", "showdown_hostile.log", "showdown_tierless.log"])
 def test_the_model_evaluates_an_imported_public_log(name: str) -> None:
     path = ROOT / "tests" / "data" / "interop" / name
