@@ -16,7 +16,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from wolfeclick.analysis.core import analyse, estimate, mistakes, option_table, turning_points
+from wolfeclick.analysis.core import AnalysisStopped, analyse, estimate, mistakes, option_table, turning_points
 from wolfeclick.analysis.rollout import RESET_LINE, Forks, lean_rollout, prefix_lines, rollout
 from wolfeclick.analysis.schema import ANALYSIS_SCHEMA, AnalysedDecision, Analysis, Estimate, load_analyses
 from wolfeclick.battle.branch import BranchError
@@ -166,6 +166,23 @@ def test_an_analysis_makes_each_rollout_only_when_a_slot_is_free(sample: Recordi
     assert max(most) <= estimates + 2 + 6  # the estimates, two playing, the run's own few (the pool's readers)
     assert analysis.to_json() == run(_analyse(sample, k=6, seed=5, steps=[11, 12], options=("p1",),
                                               concurrency=16)).to_json()
+
+
+def test_a_stopped_analysis_ends_with_its_error_and_plays_no_more(sample: Recording) -> None:
+    """Stop set after three rollouts: the analysis raises ``AnalysisStopped`` rather than waiting on slots; at
+    most the rollouts already playing finish."""
+    stop = asyncio.Event()
+    counted: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        counted.append(done)
+        if done >= 3:
+            stop.set()
+
+    with pytest.raises(AnalysisStopped):
+        run(_analyse(sample, k=6, seed=5, steps=[11, 12], options=("p1",), concurrency=2, progress=progress,
+                     stop=stop))
+    assert 3 <= len(counted) <= 3 + 2
 
 
 def test_a_seeded_racing_analysis_repeats_byte_for_byte_and_its_survivors_read_as_uniform(sample: Recording) -> None:

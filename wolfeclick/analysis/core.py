@@ -207,17 +207,15 @@ class _Player:
         try:
             for number in numbers:
                 await self.slots.acquire()
-                if failed:  # a rollout failed (or the analysis was stopped): the gather below raises it
+                if failed:  # a rollout failed (or the analysis was stopped): awaiting them below raises it
                     self.slots.release()
                     break
                 running.append(asyncio.ensure_future(self.one(task, number)))
                 running[-1].add_done_callback(done)
-            return list(await asyncio.gather(*running))
-        except BaseException:
-            for future in running:
-                future.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
+        except BaseException:  # cancelled while waiting for a slot
+            await _cancel_all(running)
             raise
+        return await _await_all(running)
 
     async def close(self) -> None:
         if self.forks is not None:
@@ -226,14 +224,22 @@ class _Player:
 
 async def _together(coroutines: list[Any]) -> list[Any]:
     """Await all, in order; if one fails (or we are cancelled), the others stop before the error goes on."""
-    running = [asyncio.ensure_future(c) for c in coroutines]
+    return await _await_all([asyncio.ensure_future(c) for c in coroutines])
+
+
+async def _await_all(running: list[asyncio.Future[Any]]) -> list[Any]:
+    """``running``'s results in order; if one fails (or we are cancelled), the others stop before the error goes on."""
     try:
         return list(await asyncio.gather(*running))
     except BaseException:
-        for future in running:
-            future.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+        await _cancel_all(running)
         raise
+
+
+async def _cancel_all(running: list[asyncio.Future[Any]]) -> None:
+    for future in running:
+        future.cancel()
+    await asyncio.gather(*running, return_exceptions=True)
 
 
 def _tally(outcomes: list[Outcome], side: str) -> Tally:
