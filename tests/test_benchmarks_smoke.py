@@ -146,3 +146,12 @@ def test_ray_tournament_smallest(tmp_path: Path) -> None:
     r = result.results
     # every run's results.jsonl was byte-identical (else the run fails)
     assert r["battles"] == 6 and set(r["best"]) == {"local", "ray"} and [s["count"] for s in r["scale"]] == [1]
+
+
+def test_import_logs_smallest(tmp_path: Path) -> None:
+    result = _run("import_logs", ["--n", "2", "--server-n", "2", "--distinct", "1", "--workers", "2"], tmp_path)
+    rows = result.results["rows"]
+    assert [(row["files"], row["output"]) for row in rows] == [
+        ("protocol logs", "–"), ("protocol logs", "same bytes"), ("server logs", "–"), ("server logs", "same bytes")]
+    assert all(row["result"].startswith(f"imported {row['n']} of {row['n']} files") for row in rows)
+    assert "re-simulated 2 server logs" in rows[-1]["result"]
