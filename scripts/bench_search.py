@@ -235,9 +235,10 @@ def report(results: Path) -> str:
             if f == fmt and b.startswith("search") and "(" not in a + b:
                 low, _ = wilson_interval(sum(scores), len(scores))
                 rate = sum(scores) / len(scores)
-                verdict = "met" if low > 0.5 else "not shown" if len(scores) < 200 else "missed"
-                goals.append(f"| {a} beats {b} | {fmt} | {score_cell(scores)} over {len(scores)} | {verdict}"
-                             + (" (too few battles)" if len(scores) < 200 else "") + " |")
+                few = len(scores) < 200
+                verdict = ("not shown (interval above ½, but too few battles)" if few and low > 0.5 else
+                           "not shown (too few battles)" if few else "met" if low > 0.5 else "missed")
+                goals.append(f"| {a} beats {b} | {fmt} | {score_cell(scores)} over {len(scores)} | {verdict} |")
         for level, limit in ((1, 0.2), (top, 2.0)):
             spec = f"search?level={level}"
             if level is None or not times.get((fmt, spec)):
@@ -271,9 +272,10 @@ def report(results: Path) -> str:
             "simulators). With a free core a decision takes about that CPU in wall time (less with two free cores: "
             "the rollouts run in two processes at once); here the search got a fraction of one (other work "
             "below).\n\n"
-            + "The runs of today's level 3 (from 15:16 UTC on 2026-12-06) ran two at a time, one per format, each "
+            + "The runs of level 3 from 15:16 UTC on 2026-12-06 ran two at a time, one per format, each "
             "with its own two simulators: their wall time (and likely their CPU) per decision is higher than one at "
-            "a time would be.\n\n"
+            "a time would be. So did the runs of levels 2 and 3 with `sim:simple` rollouts (from 18:00 UTC), with a "
+            "level-2-against-level-1 run beside them (three at a time), on a machine loaded by other work.\n\n"
             + "\n".join(goals) + "\n\n" + "\n".join(runs) + "\n\n"
             "Other work: the machine's busy CPU less this benchmark's own processes', in cores, over each run; the "
             "runs that ended before 09:47 UTC counted the benchmark's own two simulators in it too (at most about "
