@@ -14,6 +14,7 @@ about ``--decisions`` decisions (which plays a dozen battles first: the smoke te
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import sys
@@ -56,6 +57,13 @@ async def seeded_battle(seed: int) -> Recording:
     """That seed's heuristic-vs-maxdamage gen9 battle."""
     return await play_battle(make_policy("heuristic"), make_policy("maxdamage"), format_id="gen9randombattle",
                              seed=seed)
+
+
+def add_battle_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--decisions`` and ``--seed``: which battle ``battle`` measures on, here and in the benchmarks sharing it."""
+    parser.add_argument("--decisions", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=None,
+                        help="play this seed's battle (default: the first of about --decisions decisions)")
 
 
 def battle(decisions: int, seed: int | None) -> Recording:
@@ -172,9 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--compare-k", type=int, default=8)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--decisions", type=int, default=30)
-    parser.add_argument("--seed", type=int, default=None,
-                        help="play this seed's battle (default: the first of about --decisions decisions)")
+    add_battle_arguments(parser)
     args = parser.parse_args(argv)
     recording = battle(args.decisions, args.seed)
     with harness.measure() as run:

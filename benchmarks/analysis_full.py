@@ -15,7 +15,7 @@ import sys
 from typing import Any, Sequence
 
 from benchmarks import harness
-from benchmarks.analysis import GOAL_OPTIONS_S, GOAL_PASS_S, battle, timed_pass, verdict
+from benchmarks.analysis import GOAL_OPTIONS_S, GOAL_PASS_S, add_battle_arguments, battle, timed_pass, verdict
 
 NAME = "analysis_full"
 HEADING = "## Analysis: rollouts per second, one battle's win probabilities, one decision's options"
@@ -63,9 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--decisions", type=int, default=30)
-    parser.add_argument("--seed", type=int, default=None,
-                        help="play this seed's battle (default: the first of about --decisions decisions)")
+    add_battle_arguments(parser)
     args = parser.parse_args(argv)
     recording = battle(args.decisions, args.seed)
     with harness.measure() as run:

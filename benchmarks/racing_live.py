@@ -18,7 +18,7 @@ import time
 from typing import Any, Sequence
 
 from benchmarks import harness
-from benchmarks.analysis import _sim_cpu, battle, middle_step
+from benchmarks.analysis import _sim_cpu, add_battle_arguments, battle, middle_step
 from wolfeclick.analysis.core import analyse
 from wolfeclick.analysis.racing import uniform_width
 from wolfeclick.analysis.sim_rollout import rollout_policy
@@ -92,9 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = harness.parser(__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--k", type=int, default=64)
-    parser.add_argument("--decisions", type=int, default=30)
-    parser.add_argument("--seed", type=int, default=None,
-                        help="play this seed's battle (default: the first of about --decisions decisions)")
+    add_battle_arguments(parser)
     args = parser.parse_args(argv)
     recording = battle(args.decisions, args.seed)
     step = middle_step(recording)
