@@ -7,7 +7,9 @@ and its children's CPU time (user + system: the figure other work moves least) a
 meanwhile (its busy CPU less ours, in cores); ``save`` writes one JSON file a run under ``benchmarks/results/``
 (``NAME-YYYYMMDDTHHMMSSZ.json``: the command, the machine, the run, the parameters and the results). The module's
 ``render(result)`` turns a result into its ``## `` section of docs/benchmarks.md, and ``python -m benchmarks``
-rewrites every migrated benchmark's section from its newest result (``--check``: exit 1 if the page differs).
+rewrites every migrated benchmark's section from its newest result (``--check``: exit 1 if the page differs). A
+benchmark run in pieces (``POOLED = True``: ``benchmarks.search``) renders all its runs together instead
+(``render_pool``), each still its own result file.
 
 The scripts not yet moved here (``scripts/bench_*.py``) still write their sections themselves, through
 ``scripts/benchdoc.py``, which takes ``write_section`` and the other-work figures from here.
@@ -37,7 +39,7 @@ DOC = ROOT / "docs" / "benchmarks.md"
 RESULTS = ROOT / "benchmarks" / "results"
 BENCHMARKS = ("tournament", "leaderboard", "rescore", "sim_policies", "value_model", "recording_size", "ladder", "simulator",
               "analysis_full", "analysis", "racing_live", "racing", "env", "env_server_memory",
-              "llm", "ray_tournament", "import_logs")
+              "llm", "ray_tournament", "import_logs", "search")
 """The benchmarks in this package (``benchmarks/NAME.py``), in the order their sections were first written."""
 SCHEMA = "wolfeclick.benchmark/1"
 SHARED_AT = 0.1
@@ -177,13 +179,26 @@ def save(result: Result, results_dir: Path = RESULTS) -> Path:
     return path
 
 
+def _files(name: str, results_dir: Path) -> list[Path]:
+    """Benchmark ``name``'s result files, oldest first (by the start time in their names)."""
+    return sorted(results_dir.glob(f"{name}-*.json"),
+                  key=lambda p: (p.stem[len(name) + 1:].split("-")[0], len(p.stem), p.stem))
+
+
 def latest(name: str, results_dir: Path = RESULTS) -> Result | None:
     """The newest result of benchmark ``name`` (by the start time in its file name), or None."""
-    found = sorted(results_dir.glob(f"{name}-*.json"),
-                   key=lambda p: (p.stem[len(name) + 1:].split("-")[0], len(p.stem), p.stem))
+    found = _files(name, results_dir)
     if not found:
         return None
     return Result.from_dict(json.loads(found[-1].read_text(encoding="utf-8")))
+
+
+def pooled(name: str, result: Result, results_dir: Path = RESULTS) -> list[Result]:
+    """Every result of ``name`` in ``results_dir`` up to ``result``, oldest first, ``result`` last: what a benchmark
+    that pools its runs (one made in pieces) renders its section from."""
+    earlier = [Result.from_dict(json.loads(path.read_text(encoding="utf-8"))) for path in _files(name, results_dir)]
+    earlier = [r for r in earlier if r.run.started <= result.run.started and r.to_dict() != result.to_dict()]
+    return [*earlier, result]
 
 
 def describe(result: Result) -> str:
@@ -224,11 +239,14 @@ def replace_section(current: str, heading: str, text: str) -> str:
     return updated.rstrip("\n") + "\n"
 
 
-def render(name: str, result: Result) -> tuple[str, str]:
-    """(heading, section text) of benchmark ``name`` for ``result``."""
+def render(name: str, result: Result, results_dir: Path = RESULTS) -> tuple[str, str]:
+    """(heading, section text) of benchmark ``name`` for ``result``. A module with ``POOLED = True`` (a benchmark
+    run in pieces) renders every run up to ``result`` in ``results_dir`` together (``pooled``)."""
     import importlib
 
     module = importlib.import_module(f"benchmarks.{name}")
+    if getattr(module, "POOLED", False):
+        return module.HEADING, module.render_pool(pooled(name, result, results_dir))
     return module.HEADING, module.render(result)
 
 
@@ -237,7 +255,7 @@ def render_doc(current: str, results_dir: Path = RESULTS, names: Sequence[str] =
     for name in names:
         result = latest(name, results_dir)
         if result is not None:
-            heading, text = render(name, result)
+            heading, text = render(name, result, results_dir)
             current = replace_section(current, heading, text)
     return current
 
@@ -254,7 +272,7 @@ def finish(name: str, argv: Sequence[str], params: dict[str, Any], results: dict
     """Save a run's result and print where, with the section it renders to."""
     result = Result(benchmark=name, command=command_line(name, argv), params=params, results=results, run=run)
     path = save(result, results_dir)
-    print(render(name, result)[1])
+    print(render(name, result, results_dir)[1])
     print(f"wrote {path}; `.venv/bin/python -m benchmarks` puts it into docs/benchmarks.md", file=sys.stderr)
     return path
 

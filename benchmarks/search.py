@@ -1,48 +1,45 @@
 """How strong is ``search`` at each level, and what does a decision cost? (issue 61)
 
-    .venv/bin/python scripts/bench_search.py [--pairs 4] [--formats gen9randombattle gen4randombattle]
-        [--levels 1 2 3] [--against heuristic below] [--first 0] [--results FILE] [--doc]
+    .venv/bin/python -m benchmarks.search [--pairs 4] [--formats gen9randombattle gen4randombattle]
+        [--levels 1 2 3] [--against heuristic below] [--first 0] [--seats p1 p2]
 
 For each format: ``search?level=L`` against ``heuristic`` and against the level below (``--against``), in paired
 battles (each seed played twice, the seats swapped; ``--first`` skips the first seeds, so a long benchmark can be run
 in pieces). One battle at a time, so a decision's time is its own: the search's simulator and the battle's share
-the machine with nothing else of this script's. Each pairing's run is appended to ``--results`` (JSON lines: the
-scores, the search's time per decision, the command, the machine's load); ``--doc`` writes docs/benchmarks.md's
-section from every run in that file: each pairing's score rate with its 95% Wilson interval over all its battles,
-and the time per decision (mean, median, 90th percentile, over the decisions where it had more than one option).
+the machine with nothing else of this benchmark's. A run's result holds a row a pairing (the scores, the search's
+time per decision, the command, the machine's load); the section pools every run's rows (``POOLED``): each
+pairing's score rate with its 95% Wilson interval over all its battles, and the time per decision (mean, median,
+90th percentile, over the decisions where it had more than one option). The runs before this module existed were
+made by ``scripts/bench_search.py`` (the same code) and are one result under ``benchmarks/results/`` (its note
+says so).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
-import os
 import re
 import resource
 import statistics
 import sys
 import time
 from dataclasses import asdict
-from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks import harness
+from wolfeclick.analysis import search as search_module
+from wolfeclick.arena.stats import wilson_interval
+from wolfeclick.battle.policy_specs import make_policy
+from wolfeclick.battle.runner import play_battle
+from wolfeclick.battle.schema import Recording
+from wolfeclick.sim.process import SimPool
 
-from scripts.benchdoc import machine_busy, other_work, write_section  # noqa: E402
-from wolfeclick.analysis import search as search_module  # noqa: E402
-from wolfeclick.arena.stats import wilson_interval  # noqa: E402
-from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
-from wolfeclick.battle.runner import play_battle  # noqa: E402
-from wolfeclick.battle.schema import Recording  # noqa: E402
-from wolfeclick.sim.process import SimPool  # noqa: E402
-
+NAME = "search"
 HEADING = "## Search: strength per level against heuristic and against the level below (issue 61)"
+POOLED = True
+"""Run in pieces: the section pools every run's rows (``harness.pooled``)."""
 FORMATS = ("gen9randombattle", "gen4randombattle")
 SEED_BASE = 610_000
 """Seeds the ladder is not built from (its own start elsewhere)."""
-RESULTS = Path(__file__).resolve().parents[1] / "docs" / "bench_search.jsonl"
-"""Every run so far, kept beside the document its section is made from."""
 FIRST_LEVELS = {1: {"worlds": 1, "rollouts": 2, "horizon": 1}, 2: {"worlds": 2, "rollouts": 6, "horizon": 2},
                 3: {"worlds": 4, "rollouts": 16, "horizon": 4}}
 """What each level was before runs recorded it (the rows without ``budgets``): levels 2 and 3 changed on
@@ -76,11 +73,6 @@ def label(spec: str, row: dict[str, Any]) -> str:
             "rollouts)")
 
 
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def searched_ms(recording: Recording, side: str) -> list[float]:
     """The latency of each decision of ``side`` where the search had more than one option."""
     return [float(t.decisions[side].latency_ms or 0.0) for t in recording.turns
@@ -92,6 +84,11 @@ def search_cpu() -> tuple[float, float]:
     (sampling, building requests, reading replies); 0 before its first decision."""
     python, simulators = search_module._ENGINE.cpu()
     return simulators, python
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 async def pairing(pool: SimPool, fmt: str, a: str, b: str, pairs: int, times: dict[str, list[float]],
@@ -124,13 +121,14 @@ def score_cell(scores: list[float]) -> str:
 def time_cell(ms: list[float]) -> str:
     if not ms:
         return "–"
-    ordered = sorted(ms)
-    p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+    p90 = harness.percentile(ms, 0.9)
     return f"{statistics.mean(ms) / 1000:.2f} / {statistics.median(ms) / 1000:.2f} / {p90 / 1000:.2f} s ({len(ms)})"
 
 
 async def run(formats: list[str], levels: list[int], against: list[str], pairs: int, first: int,
-              results: Path, command: str, seats: tuple[str, ...] = ("p1", "p2")) -> None:
+              command: str, seats: tuple[str, ...] = ("p1", "p2")) -> list[dict[str, Any]]:
+    """Every pairing's row (printed as it ends)."""
+    rows: list[dict[str, Any]] = []
     async with SimPool(1) as pool:
         for fmt in formats:
             for level in levels:
@@ -139,14 +137,14 @@ async def run(formats: list[str], levels: list[int], against: list[str], pairs: 
                     ([f"search?level={level - 1}"] if "below" in against and level > 1 else [])
                 for b in opponents:
                     load = open("/proc/loadavg").read().split()[0]
-                    busy0, own0, children0, started = machine_busy(), time.process_time(), children_cpu(), \
+                    busy0, own0, children0, started = harness.machine_busy(), time.process_time(), children_cpu(), \
                         time.perf_counter()
                     sims0 = pool.cpu() + search_cpu()[0]  # the simulators live on: not reaped children yet
                     times: dict[str, list[float]] = {}
                     cpu: list[tuple[float, float]] = []
                     scores = await pairing(pool, fmt, a, b, pairs, times, first, cpu, seats)
-                    end, other = other_work(busy0, own0, children_cpu() - children0 + pool.cpu() + search_cpu()[0]
-                                            - sims0, started)
+                    end, other = harness.other_work(busy0, own0, children_cpu() - children0 + pool.cpu()
+                                                    + search_cpu()[0] - sims0, started)
                     alone = not b.startswith("search")  # two searches share the simulators: no CPU of either's own
                     row = {"format": fmt, "a": a, "b": b, "first": first, "seats": list(seats), "scores": scores,
                            "wall_s": round(time.perf_counter() - started, 1), "times_ms": times,
@@ -157,11 +155,10 @@ async def run(formats: list[str], levels: list[int], against: list[str], pairs: 
                                        for spec in (a, b) if spec.startswith("search?level=")},
                            "load": [load, end], "other_work": round(other, 2), "command": command,
                            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-                    results.parent.mkdir(parents=True, exist_ok=True)
-                    with results.open("a", encoding="utf-8") as out:
-                        out.write(json.dumps(row) + "\n")
+                    rows.append(row)
                     print(f"{fmt} {a} v {b}: {score_cell(scores)} ({len(scores)} battles, "
                           f"{row['wall_s']} s, other work {other:.2f} cores)", flush=True)
+    return rows
 
 
 def seed_range(row: dict[str, Any]) -> str:
@@ -172,9 +169,8 @@ def seed_range(row: dict[str, Any]) -> str:
     return (f"{first}" if last == first else f"{first}–{last}") + where
 
 
-def report(results: Path) -> str:
-    """docs/benchmarks.md's section from every run in ``results``."""
-    rows = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines() if line.strip()]
+def report(rows: list[dict[str, Any]], cores: int | None) -> str:
+    """The section's tables, pooled from every run's ``rows``, after its first two lines (heading, commands)."""
     pairings: dict[tuple[str, str, str], list[float]] = {}
     times: dict[tuple[str, str], list[float]] = {}
     walls: dict[tuple[str, str, str], list[float]] = {}
@@ -234,7 +230,6 @@ def report(results: Path) -> str:
         for (f, a, b), scores in sorted(pairings.items()):
             if f == fmt and b.startswith("search") and "(" not in a + b:
                 low, _ = wilson_interval(sum(scores), len(scores))
-                rate = sum(scores) / len(scores)
                 few = len(scores) < 200
                 verdict = ("not shown (interval above ½, but too few battles)" if few and low > 0.5 else
                            "not shown (too few battles)" if few else "met" if low > 0.5 else "missed")
@@ -257,10 +252,7 @@ def report(results: Path) -> str:
                 verdict = "missed"
             goals.append(f"| level {level} decides in ≤ {limit:g} s | {fmt} | median wall {median:.2f} s with "
                          f"{newest} simulator(s){per} | {verdict} |")
-    commands = sorted({re.sub(r"--first \d+", "--first F", re.sub(r"--pairs \d+", "--pairs P", row["command"].split(" --seats")[0]))
-                       for row in rows})
-    return (f"{HEADING}\n\n" + "\n".join(f"`{c}`" for c in commands)
-            + f"\n\non {os.cpu_count()} cores, one battle at a time; each seed played twice with the seats swapped. "
+    return (f"on {cores} cores, one battle at a time; each seed played twice with the seats swapped. "
             "The runs below were made in pieces (each under 10 minutes) and are pooled here.\n\n"
             + "\n".join(table) + "\n\n" + "\n".join(timing) + "\n\n"
             + "A decision's wall time is what the runner measured around `decide` (*simulators*: how many simulator "
@@ -279,11 +271,34 @@ def report(results: Path) -> str:
             + "\n".join(goals) + "\n\n" + "\n".join(runs) + "\n\n"
             "Other work: the machine's busy CPU less this benchmark's own processes', in cores, over each run; the "
             "runs that ended before 09:47 UTC counted the benchmark's own two simulators in it too (at most about "
-            "one core between them).\n")
+            "one core between them).")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def render_pool(results: list[harness.Result]) -> str:
+    """The section from every run so far (``results``, oldest first): the commands, the machine, the tables."""
+    rows = [row for result in results for row in result.results["rows"]]
+    commands = sorted({re.sub(r"--first \d+", "--first F", re.sub(r"--pairs \d+", "--pairs P",
+                                                                   row["command"].split(" --seats")[0]))
+                       for row in rows})
+    newest = results[-1]
+    return (f"{HEADING}\n\n"
+            "`.venv/bin/python -m benchmarks.search --pairs P --first F --formats … --levels … --against … "
+            "[--seats …]` runs a piece; every run's rows are pooled below. The pieces were run as:\n\n"
+            + "\n".join(f"`{c}`" for c in commands)
+            + "\n\n(`scripts/bench_search.py` is this benchmark before it moved here: the same code and options.)\n\n"
+            + f"{harness.describe(newest)} (The newest piece; every piece's load and other work are in the table of "
+            "runs below.)\n\n"
+            + report(rows, newest.machine.get("cores")))
+
+
+def render(result: harness.Result) -> str:
+    """One run's rows alone (the section pools every run: ``render_pool``)."""
+    return render_pool([result])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = harness.parser(__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=4, help="seeds per pairing (each played twice)")
     parser.add_argument("--first", type=int, default=0, help="skip this many seeds (to run a benchmark in pieces)")
     parser.add_argument("--formats", nargs="+", default=list(FORMATS))
@@ -291,21 +306,18 @@ def main() -> None:
     parser.add_argument("--against", nargs="+", choices=("heuristic", "below"), default=["heuristic", "below"])
     parser.add_argument("--seats", nargs="+", choices=("p1", "p2"), default=["p1", "p2"],
                         help="the seats the first policy takes (one: half a pair, to fit a slow pairing in a run)")
-    parser.add_argument("--results", type=Path, default=RESULTS, help="JSON lines the runs are appended to")
-    parser.add_argument("--doc", action="store_true", help="write docs/benchmarks.md's section from --results")
-    parser.add_argument("--no-play", action="store_true", help="play nothing (with --doc: only rewrite the section)")
-    args = parser.parse_args()
-    command = ("scripts/bench_search.py --pairs {} --first {} --formats {} --levels {} --against {} --seats {}"
-               .format(args.pairs, args.first, " ".join(args.formats), " ".join(map(str, args.levels)),
-                       " ".join(args.against), " ".join(args.seats)))
-    if not args.no_play:
-        asyncio.run(run(args.formats, args.levels, args.against, args.pairs, args.first, args.results, command,
-                        tuple(args.seats)))
-    if args.doc:
-        text = report(args.results)
-        print(text)
-        write_section(HEADING, text)
+    args = parser.parse_args(argv)
+    command = (".venv/bin/python -m benchmarks.search --pairs {} --first {} --formats {} --levels {} --against {} "
+               "--seats {}".format(args.pairs, args.first, " ".join(args.formats), " ".join(map(str, args.levels)),
+                                   " ".join(args.against), " ".join(args.seats)))
+    with harness.measure() as measured:
+        rows = asyncio.run(run(args.formats, args.levels, args.against, args.pairs, args.first, command,
+                               tuple(args.seats)))
+    harness.finish(NAME, argv, {"pairs": args.pairs, "first": args.first, "formats": args.formats,
+                                "levels": args.levels, "against": args.against, "seats": args.seats},
+                   {"rows": rows}, measured, args.results)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
