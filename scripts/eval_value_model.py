@@ -1,6 +1,6 @@
 """Judge the shipped value model on fresh battles against the HP logistic (issue 62, "what it must show").
 
-    .venv/bin/python scripts/eval_value_model.py [--battles 2000] [--doc]
+    .venv/bin/python -m scripts.eval_value_model [--battles 2000] [--doc]
 
 Plays ``--battles`` fresh battles per format (gen9randombattle and gen4randombattle; seeds 1200000 and 1250000 on,
 which no other script plays), the pairings cycling through all nine ordered pairs of the baselines (heuristic,
@@ -21,14 +21,12 @@ import argparse
 import asyncio
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from scripts.benchdoc import write_section  # noqa: E402
 from scripts.train_value_model import CACHE, CALIBRATION_SEEDS, POLICIES, play_pairings, public_gaps  # noqa: E402
@@ -158,7 +156,7 @@ def main() -> None:
                       "verdict | gap, both seats |\n| --- | --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows))
     end = os.getloadavg()
     met_all = all(met for _, met in verdicts)
-    text = (f"{HEADING}\n\n`.venv/bin/python scripts/eval_value_model.py"
+    text = (f"{HEADING}\n\n`.venv/bin/python -m scripts.eval_value_model"
             f"{f' --battles {args.battles}' if args.battles != 2000 else ''}{' --doc' if args.doc else ''}`: "
             f"{len(battles)} fresh battles ({sum(len(x['ys']) for x in battles)} decisions; {args.battles} per "
             f"format, every ordered pairing of {', '.join(POLICIES)} in turn, seeds "

@@ -1,6 +1,6 @@
 """Train the value model (issue 48, item 3): p1's chance to win from the public state at a decision.
 
-    .venv/bin/python scripts/train_value_model.py [--out wolfeclick/analysis/value_model.json] [--doc]
+    .venv/bin/python -m scripts.train_value_model [--out wolfeclick/analysis/value_model.json] [--doc]
 
 Plays seeded battles between the rollout policies (``--mix FORMAT:P1:P2:COUNT``, repeatable; default below), reads
 every decision's public state with ``wolfeclick.analysis.value_model.decision_rows`` and labels it with how its
@@ -12,7 +12,7 @@ pairings, ``CALIBRATION_SEEDS``), and it is written with its card: the recipe, t
 scores beside a logistic regression on the same features, a logistic fit on the HP gap and the base rate. ``--doc``
 rewrites the measured section of docs/value-model.md.
 
-Deterministic: battle seeds are fixed (from 100000 up: apart from bench_calibration's 1000s and 2000s), BLAS runs
+Deterministic: battle seeds are fixed (from 100000 up: apart from benchmarks.calibration's 1000s and 2000s), BLAS runs
 on one thread, and the file holds no dates or timings, so the same recipe gives the same bytes on one machine.
 """
 
@@ -28,14 +28,12 @@ import asyncio  # noqa: E402
 import hashlib  # noqa: E402
 import inspect  # noqa: E402
 import platform  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from scripts.benchdoc import write_section  # noqa: E402
 from wolfeclick.analysis import value_model as vm  # noqa: E402
@@ -107,7 +105,7 @@ def cache_path(cache: Path, fmt: str, p1: str, p2: str, count: int, first: int) 
 
 def hp_gaps(recording: Recording) -> list[float]:
     """p1's mean team HP less p2's at each decision, from the snapshots (the HP logistic's input, as
-    scripts/bench_calibration.py reads it: each side's own knowledge)."""
+    benchmarks/calibration.py reads it: each side's own knowledge)."""
     return [(t.snapshot["p1"].team_hp - t.snapshot["p2"].team_hp) / 100 for t in recording.turns]
 
 
@@ -275,7 +273,7 @@ def main() -> None:
     t_fold = vm.fit_temperature(raw, frows, fys)
     fitted = time.perf_counter() - fit_started
     logistic = vm.fit(rows, ys, units=0, steps=args.steps, l2=args.l2, seed=args.seed)
-    from scripts.bench_calibration import fit_logistic  # the HP-gap baseline, as the calibration bench fits it
+    from benchmarks.calibration import fit_logistic  # the HP-gap baseline, as the calibration bench fits it
 
     a, b = fit_logistic(list(hp), list(ys))
     pa, pb = fit_logistic(list(public_gaps(rows)), list(ys))
@@ -327,7 +325,7 @@ def main() -> None:
     again = vm.load_model(args.out)
     assert again.to_json() == text
     end = os.getloadavg()
-    summary = (f"`.venv/bin/python scripts/train_value_model.py{options}{' --doc' if args.doc else ''}`"
+    summary = (f"`.venv/bin/python -m scripts.train_value_model{options}{' --doc' if args.doc else ''}`"
                f": {len(battles)} battles ({sum(len(b['rows']) for b in battles)} decisions) in {played:.0f} s "
                f"(played, or read from the cache of a run before), {len(train)} of them ({len(ys)} decisions) "
                f"fitted and {len(calibrate)} "
