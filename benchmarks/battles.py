@@ -1,4 +1,4 @@
-"""Benchmark: heuristic-vs-random battles per second — WolfeClick's embedded runner, the bare simulator, and poke-env
+"""Battle core: heuristic-vs-random battles per second — WolfeClick's embedded runner, the bare simulator, and poke-env
 on a stock server — plus a CPU profile of one decision point.
 
 Every path plays the same format and seeds (so the same teams) at the same number in flight:
@@ -16,16 +16,20 @@ Runs alternate between the paths so drifting machine load hits all alike; beside
 time per decision point (Python process + simulator or server processes, from /proc) is reported, which a busy
 machine disturbs far less.
 
-    .venv/bin/python scripts/bench_battles.py --battles 100 --concurrency 1 4 16 --out docs/benchmarks.md
-    .venv/bin/python scripts/bench_battles.py --profile 60 --baseline 02a6ff5 --out docs/benchmarks.md
-    .venv/bin/python scripts/bench_battles.py --python 5 --baseline df479d4 --python-instructions --out docs/benchmarks.md
+    .venv/bin/python -m benchmarks.battles --battles 100 --concurrency 1 4 16
+    .venv/bin/python -m benchmarks.battles --alternate 5 --battles 100 --concurrency 4 16 --warmup 5
+    .venv/bin/python -m benchmarks.battles --profile 30 --baseline 02a6ff5
+    .venv/bin/python -m benchmarks.battles --python 5 --baseline df479d4 --python-instructions
 
 ``--python`` measures the Python side alone: the recorded path (heuristic against heuristic, maxdamage and random,
 gen9 and gen4) with the simulator's replies captured once and replayed without Node, so this process's CPU time per
 turn is all Python's; ``--baseline`` replays the same capture through an older checkout, alternating, and
 ``--python-instructions`` adds each checkout's instruction count per turn (valgrind), which other load cannot move.
 
-Not a test: it prints tables and, with --out, rewrites its own sections of that file.
+Four kinds of run, four results and sections: ``battles`` (the race), ``battles_alternate`` (``--alternate``),
+``battles_profile`` (``--profile``) and ``battles_python`` (``--python``); ``python -m benchmarks`` renders them.
+An older checkout (``--baseline``) runs in a fresh interpreter whose ``wolfeclick`` is that checkout's
+(``PYTHONPATH``, with ``-P`` so that the checkout's own comes second; its ``benchmarks/`` is left out of the copy).
 """
 
 from __future__ import annotations
@@ -36,40 +40,34 @@ import cProfile
 import io
 import json
 import os
-import platform
 import pstats
 import random
 import re
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, Sequence
 
-ROOT = Path(__file__).resolve().parents[1]
-CODE = Path(os.environ.get("WOLFECLICK_BENCH_CODE", ROOT))
-"""Which checkout's ``wolfeclick`` to import: the profile's "before" column runs an older commit's code."""
-sys.path.insert(0, str(CODE))
+import orjson
 
-import orjson  # noqa: E402
+from benchmarks import harness
+from benchmarks.cpu_sampler import CpuSampler
+from wolfeclick.battle.batch import BattleJob, relaxed_gc, run_jobs
+from wolfeclick.battle.lean import play_winner
+from wolfeclick.battle.policy_specs import make_policy
+from wolfeclick.battle.store import save_recording
+from wolfeclick.game.actions import legal_actions
+from wolfeclick.sim.process import SHOWDOWN_DIR, SimPool, SimProcess
+from wolfeclick.sim.process import cpu_seconds as proc_cpu
+from wolfeclick.sim.protocol import check_input_lines, start_lines
 
-from wolfeclick.battle.batch import BattleJob, relaxed_gc, run_jobs  # noqa: E402
-from wolfeclick.battle.lean import play_winner  # noqa: E402
-from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
-from wolfeclick.battle.store import save_recording  # noqa: E402
-from wolfeclick.game.actions import legal_actions  # noqa: E402
-from wolfeclick.sim.process import SHOWDOWN_DIR, SimPool, SimProcess  # noqa: E402
-from wolfeclick.sim.process import cpu_seconds as proc_cpu  # noqa: E402
-from wolfeclick.sim.protocol import check_input_lines, start_lines  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdoc import machine_busy, other_work, other_work_note, write_section  # noqa: E402
-from cpu_sampler import CpuSampler  # noqa: E402
-
+ROOT = harness.ROOT
+NAME = "battles"
 SHOWDOWN = SHOWDOWN_DIR
 HEADING = "## Battle core: embedded runner vs poke-env on a stock server"
 PROFILE_HEADING = "## Battle core: where the CPU goes per decision point"
@@ -131,7 +129,7 @@ async def bench_wolfeclick(pool: SimPool, n: int, concurrency: int, format_id: s
             await asyncio.to_thread(save_recording, recording, Path(out))  # as the CLI does
             turns += recording.result.turns
             points += len(recording.turns)
-            if choices is not None:
+            if choices is not None and recording.seed is not None:  # every job here has its seed
                 choices[recording.seed] = [line for line in recording.inputlog if line.startswith((">p1 ", ">p2 "))]
         wall = time.perf_counter() - started
         python = time.process_time() - cpu0
@@ -260,7 +258,7 @@ def stock_players(server, concurrency: int, format_id: str):  # type: ignore[no-
     from poke_env import AccountConfiguration, ServerConfiguration
     from poke_env.player import RandomPlayer, SimpleHeuristicsPlayer
 
-    config = ServerConfiguration(f"ws://127.0.0.1:{server.port}/showdown/websocket", None)
+    config = ServerConfiguration(f"ws://127.0.0.1:{server.port}/showdown/websocket", None)  # type: ignore[arg-type]
     tag = f"{concurrency}{int(time.time() * 1000) % 100000}"
     heuristic = SimpleHeuristicsPlayer(AccountConfiguration(f"bh{tag}", None), server_configuration=config,
                                        battle_format=format_id, max_concurrent_battles=concurrency, log_level=50)
@@ -350,7 +348,8 @@ class OneProcessPool:
     """What ``run_jobs`` asks of a pool, for one stand-in process."""
 
     def __init__(self, process) -> None:  # type: ignore[no-untyped-def]
-        self.process, self.processes = process, []
+        self.process = process
+        self.processes: list[SimProcess] = []
 
     async def live(self):  # type: ignore[no-untyped-def]
         return self.process
@@ -410,7 +409,7 @@ def replay_run(path: Path, n: int, concurrency: int, repeats: int, profile: int,
 
         async def one(job: BattleJob) -> None:
             async with slots:
-                await play_winner(job.p1, job.p2, process=process, format_id=job.format_id, seed=job.seed,
+                await play_winner(job.p1, job.p2, process=process, format_id=job.format_id, seed=job.seed,  # type: ignore[arg-type]
                                   max_turns=job.max_turns)
 
         async def every() -> None:
@@ -450,13 +449,22 @@ def replay_run(path: Path, n: int, concurrency: int, repeats: int, profile: int,
     return result
 
 
+
+# --- another checkout in a fresh interpreter ----------------------------------------------------------------------
+def in_checkout(code: Path, argv: list[str], prefix: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+    """Run this module with ``argv`` in a fresh interpreter whose ``wolfeclick`` is ``code``'s: ``code`` first on
+    ``PYTHONPATH`` and ``-P`` (the working folder not put first), then this checkout for ``benchmarks`` (``checkout``
+    leaves an older one's out). ``prefix`` runs it under another program (valgrind)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code), str(ROOT)]), WOLFECLICK_SHOWDOWN=str(SHOWDOWN))
+    return subprocess.run([*prefix, sys.executable, "-P", "-m", "benchmarks.battles", *argv], env=env, cwd=ROOT,
+                          check=True, capture_output=True, text=True)
+
+
 def python_in(code: Path, capture_path: Path, args: argparse.Namespace) -> dict:
     """``replay_run`` with ``code``'s ``wolfeclick`` in a fresh interpreter (as ``profile_in``)."""
-    env = dict(os.environ, WOLFECLICK_BENCH_CODE=str(code), WOLFECLICK_SHOWDOWN=str(SHOWDOWN))
-    out = subprocess.run([sys.executable, __file__, "--python-json", str(capture_path), "--python", str(args.python),
-                          "--python-repeats", str(args.python_repeats), "--python-profile", str(args.python_profile),
-                          "--profile-concurrency", str(args.profile_concurrency)],
-                         env=env, check=True, capture_output=True, text=True).stdout
+    out = in_checkout(code, ["--python-json", str(capture_path), "--python", str(args.python), "--python-repeats",
+                             str(args.python_repeats), "--python-profile", str(args.python_profile),
+                             "--profile-concurrency", str(args.profile_concurrency)]).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -464,14 +472,13 @@ def instructions(code: Path, capture_path: Path, path: str, turns: int, args: ar
     """User-space instructions per turn of ``path`` (``recorded`` or ``lean``) with ``code``'s ``wolfeclick``,
     counted by valgrind (cachegrind, no cache simulation): three replays less one, so start-up, imports and the
     warm-up cancel out. Unlike CPU time, the count does not move with the machine's other load."""
-    env = dict(os.environ, WOLFECLICK_BENCH_CODE=str(code), WOLFECLICK_SHOWDOWN=str(SHOWDOWN))
     counts = []
     for repeats in (1, 3):
-        err = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-                              sys.executable, __file__, "--python-json", str(capture_path), "--python",
-                              str(args.python), "--python-repeats", str(repeats), "--python-only", path,
-                              "--profile-concurrency", str(args.profile_concurrency)],
-                             env=env, check=True, capture_output=True, text=True).stderr
+        err = in_checkout(code, ["--python-json", str(capture_path), "--python", str(args.python), "--python-repeats",
+                                 str(repeats), "--python-only", path, "--profile-concurrency",
+                                 str(args.profile_concurrency)],
+                          prefix=["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                                  "--cachegrind-out-file=/dev/null"]).stderr
         found = re.search(r"I\s+refs:\s+([0-9,]+)", err)
         if found is None:
             raise SystemExit(f"no instruction count in valgrind's output: {err[-300:]}")
@@ -479,27 +486,42 @@ def instructions(code: Path, capture_path: Path, path: str, turns: int, args: ar
     return (counts[1] - counts[0]) / (2 * turns)
 
 
-def python_side(args: argparse.Namespace) -> str:
-    """Capture the battles once on a real simulator, then replay them without Node through this checkout (and
-    ``--baseline``'s), alternating, in fresh interpreters; the markdown of the Python CPU per turn."""
-    load0 = open("/proc/loadavg").read().split()[0]
-    busy0, own0, started = machine_busy(), time.process_time(), time.perf_counter()
-    codes = [("after", ROOT)]
+def checkout(rev: str) -> Path:
+    """``rev``'s tracked files in a temporary folder (git archive; no worktree, nothing in .git changes), less its
+    ``benchmarks/`` (the run imports this checkout's, whatever ``rev`` holds)."""
+    target = Path(tempfile.mkdtemp(prefix="wolfeclick-base-"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    shutil.rmtree(target / "benchmarks", ignore_errors=True)
+    return target
+
+
+def codes(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The checkouts compared: ``--baseline``'s first (as "before (REV)"), then this one ("after")."""
+    found = [("after", ROOT)]
     if args.baseline:
-        codes.insert(0, (f"before ({args.baseline})", checkout(args.baseline)))
+        found.insert(0, (f"before ({args.baseline})", checkout(args.baseline)))
+    return found
+
+
+# --- the Python side alone: measuring and the section ---------------------------------------------------------------
+def python_side(args: argparse.Namespace) -> dict[str, Any]:
+    """Capture the battles once on a real simulator, then replay them without Node through this checkout (and
+    ``--baseline``'s), alternating, in fresh interpreters; the figures of each checkout's column."""
+    compared = codes(args)
     with tempfile.TemporaryDirectory() as folder:
         capture_path = Path(folder) / "capture.json"
         live = capture(args.python, args.profile_concurrency, args.warmup, capture_path)
         print(f"with the simulator: Python {live['python_ms']:.3f} ms/turn, simulator {live['simulator_ms']:.3f} "
               f"ms/turn over {live['turns']} turns", flush=True)
-        runs: dict[str, list[dict]] = {name: [] for name, _ in codes}
+        runs: dict[str, list[dict]] = {name: [] for name, _ in compared}
         for _ in range(args.python_rounds):  # alternate the checkouts so drifting load hits both alike
-            for name, code in codes:
+            for name, code in compared:
                 runs[name].append(python_in(code, capture_path, args))
                 print(f"{name}: {', '.join(f'{ms:.3f}' for ms in runs[name][-1]['ms_per_turn'])} ms/turn (floor "
                       f"{', '.join(f'{ms:.3f}' for ms in runs[name][-1]['lean_ms_per_turn'])})", flush=True)
         if args.python_instructions:
-            for name, code in codes:
+            for name, code in compared:
                 turns = runs[name][0]["turns"]
                 runs[name][0]["instructions"] = {path: instructions(code, capture_path, path, turns, args)
                                                  for path in ("recorded", "lean")}
@@ -508,54 +530,62 @@ def python_side(args: argparse.Namespace) -> str:
         for result in results:
             if result.get("cprofile"):
                 print(f"--- cProfile, {name} ---\n{result['cprofile']}")
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the simulator and the replays: the benchmark's own
-    own_children = children.ru_utime + children.ru_stime
-    load1, other = other_work(busy0, own0, own_children, started)
-    command = (f".venv/bin/python scripts/bench_battles.py --python {args.python} --python-rounds {args.python_rounds}"
-               f" --python-repeats {args.python_repeats}" + (f" --baseline {args.baseline}" if args.baseline else "")
-               + (" --python-instructions" if args.python_instructions else "")
-               + (f" --python-profile {args.python_profile}" if args.python_profile else "")
-               + f" --warmup {args.warmup} --out docs/benchmarks.md")
-    return python_markdown(runs, live, args, command, (load0, load1), other)
-
-
-def python_markdown(runs: dict[str, list[dict]], live: dict, args: argparse.Namespace, command: str,
-                    load: tuple[str, str], other: float) -> str:
-    names = list(runs)
-    every = {name: [ms for run in results for ms in run["ms_per_turn"]] for name, results in runs.items()}
-    lean = {name: [ms for run in results for ms in run["lean_ms_per_turn"]] for name, results in runs.items()}
+    columns = []
+    for name, results in runs.items():
+        every = [ms for run in results for ms in run["ms_per_turn"]]
+        lean = [ms for run in results for ms in run["lean_ms_per_turn"]]
+        columns.append({"name": name, "median": statistics.median(every), "fastest": min(every),
+                        "slowest": max(every), "floor": statistics.median(lean),
+                        "adds": statistics.median(every) - statistics.median(lean),
+                        "instructions": results[0].get("instructions"), "categories": results[0].get("categories")})
     first = next(iter(runs.values()))[0]
+    counted = [c["instructions"] for c in columns]
+    two = len(columns) == 2
+    return {"turns": first["turns"], "points": first["points"],
+            "live": {"python_ms": live["python_ms"], "simulator_ms": live["simulator_ms"]}, "columns": columns,
+            "ratio_cpu": columns[1]["median"] / columns[0]["median"] if two else None,
+            "ratio_instructions": counted[1]["recorded"] / counted[0]["recorded"] if two and all(counted) else None}
+
+
+def render_python(result: harness.Result) -> str:
+    """The Python side alone's section (``battles_python``)."""
+    p, r = result.params, result.results
+    columns = r["columns"]
+    names = [c["name"] for c in columns]
     pairs = ", ".join(f"{p1} vs {p2}" for p1, p2 in PYTHON_PAIRS)
+
+    def row(label: str, key: str) -> str:
+        return f"| {label} | " + " | ".join(f"{c[key]:.3f}" for c in columns) + " |"
+
     lines = [
         PYTHON_HEADING,
         "",
         f"The recorded path (`run_jobs` as `wolfeclick record` plays it: both trackers, legal actions, the state "
         f"text, the policies, snapshots, rewards, validated turn records, the recording's JSON saved to disk) over "
-        f"{first['turns']} turns ({first['points']} decision points): {args.python} battles of each of {pairs} in "
-        f"{' and '.join(PYTHON_FORMATS)} (seeds {PYTHON_SEED0}…), {args.profile_concurrency} in flight. The "
+        f"{r['turns']} turns ({r['points']} decision points): {p['python']} battles of each of {pairs} in "
+        f"{' and '.join(PYTHON_FORMATS)} (seeds {PYTHON_SEED0}…), {p['profile_concurrency']} in flight. The "
         "simulator's replies are captured once from a real simulator and then replayed with no Node process "
         "(`ReplayProcess`: the door's check, the request's JSON and the reply's parse are still done), so this "
         "process's CPU time (`time.process_time`, user + system) is the Python side alone and no other process "
         "competes for its figure. CPU time, not wall time: other work on the machine moves wall time far more. Each "
-        f"checkout replays in a fresh interpreter, {args.python_rounds} rounds alternating, {args.python_repeats} "
-        f"measured replays per round after one unmeasured; {os.cpu_count()} cores, "
-        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}. "
-        f"{other_work_note(load, other)}.",
+        f"checkout replays in a fresh interpreter, {p['python_rounds']} rounds alternating, {p['python_repeats']} "
+        "measured replays per round after one unmeasured.",
         "",
-        f"With the simulator in the loop (the capture, after {args.warmup} warm-up battles of each kind, this "
-        f"checkout): Python {live['python_ms']:.2f} ms a turn, the simulator {live['simulator_ms']:.2f} ms a turn.",
+        harness.describe(result),
+        "",
+        f"With the simulator in the loop (the capture, after {p['warmup']} warm-up battles of each kind, this "
+        f"checkout): Python {r['live']['python_ms']:.2f} ms a turn, the simulator {r['live']['simulator_ms']:.2f} ms a "
+        "turn.",
         "",
         "| Python CPU ms per turn | " + " | ".join(names) + " |",
         "| --- |" + " --- |" * len(names),
-        "| median | " + " | ".join(f"{statistics.median(every[n]):.3f}" for n in names) + " |",
-        "| fastest | " + " | ".join(f"{min(every[n]):.3f}" for n in names) + " |",
-        "| slowest | " + " | ".join(f"{max(every[n]):.3f}" for n in names) + " |",
-        "| floor: the same battles for their winner only (`battle.lean`: trackers and policies), median | "
-        + " | ".join(f"{statistics.median(lean[n]):.3f}" for n in names) + " |",
-        "| what recording adds (median less floor) | "
-        + " | ".join(f"{statistics.median(every[n]) - statistics.median(lean[n]):.3f}" for n in names) + " |",
+        row("median", "median"),
+        row("fastest", "fastest"),
+        row("slowest", "slowest"),
+        row("floor: the same battles for their winner only (`battle.lean`: trackers and policies), median", "floor"),
+        row("what recording adds (median less floor)", "adds"),
     ]
-    counted = [runs[name][0].get("instructions") for name in names]
+    counted = [c["instructions"] for c in columns]
     if all(counted):
         lines += [
             "| instructions per turn (valgrind), recorded path | "
@@ -563,21 +593,22 @@ def python_markdown(runs: dict[str, list[dict]], live: dict, args: argparse.Name
             "| instructions per turn (valgrind), floor | "
             + " | ".join(f"{c['lean'] / 1e6:.2f} M" for c in counted) + " |",
         ]
-    if len(names) == 2:
-        ratio = f"{statistics.median(every[names[1]]) / statistics.median(every[names[0]]):.2f}× (CPU medians)"
-        if all(counted):
-            ratio += f", {counted[1]['recorded'] / counted[0]['recorded']:.2f}× (instructions)"
+    if r.get("ratio_cpu") is not None:
+        ratio = f"{r['ratio_cpu']:.2f}× (CPU medians)"
+        if r.get("ratio_instructions") is not None:
+            ratio += f", {r['ratio_instructions']:.2f}× (instructions)"
         lines.append(f"| after / before, recorded path | | {ratio} |")
-    with_shares = [(name, results[0]["categories"]) for name, results in runs.items() if results[0].get("categories")]
+    with_shares = [(c["name"], c["categories"]) for c in columns if c.get("categories")]
     if with_shares:
-        cats = sorted({c for _, shares in with_shares for c in shares}, key=lambda c: -with_shares[-1][1].get(c, 0))
-        lines += ["", "Where it goes (`scripts/cpu_sampler.py` over one more replay per checkout, ms per turn; one "
+        seen = dict.fromkeys(c for _, shares in reversed(with_shares) for c in shares)  # ties keep this order
+        cats = sorted(seen, key=lambda c: -with_shares[-1][1].get(c, 0))
+        lines += ["", "Where it goes (`benchmarks/cpu_sampler.py` over one more replay per checkout, ms per turn; one "
                   "replay is a few hundred samples, so a small row moves by ±20% between runs):", "",
                   "| step | " + " | ".join(name for name, _ in with_shares) + " |",
                   "| --- |" + " --- |" * len(with_shares)]
         lines += [f"| {cat} | " + " | ".join(f"{shares.get(cat, 0.0):.3f}" for _, shares in with_shares) + " |"
                   for cat in cats]
-    lines += ["", f"Reproduce: `{command}`", ""]
+    lines += ["", f"Reproduce: `{result.command}`"]
     return "\n".join(lines)
 
 
@@ -606,10 +637,8 @@ async def profile_run(n: int, concurrency: int, format_id: str, warmup: int) -> 
 
 def profile_in(code: Path, args: argparse.Namespace) -> dict:
     """Run the profile with another checkout's ``wolfeclick`` in a fresh interpreter."""
-    env = dict(os.environ, WOLFECLICK_BENCH_CODE=str(code), WOLFECLICK_SHOWDOWN=str(SHOWDOWN))
-    out = subprocess.run([sys.executable, __file__, "--profile-json", str(args.profile), "--format", args.format,
-                          "--profile-concurrency", str(args.profile_concurrency), "--warmup", str(args.warmup)],
-                         env=env, check=True, capture_output=True, text=True).stdout
+    out = in_checkout(code, ["--profile-json", str(args.profile), "--format", args.format, "--profile-concurrency",
+                             str(args.profile_concurrency), "--warmup", str(args.warmup)]).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -625,59 +654,72 @@ def mean_profile(runs: list[dict]) -> dict:
     }
 
 
-def checkout(rev: str) -> Path:
-    """``rev``'s tracked files in a temporary folder (git archive; no worktree, nothing in .git changes)."""
-    target = Path(tempfile.mkdtemp(prefix="wolfeclick-base-"))
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
-    return target
+def profile(args: argparse.Namespace) -> dict[str, Any]:
+    """Each checkout's profile, ``--profile-rounds`` runs alternating, averaged: the section's columns."""
+    compared = codes(args)
+    runs: dict[str, list[dict]] = {name: [] for name, _ in compared}
+    for _ in range(args.profile_rounds):  # alternate the checkouts so drifting load hits both alike
+        for name, code in compared:
+            runs[name].append(profile_in(code, args))
+    return {"columns": [{"name": name, **mean_profile(runs[name])} for name, _ in compared]}
 
 
 CATEGORY_ORDER = ("trackers", "state text", "policy", "legal actions", "reward", "snapshot", "schema validation",
                   "recording + JSON", "protocol split", "bridge transfer", "runner", "event loop + other")
 
 
-def profile_markdown(results: list[tuple[str, dict]], args: argparse.Namespace, command: str) -> str:
-    names = [name for name, _ in results]
+def render_profile(result: harness.Result) -> str:
+    """Where the CPU goes per decision point's section (``battles_profile``)."""
+    p, columns = result.params, result.results["columns"]
+    names = [c["name"] for c in columns]
     lines = [
         PROFILE_HEADING,
         "",
-        f"{args.profile} heuristic-vs-random battles ({args.format}, seeds {SEED0}…, {args.profile_concurrency} in "
-        f"flight, after a warm-up), CPU milliseconds per decision point, mean of {args.profile_rounds} runs per "
+        f"{p['profile']} heuristic-vs-random battles ({p['format']}, seeds {SEED0}…, {p['profile_concurrency']} in "
+        f"flight, after a warm-up), CPU milliseconds per decision point, mean of {p['profile_rounds']} runs per "
         "column, the columns' runs alternating. The simulator row is the Node processes' "
-        "CPU (/proc); the Python rows split this process's CPU by a sampling profiler (`scripts/cpu_sampler.py`: "
+        "CPU (/proc); the Python rows split this process's CPU by a sampling profiler (`benchmarks/cpu_sampler.py`: "
         "SIGPROF every 1 ms of CPU — the kernel delivers it at its own tick, so a few hundred samples a run and "
         "about ±20% sampling error on a row under 5% — each sample charged to the innermost matching frame, so "
         "poke-env work done for a tracker counts as *trackers*, for a policy as *policy*). Saving runs on the main "
-        "thread here so that it is sampled. CPU time is far steadier than wall time on a shared machine, but not immune: the "
-        "machine was shared with other engineers' test runs.",
+        "thread here so that it is sampled. CPU time is far steadier than wall time on a shared machine, but not "
+        "immune to other work (below).",
+        "",
+        harness.describe(result),
         "",
         "| step | " + " | ".join(f"{name} (ms)" for name in names) + " |",
         "| --- |" + " --- |" * len(names),
     ]
-    cats = list(CATEGORY_ORDER) + sorted({c for _, r in results for c in r["categories"]} - set(CATEGORY_ORDER))
-    lines.append("| simulator (Node) | " + " | ".join(f"{r['simulator_ms']:.3f}" for _, r in results) + " |")
+    cats = list(CATEGORY_ORDER) + sorted({c for r in columns for c in r["categories"]} - set(CATEGORY_ORDER))
+    lines.append("| simulator (Node) | " + " | ".join(f"{r['simulator_ms']:.3f}" for r in columns) + " |")
     for cat in cats:
-        lines.append(f"| {cat} | " + " | ".join(f"{r['categories'].get(cat, 0.0):.3f}" for _, r in results) + " |")
-    lines.append("| **Python total** | " + " | ".join(f"**{r['python_ms']:.3f}**" for _, r in results) + " |")
-    lines.append("| **all CPU** | " + " | ".join(f"**{r['python_ms'] + r['simulator_ms']:.3f}**" for _, r in results)
+        lines.append(f"| {cat} | " + " | ".join(f"{r['categories'].get(cat, 0.0):.3f}" for r in columns) + " |")
+    lines.append("| **Python total** | " + " | ".join(f"**{r['python_ms']:.3f}**" for r in columns) + " |")
+    lines.append("| **all CPU** | " + " | ".join(f"**{r['python_ms'] + r['simulator_ms']:.3f}**" for r in columns)
                  + " |")
-    lines += ["", f"Decision points (all runs): {', '.join(str(r['points']) for _, r in results)}; samples: "
-              f"{', '.join(str(r['samples']) for _, r in results)}.", "", f"Reproduce: `{command}`", ""]
+    lines += ["", f"Decision points (all runs): {', '.join(str(r['points']) for r in columns)}; samples: "
+              f"{', '.join(str(r['samples']) for r in columns)}.", "", f"Reproduce: `{result.command}`"]
     return "\n".join(lines)
 
 
 # --- the race ----------------------------------------------------------------------------------------------------
-def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tuple[str, str],
-             other: float) -> str:
+RACE_NOTE = ("*Issue 17's race: not a paired ours-and-stock run. The comparison this file quotes is \"WolfeClick "
+             "and stock alternating\" above; this table is kept for the replayed and bare columns.*")
+
+
+def render(result: harness.Result) -> str:
+    """The race's section (``battles``)."""
+    p, rows = result.params, result.results["rows"]
     lines = [
         HEADING,
         "",
-        f"Heuristic vs random, {args.format}, {args.battles} battles per run, median of {args.repeats} runs per "
-        f"cell, runs alternating between the four paths; {os.cpu_count()} cores, "
-        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
-        f"{args.processes or 'default'} simulator process(es). {other_work_note(load, other)}; the CPU columns (this "
-        "process plus the simulator or server processes, per turn) are the steadier comparison.",
+        RACE_NOTE,
+        "",
+        f"Heuristic vs random, {p['format']}, {p['battles']} battles per run, median of {p['repeats']} runs per "
+        f"cell, runs alternating between the four paths; {p['processes'] or 'default'} simulator process(es). The CPU "
+        "columns (this process plus the simulator or server processes, per turn) are the steadier comparison.",
+        "",
+        harness.describe(result),
         "",
         "The paths: **WolfeClick** records every battle to JSON and saves it. **Replayed** is exactly WolfeClick's "
         "battles again (same seeds, the choices WolfeClick made, fed straight back on the same simulator process "
@@ -696,22 +738,23 @@ def markdown(rows: list[dict], args: argparse.Namespace, command: str, load: tup
         "| --- |" + " --- |" * 14,
     ]
     for row in rows:
-        ours, replayed, bare, stock = row["ours"], row["replayed"], row["bare"], row["stock"]
-
-        def rate(sample: Sample) -> float:
-            return sample.turns / sample.wall
-
-        def per_turn(sample: Sample) -> str:
-            return f"{sample.cpu * 1000 / max(1, sample.turns):.2f}"
-
-        cells = [str(row["k"]), f"{args.battles / ours.wall:.1f}", f"{rate(ours):.0f}", per_turn(ours),
-                 f"{rate(replayed):.0f}", per_turn(replayed), f"{rate(bare):.0f}", per_turn(bare),
-                 f"{args.battles / stock.wall:.1f}", f"{rate(stock):.0f}", per_turn(stock),
-                 f"{stock.wall / ours.wall:.2f}×", f"{rate(ours) / rate(stock):.2f}×",
-                 f"{rate(ours) / rate(bare):.0%}", f"{rate(ours) / rate(replayed):.0%}"]
+        cells = [str(row["k"]), f"{row['battles_s']:.1f}", f"{row['turns_s']:.0f}", f"{row['cpu_ms']:.2f}",
+                 f"{row['replayed_turns_s']:.0f}", f"{row['replayed_cpu_ms']:.2f}", f"{row['bare_turns_s']:.0f}",
+                 f"{row['bare_cpu_ms']:.2f}", f"{row['stock_battles_s']:.1f}", f"{row['stock_turns_s']:.0f}",
+                 f"{row['stock_cpu_ms']:.2f}", f"{row['vs_stock_battles']:.2f}×", f"{row['vs_stock_turns']:.2f}×",
+                 f"{row['vs_bare']:.0%}", f"{row['vs_replayed']:.0%}"]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", f"Reproduce: `{command}`", ""]
+    lines += ["", f"Reproduce: `{result.command}`"]
     return "\n".join(lines)
+
+
+def rate(sample: Sample) -> float:
+    return sample.turns / sample.wall
+
+
+def per_turn(seconds: float, sample: Sample) -> float:
+    """CPU milliseconds a turn."""
+    return seconds * 1000 / max(1, sample.turns)
 
 
 async def our_cells(args: argparse.Namespace, pool: SimPool) -> list[tuple[Sample, Sample, Sample]]:
@@ -731,12 +774,9 @@ async def warm(args: argparse.Namespace, pool: SimPool) -> None:
         await bench_bare(pool, args.warmup, max(args.concurrency), args.format, seed0=SEED0 - 1000)
 
 
-def race(args: argparse.Namespace) -> str:
+def race(args: argparse.Namespace) -> dict[str, Any]:
     samples: dict[int, dict[str, list[Sample]]] = {k: {"ours": [], "replayed": [], "bare": [], "stock": []}
                                                    for k in args.concurrency}
-    load0 = open("/proc/loadavg").read().split()[0]
-    busy0, own0, started = machine_busy(), time.process_time(), time.perf_counter()
-    own_children = 0.0  # the simulators' and the stock server's CPU, read while they still run
     loop = asyncio.new_event_loop()
     pool = SimPool(args.processes)
     loop.run_until_complete(pool.start())
@@ -755,41 +795,37 @@ def race(args: argparse.Namespace) -> str:
                     print(f"in flight {k}: wolfeclick {args.battles / ours.wall:.1f}, bare "
                           f"{args.battles / bare.wall:.1f}, stock {args.battles / samples[k]['stock'][-1].wall:.1f} "
                           "battles/s", flush=True)
-            own_children += server.cpu()
     finally:
-        own_children += proc_cpu(pool_pids(pool))
         loop.run_until_complete(pool.close())
         loop.close()
     rows = []
     for k in args.concurrency:
         median = {path: sorted(runs, key=lambda s: s.wall)[(len(runs) - 1) // 2] for path, runs in samples[k].items()}
-        rows.append({"k": k, **median})
-    load1, other = other_work(busy0, own0, own_children, started)
-    return markdown(rows, args, reproduce(args, f"--repeats {args.repeats}"), (load0, load1), other)
-
-
-def reproduce(args: argparse.Namespace, mode: str) -> str:
-    command = (f".venv/bin/python scripts/bench_battles.py {mode} --battles {args.battles} --concurrency "
-               f"{' '.join(map(str, args.concurrency))} --warmup {args.warmup}")
-    return command + (f" --processes {args.processes}" if args.processes else "") + " --out docs/benchmarks.md"
+        ours, replayed, bare, stock = median["ours"], median["replayed"], median["bare"], median["stock"]
+        rows.append({"k": k, "battles_s": args.battles / ours.wall, "turns_s": rate(ours),
+                     "cpu_ms": per_turn(ours.cpu, ours), "replayed_turns_s": rate(replayed),
+                     "replayed_cpu_ms": per_turn(replayed.cpu, replayed), "bare_turns_s": rate(bare),
+                     "bare_cpu_ms": per_turn(bare.cpu, bare), "stock_battles_s": args.battles / stock.wall,
+                     "stock_turns_s": rate(stock), "stock_cpu_ms": per_turn(stock.cpu, stock),
+                     "vs_stock_battles": stock.wall / ours.wall, "vs_stock_turns": rate(ours) / rate(stock),
+                     "vs_bare": rate(ours) / rate(bare), "vs_replayed": rate(ours) / rate(replayed),
+                     "samples": {path: [asdict(s) for s in runs] for path, runs in samples[k].items()}})
+    return {"rows": rows}
 
 
 # --- ours and stock alternating ---------------------------------------------------------------------------------
-def alternate(args: argparse.Namespace) -> str:
+def alternate(args: argparse.Namespace) -> dict[str, Any]:
     """``args.alternate`` rounds; in each, at every concurrency, WolfeClick, its battles replayed, then stock, one
     after the other, so the load of the moment hits the three alike. Each ratio is the median of the rounds' own
     ratios (paired within a round), each rate the median run. Without ``--processes`` the pool is sized as the CLI's
     is: one simulator, grown by ``run_jobs`` from the warm-up's CPU (``processes_for``)."""
     rounds: dict[int, list[dict[str, Sample]]] = {k: [] for k in args.concurrency}
-    load0 = open("/proc/loadavg").read().split()[0]
-    busy0, own0, started = machine_busy(), time.process_time(), time.perf_counter()
-    own_children = 0.0
     loop = asyncio.new_event_loop()
     pool = SimPool(args.processes or 1)
     loop.run_until_complete(pool.start())
     try:
         with stock_server() as server:
-            warmup = max(args.warmup, SIZING_WARMUP)  # long enough for the pool rule's window to open and close
+            warmup = max(args.warmup, args.sizing_warmup)  # long enough for the pool rule's window to open and close
             loop.run_until_complete(bench_wolfeclick(pool, warmup, max(args.concurrency), args.format,
                                                      seed0=SEED0 - 1000, size_pool=not args.processes))
             bench_stock(server, max(args.warmup, 1), max(args.concurrency), args.format)
@@ -803,73 +839,73 @@ def alternate(args: argparse.Namespace) -> str:
                     rounds[k].append({"ours": ours, "replayed": replayed, "stock": stock})
                     print(f"in flight {k}: wolfeclick {args.battles / ours.wall:.1f}, stock "
                           f"{args.battles / stock.wall:.1f} battles/s ({stock.wall / ours.wall:.2f}x), CPU ms/turn "
-                          f"{per_turn_ms(ours.python, ours)} + {per_turn_ms(ours.others, ours)} vs "
-                          f"{per_turn_ms(stock.python, stock)} + {per_turn_ms(stock.others, stock)}, "
+                          f"{per_turn(ours.python, ours):.2f} + {per_turn(ours.others, ours):.2f} vs "
+                          f"{per_turn(stock.python, stock):.2f} + {per_turn(stock.others, stock):.2f}, "
                           f"load {stock.load:.2f}", flush=True)
-            own_children += server.cpu()
     finally:
         simulators = len(pool.processes)
-        own_children += proc_cpu(pool_pids(pool))
         loop.run_until_complete(pool.close())
         loop.close()
-    load1, other = other_work(busy0, own0, own_children, started)
-    return alternate_markdown(rounds, args, reproduce(args, f"--alternate {args.alternate}"), (load0, load1), other,
-                              simulators)
+    rows = []
+    for k, runs in rounds.items():
+        mid = {path: sorted((r[path] for r in runs), key=lambda s: s.wall)[(len(runs) - 1) // 2]
+               for path in ("ours", "replayed", "stock")}
+        ours, replayed, stock = mid["ours"], mid["replayed"], mid["stock"]
+        loads = [r["stock"].load for r in runs]
+        rows.append({
+            "k": k, "battles_s": args.battles / ours.wall, "turns_s": rate(ours),
+            "python_ms": per_turn(ours.python, ours), "simulator_ms": per_turn(ours.others, ours),
+            "replayed_turns_s": rate(replayed), "stock_battles_s": args.battles / stock.wall,
+            "stock_turns_s": rate(stock), "stock_python_ms": per_turn(stock.python, stock),
+            "stock_server_ms": per_turn(stock.others, stock),
+            "vs_stock_battles": statistics.median([r["stock"].wall / r["ours"].wall for r in runs]),
+            "vs_stock_turns": statistics.median([rate(r["ours"]) / rate(r["stock"]) for r in runs]),
+            "cpu_vs_stock": statistics.median([(r["ours"].cpu / r["ours"].turns) / (r["stock"].cpu / r["stock"].turns)
+                                               for r in runs]),
+            "vs_replayed": statistics.median([rate(r["ours"]) / rate(r["replayed"]) for r in runs]),
+            "load_min": min(loads), "load_max": max(loads),
+            "rounds": [{path: asdict(s) for path, s in r.items()} for r in runs]})
+    return {"simulators": simulators, "rows": rows}
 
 
-def per_turn_ms(seconds: float, sample: Sample) -> str:
-    return f"{seconds * 1000 / max(1, sample.turns):.2f}"
-
-
-def alternate_markdown(rounds: dict[int, list[dict[str, Sample]]], args: argparse.Namespace, command: str,
-                       load: tuple[str, str], other: float, simulators: int) -> str:
+def render_alternate(result: harness.Result) -> str:
+    """WolfeClick and stock alternating's section (``battles_alternate``)."""
+    p, r = result.params, result.results
     lines = [
         ALTERNATE_HEADING,
         "",
-        f"Heuristic vs random, {args.format}, {args.battles} battles per run; {args.alternate} rounds, each playing "
+        f"Heuristic vs random, {p['format']}, {p['battles']} battles per run; {p['alternate']} rounds, each playing "
         "WolfeClick (recorded and saved), exactly its battles replayed on the same simulators, then poke-env on a "
-        f"stock server, at each concurrency in turn; {os.cpu_count()} cores, "
-        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; {simulators} simulator "
-        f"process(es){' (sized by the pool rule from the warm-up)' if not args.processes else ''}. Rates are the "
+        f"stock server, at each concurrency in turn; {r['simulators']} simulator process(es)"
+        f"{' (sized by the pool rule from the warm-up)' if not p['processes'] else ''}. Rates are the "
         "median run, ratios the median of each round's own ratio. CPU is per turn, split into this Python process "
         "and the simulator (or stock server) processes. Load is the 1-minute load average after each round's stock "
-        f"run (min-max). {other_work_note(load, other)}. The ratio moves with the machine: the stock path spreads its "
-        "work over more processes, so it gains more from idle cores and loses more to other work than ours.",
+        "run (min-max). The ratio moves with the machine: the stock path spreads its work over more processes, so it "
+        "gains more from idle cores and loses more to other work than ours.",
+        "",
+        harness.describe(result),
         "",
         "| in flight | WolfeClick battles/s | turns/s | Python CPU ms/turn | simulator CPU ms/turn | replayed turns/s | "
         "stock battles/s | stock turns/s | stock Python CPU ms/turn | stock server CPU ms/turn | "
         "vs stock (battles/s) | vs stock (turns/s) | CPU per turn vs stock | vs replayed (turns/s) | load |",
         "| --- |" + " --- |" * 14,
     ]
-
-    def median(values: list[float]) -> float:
-        return statistics.median(values)
-
-    def rate(sample: Sample) -> float:
-        return sample.turns / sample.wall
-
-    for k, runs in rounds.items():
-        mid = {path: sorted((r[path] for r in runs), key=lambda s: s.wall)[(len(runs) - 1) // 2]
-               for path in ("ours", "replayed", "stock")}
-        ours, replayed, stock = mid["ours"], mid["replayed"], mid["stock"]
-        loads = [r["stock"].load for r in runs]
+    for row in r["rows"]:
         cells = [
-            str(k), f"{args.battles / ours.wall:.1f}", f"{rate(ours):.0f}", per_turn_ms(ours.python, ours),
-            per_turn_ms(ours.others, ours), f"{rate(replayed):.0f}", f"{args.battles / stock.wall:.1f}",
-            f"{rate(stock):.0f}", per_turn_ms(stock.python, stock), per_turn_ms(stock.others, stock),
-            f"{median([r['stock'].wall / r['ours'].wall for r in runs]):.2f}×",
-            f"{median([rate(r['ours']) / rate(r['stock']) for r in runs]):.2f}×",
-            f"{median([(r['ours'].cpu / r['ours'].turns) / (r['stock'].cpu / r['stock'].turns) for r in runs]):.2f}×",
-            f"{median([rate(r['ours']) / rate(r['replayed']) for r in runs]):.0%}",
-            f"{min(loads):.2f}–{max(loads):.2f}",
+            str(row["k"]), f"{row['battles_s']:.1f}", f"{row['turns_s']:.0f}", f"{row['python_ms']:.2f}",
+            f"{row['simulator_ms']:.2f}", f"{row['replayed_turns_s']:.0f}", f"{row['stock_battles_s']:.1f}",
+            f"{row['stock_turns_s']:.0f}", f"{row['stock_python_ms']:.2f}", f"{row['stock_server_ms']:.2f}",
+            f"{row['vs_stock_battles']:.2f}×", f"{row['vs_stock_turns']:.2f}×", f"{row['cpu_vs_stock']:.2f}×",
+            f"{row['vs_replayed']:.0%}", f"{row['load_min']:.2f}–{row['load_max']:.2f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", f"Reproduce: `{command}`", ""]
+    lines += ["", f"Reproduce: `{result.command}`"]
     return "\n".join(lines)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = harness.parser(__doc__.split("\n")[0])
     parser.add_argument("--battles", type=int, default=100)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--format", default="gen9randombattle")
@@ -879,6 +915,8 @@ def main() -> int:
                         "--alternate, sized by the pool rule)")
     parser.add_argument("--alternate", type=int, default=0, help="N rounds of WolfeClick, replayed and stock "
                         "alternating (no bare path), medians of N: the comparison docs/benchmarks.md quotes")
+    parser.add_argument("--sizing-warmup", type=int, default=SIZING_WARMUP, help="with --alternate: battles played "
+                        "before its rounds at the least (the pool rule's window; the smoke test plays fewer)")
     parser.add_argument("--profile", type=int, default=0, help="profile this many battles instead of racing")
     parser.add_argument("--profile-concurrency", type=int, default=4)
     parser.add_argument("--profile-rounds", type=int, default=2, help="alternating profile runs per checkout")
@@ -894,46 +932,44 @@ def main() -> int:
                         "checkout's instructions per turn under valgrind (load-independent; minutes)")
     parser.add_argument("--python-json", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--python-only", choices=("recorded", "lean"), default="", help=argparse.SUPPRESS)
-    parser.add_argument("--out", type=Path, default=None, help="rewrite this script's section of this file")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if shutil.which("node") is None:
         print("error: node not found", file=sys.stderr)
         return 2
-    if args.profile_json:
-        result = asyncio.run(profile_run(args.profile_json, args.profile_concurrency, args.format, args.warmup))
-        print(json.dumps(result))
+    if args.profile_json:  # a child of --profile (in_checkout): one run, its figures on stdout
+        print(json.dumps(asyncio.run(profile_run(args.profile_json, args.profile_concurrency, args.format,
+                                                 args.warmup))))
         return 0
-    if args.python_json:
-        result = replay_run(args.python_json, args.python, args.profile_concurrency, args.python_repeats,
-                            args.python_profile, args.python_only)
-        print(json.dumps(result))
+    if args.python_json:  # a child of --python
+        print(json.dumps(replay_run(args.python_json, args.python, args.profile_concurrency, args.python_repeats,
+                                    args.python_profile, args.python_only)))
         return 0
-    if args.python:
-        body = python_side(args)
-        heading = PYTHON_HEADING
-    elif args.profile:
-        codes = [("after", ROOT)]
-        if args.baseline:
-            codes.insert(0, (f"before ({args.baseline})", checkout(args.baseline)))
-        runs: dict[str, list[dict]] = {name: [] for name, _ in codes}
-        for _ in range(args.profile_rounds):  # alternate the checkouts so drifting load hits both alike
-            for name, code in codes:
-                runs[name].append(profile_in(code, args))
-        results = [(name, mean_profile(runs[name])) for name, _ in codes]
-        command = f".venv/bin/python scripts/bench_battles.py --profile {args.profile} --profile-rounds " \
-                  f"{args.profile_rounds}" + (
-            f" --baseline {args.baseline}" if args.baseline else "") + f" --warmup {args.warmup} --out docs/benchmarks.md"
-        body = profile_markdown(results, args, command)
-        heading = PROFILE_HEADING
-    elif args.alternate:
-        body = alternate(args)
-        heading = ALTERNATE_HEADING
-    else:
-        body = race(args)
-        heading = HEADING
-    print(body)
-    if args.out:
-        write_section(heading, body, args.out)
+    with harness.measure() as run:
+        if args.python:
+            name = "battles_python"
+            params: dict[str, Any] = {"python": args.python, "python_rounds": args.python_rounds,
+                                      "python_repeats": args.python_repeats, "python_profile": args.python_profile,
+                                      "python_instructions": args.python_instructions,
+                                      "profile_concurrency": args.profile_concurrency, "warmup": args.warmup,
+                                      "baseline": args.baseline}
+            results = python_side(args)
+        elif args.profile:
+            name = "battles_profile"
+            params = {"profile": args.profile, "profile_concurrency": args.profile_concurrency,
+                      "profile_rounds": args.profile_rounds, "baseline": args.baseline, "warmup": args.warmup,
+                      "format": args.format}
+            results = profile(args)
+        elif args.alternate:
+            name = "battles_alternate"
+            params = {"alternate": args.alternate, "battles": args.battles, "concurrency": args.concurrency,
+                      "warmup": args.warmup, "processes": args.processes, "format": args.format}
+            results = alternate(args)
+        else:
+            name = NAME
+            params = {"battles": args.battles, "repeats": args.repeats, "concurrency": args.concurrency,
+                      "warmup": args.warmup, "processes": args.processes, "format": args.format}
+            results = race(args)
+    harness.finish(name, argv, params, results, run, args.results)
     return 0
 
 
