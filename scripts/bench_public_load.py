@@ -40,9 +40,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 
+from benchmarks.upload_load import heavy_recording  # noqa: E402
+from benchmarks.visitors import longest_sample, page_event  # noqa: E402
 from devkit.appserver import percentile, rss_mb, running_app  # noqa: E402
-from scripts.bench_upload_load import heavy_recording  # noqa: E402
-from scripts.bench_visitors import longest_sample, page_event  # noqa: E402
 from scripts.benchdoc import machine_busy, write_section  # noqa: E402
 
 HEADING = "## One visitor hogging the public app"

@@ -1,6 +1,6 @@
 """Uploads are checked off the serving process (a worker process), one in flight per session, and a stored upload is
 listed without being parsed where the app serves (issue 28, item 5). The load test with step latency and RSS is
-scripts/bench_upload_load.py (docs/benchmarks.md, "Uploads under load")."""
+benchmarks/upload_load.py (docs/benchmarks.md, "Uploads under load")."""
 
 from __future__ import annotations
 

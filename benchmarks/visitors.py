@@ -1,5 +1,7 @@
 """One visitor runs the heaviest job the public app allows; another steps a replay meanwhile (issue 44, item 3).
 
+    .venv/bin/python -m benchmarks.visitors [--seconds 40] [--steps 40]
+
 Starts ``app.py`` on a free 127.0.0.1 port with its default visitor bounds (``WOLFECLICK_APP_*``, ``docs/app.md``,
 *Trust*) and a fresh library holding the sample recordings, then for each heavy job in turn:
 
@@ -12,16 +14,13 @@ Starts ``app.py`` on a free 127.0.0.1 port with its default visitor bounds (``WO
 
 While a job runs (``--seconds`` at most, then it is stopped), client B steps a replay with ``/replay_turn``; the
 latency of B's steps, alone and under each job, is the result (goal: p95 <= 1 s). Bounded: three phases of
-``--seconds`` each; the server binds 127.0.0.1 only and is stopped at the end. ``--write`` puts the table in
-docs/benchmarks.md (section "## A visitor's heavy job against another's stepping").
-
-    .venv/bin/python scripts/bench_visitors.py --seconds 40 --write
+``--seconds`` each; the server binds 127.0.0.1 only and is stopped at the end.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -29,16 +28,15 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
+from benchmarks import harness
+from devkit.appserver import running_app
 
-from devkit.appserver import percentile, running_app  # noqa: E402
-from scripts.benchdoc import machine_busy, write_section  # noqa: E402
-
+NAME = "visitors"
 HEADING = "## A visitor's heavy job against another's stepping"
-SAMPLES = ROOT / "recordings"
+SAMPLES = harness.ROOT / "recordings"
+GOAL_P95_MS = 1000.0
 
 
 def longest_sample() -> str:
@@ -81,15 +79,8 @@ def page_event(url: str, name: str, data: list[Any], session: str, read: bool = 
     return reader
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=40.0, help="how long each heavy job runs (at most)")
-    parser.add_argument("--steps", type=int, default=40, help="client B's steps alone, before the jobs")
-    parser.add_argument("--write", action="store_true")
-    args = parser.parse_args()
-    if not 5 <= args.seconds <= 300:
-        parser.error("--seconds 5..300")
-
+def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
+    """Client B's step times alone and under each heavy job, with what each job did; the app's bounds."""
     from gradio_client import Client
 
     from wolfeclick.ui.context import Settings
@@ -101,9 +92,8 @@ def main() -> int:
         shutil.copy(path, root / "recordings" / path.name)
     stepped = "gen4randombattle-s1-heuristic-vs-random"
     analysed = longest_sample()
-    rows: list[tuple[str, list[float], str]] = []
-    started_busy, started_at = machine_busy(), time.monotonic()
-    load_start = os.getloadavg()[0]
+    rows: list[dict[str, Any]] = []
+    started_busy, started_at = harness.machine_busy(), time.monotonic()
     try:
         with running_app(root) as (url, _pid):
             stepper = Client(url, verbose=False)
@@ -118,7 +108,7 @@ def main() -> int:
 
             for _ in range(5):
                 step_once()  # warm
-            rows.append(("alone", [step_once() for _ in range(args.steps)], ""))
+            rows.append(row("alone", [step_once() for _ in range(steps_alone)], ""))
 
             def under(job: Callable[[threading.Event], str], name: str) -> None:
                 """B steps while ``job`` runs in a thread (it must return once the event is set)."""
@@ -136,13 +126,13 @@ def main() -> int:
                 thread = threading.Thread(target=run, daemon=True)
                 thread.start()
                 time.sleep(2.0)  # let the job get going before B measures
-                until = time.monotonic() + args.seconds
+                until = time.monotonic() + seconds
                 timings: list[float] = []
                 while not done.is_set() and time.monotonic() < until:
                     timings.append(step_once())
                 stop.set()
                 thread.join(120)
-                rows.append((name, timings, said[0] if said else "still running"))
+                rows.append(row(name, timings, said[0] if said else "still running"))
 
             cheap = ["random", "maxdamage", "heuristic"]
             per_pairing = max(2, (bounds.max_battles // 3) // 2 * 2)
@@ -181,8 +171,6 @@ def main() -> int:
                 stop.wait()
                 page_event(url, "analysis_stop", [], "bench-analyst", read=False)
                 job.join(120)
-                import re
-
                 progress = re.findall(r"(\d+) of (\d+) rollouts", " ".join(seen))
                 if not progress:
                     raise RuntimeError(f"the analysis showed no progress: {' '.join(seen)[-300:]}")
@@ -195,28 +183,58 @@ def main() -> int:
             under(analysis, "while A analyses at the largest K")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    other = (machine_busy() - started_busy) / max(1e-9, time.monotonic() - started_at)
-    load_end = os.getloadavg()[0]
+    busy = (harness.machine_busy() - started_busy) / max(1e-9, time.monotonic() - started_at)
+    return {"bounds": {"max_k": bounds.max_k, "max_battles": bounds.max_battles, "max_live": bounds.max_live},
+            "rows": rows, "machine_busy_cores": busy}
 
-    def row(name: str, values: list[float], what: str) -> str:
-        if not values:
-            return f"| {name} | 0 | – | – | – | {what} |"
-        return (f"| {name} | {len(values)} | {statistics.median(values) * 1000:.0f} | "
-                f"{percentile(values, 0.95) * 1000:.0f} | {max(values) * 1000:.0f} | {what} |")
 
-    text = "\n".join([
+def row(name: str, values: list[float], what: str) -> dict[str, Any]:
+    """One phase: B's step times summarised (n, median, p95 by ``harness.percentile``, worst, in ms) and the job."""
+    if not values:
+        return {"name": name, "n": 0, "job": what, "times_s": []}
+    return {"name": name, "n": len(values), "median_ms": statistics.median(values) * 1000,
+            "p95_ms": harness.percentile(values, 0.95) * 1000, "worst_ms": max(values) * 1000, "job": what,
+            "times_s": values}
+
+
+def render(result: harness.Result) -> str:
+    p, r = result.params, result.results
+    b = r["bounds"]
+
+    def cells(phase: dict[str, Any]) -> str:
+        if not phase["n"]:
+            return f"| {phase['name']} | 0 | – | – | – | {phase['job']} |"
+        return (f"| {phase['name']} | {phase['n']} | {phase['median_ms']:.0f} | {phase['p95_ms']:.0f} | "
+                f"{phase['worst_ms']:.0f} | {phase['job']} |")
+
+    over = [phase["name"] for phase in r["rows"] if phase["n"] and phase["p95_ms"] > GOAL_P95_MS]
+    verdict = ("Every phase's p95 is under the 1 s goal." if not over else
+               f"Over the 1 s goal at p95: {', '.join(over)}.")
+    return "\n".join([
         HEADING, "",
-        f"`scripts/bench_visitors.py --seconds {args.seconds:g}` with the app's default visitor bounds (K ≤ "
-        f"{bounds.max_k}, ≤ {bounds.max_battles} battles a Compare, {bounds.max_live} live slots): client B steps a "
-        "33-decision replay with `/replay_turn` alone, then while one heavy job runs. Goal: B's p95 ≤ 1 s. "
-        f"{os.cpu_count()} cores; load average {load_start:.1f} at the start and {load_end:.1f} at the end; the "
-        f"whole machine (the app included) was busy {other:.2f} cores on average.", "",
+        f"`{result.command}` with the app's default visitor bounds (K ≤ {b['max_k']}, ≤ {b['max_battles']} battles a "
+        f"Compare, {b['max_live']} live slots): client B steps a 33-decision replay with `/replay_turn` alone, then "
+        f"while one heavy job runs (each at most {p['seconds']:g} s). Goal: B's p95 ≤ 1 s. The whole machine (the app "
+        f"included) was busy {r['machine_busy_cores']:.2f} cores on average.", "",
+        harness.describe(result), "",
         "| client B's steps | n | median ms | p95 ms | worst ms | the job |", "| --- | --- | --- | --- | --- | --- |",
-        *(row(*r) for r in rows),
+        *(cells(phase) for phase in r["rows"]), "",
+        verdict,
     ])
-    print(text)
-    if args.write:
-        write_section(HEADING, text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = harness.parser(__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=40.0, help="how long each heavy job runs (at most)")
+    parser.add_argument("--steps", type=int, default=40, help="client B's steps alone, before the jobs")
+    args = parser.parse_args(argv)
+    if not 5 <= args.seconds <= 300:
+        parser.error("--seconds 5..300")
+    with harness.measure() as run:
+        results = measure(args.seconds, args.steps)
+    harness.finish(NAME, argv, {"seconds": args.seconds, "steps": args.steps, "cores": os.cpu_count()}, results, run,
+                   args.results)
     return 0
 
 

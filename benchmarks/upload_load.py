@@ -1,5 +1,7 @@
 """Heavy uploads against another session's stepping (issue 28, item 5), on the real app at 127.0.0.1.
 
+    .venv/bin/python -m benchmarks.upload_load [--uploads 3] [--mb 19] [--steps 40]
+
 Starts ``app.py`` on a free local port with a fresh library holding one small recording, then:
 
 1. baseline: client B steps that replay (``/replay_turn``) ``--steps`` times, alone;
@@ -9,15 +11,12 @@ Starts ``app.py`` on a free local port with a fresh library holding one small re
 
 It reports B's step latency (median, p95, worst) alone and under load, each upload's time, and the serving
 process's RSS (sampled every 0.1 s from /proc) against the view budget. Bounded: a few uploads, a few minutes at
-most; the server binds 127.0.0.1 only and is stopped at the end. ``--write`` puts the results in
-docs/benchmarks.md (section "## Uploads under load").
-
-    .venv/bin/python scripts/bench_upload_load.py --uploads 3 --mb 19 --write
+most; the server binds 127.0.0.1 only and is stopped at the end. Exits 1 if an upload failed (the result is still
+written).
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import os
@@ -28,15 +27,14 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any, Sequence
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
+from benchmarks import harness
+from devkit.appserver import rss_mb, running_app
 
-from devkit.appserver import percentile, rss_mb, running_app  # noqa: E402
-from scripts.benchdoc import write_section  # noqa: E402
-
-SAMPLE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
+NAME = "upload_load"
 HEADING = "## Uploads under load"
+SAMPLE = harness.ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
 
 
 def heavy_recording(mb: float, tag: int) -> bytes:
@@ -73,16 +71,13 @@ def worker_pid() -> int | None:
     return None
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uploads", type=int, default=3)
-    parser.add_argument("--mb", type=float, default=19.0)
-    parser.add_argument("--steps", type=int, default=40)
-    parser.add_argument("--write", action="store_true")
-    args = parser.parse_args()
-    if not 1 <= args.uploads <= 8 or not 0.1 <= args.mb <= 19.9:
-        parser.error("--uploads 1..8 and --mb 0.1..19.9")
+def summary(values: list[float]) -> dict[str, float]:
+    """n, median, p95 (``harness.percentile``) and worst of step times, in ms."""
+    return {"n": len(values), "median_ms": statistics.median(values) * 1000,
+            "p95_ms": harness.percentile(values, 0.95) * 1000, "worst_ms": max(values) * 1000}
 
+
+def measure(uploads: int, mb: float, steps_alone: int) -> dict[str, Any]:
     from gradio_client import Client, handle_file
 
     root = Path(tempfile.mkdtemp(prefix="wolfeclick-upload-bench-"))
@@ -91,9 +86,9 @@ def main() -> int:
     files.mkdir()
     shutil.copy(SAMPLE, library / SAMPLE.name)
     heavy = []
-    for n in range(args.uploads):
+    for n in range(uploads):
         path = files / f"heavy-{n}.json"
-        path.write_bytes(heavy_recording(args.mb, n))
+        path.write_bytes(heavy_recording(mb, n))
         heavy.append(path)
     heavy_size = sum(p.stat().st_size for p in heavy) / len(heavy) / 1e6
     try:
@@ -109,7 +104,7 @@ def main() -> int:
 
             for k in range(5):
                 step_once(k)  # warm
-            alone = [step_once(k) for k in range(args.steps)]
+            alone = [step_once(k) for k in range(steps_alone)]
             rss: list[float] = []
             worker_rss: list[float] = []
             done = threading.Event()
@@ -154,32 +149,54 @@ def main() -> int:
             load_end = os.getloadavg()[0]
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    return {"heavy_mb": heavy_size, "alone": summary(alone), "loaded": summary(loaded), "upload_s": upload_s,
+            "errors": errors, "rss_mb": {"before": idle_rss, "peak": max(rss or [0]), "after": after_rss},
+            "worker_peak_mb": max(worker_rss or [0]), "phase_load": [load_start, load_end],
+            "times_s": {"alone": alone, "loaded": loaded}}
 
-    def row(name: str, values: list[float]) -> str:
-        return (f"| {name} | {len(values)} | {statistics.median(values) * 1000:.0f} | "
-                f"{percentile(values, 0.95) * 1000:.0f} | {max(values) * 1000:.0f} |")
 
-    text = "\n".join([
+def render(result: harness.Result) -> str:
+    p, r = result.params, result.results
+
+    def row(name: str, s: dict[str, float]) -> str:
+        return f"| {name} | {s['n']} | {s['median_ms']:.0f} | {s['p95_ms']:.0f} | {s['worst_ms']:.0f} |"
+
+    errors = r["errors"]
+    rss = r["rss_mb"]
+    return "\n".join([
         HEADING, "",
-        f"`scripts/bench_upload_load.py --uploads {args.uploads} --mb {args.mb:g}`: the app on 127.0.0.1; client A "
-        f"uploads {args.uploads} recordings of {heavy_size:.1f} MB one after another (checked in the upload worker "
-        "process and stored; a file over 4 MB is not opened for its uploader), client B steps a 33-decision replay "
-        f"with `/replay_turn` meanwhile. Load average {load_start:.1f} at the start of the load phase and "
-        f"{load_end:.1f} at its end (a shared 2-core machine: the absolute times carry other work).", "",
+        f"`{result.command}`: the app on 127.0.0.1; client A uploads {p['uploads']} recordings of "
+        f"{r['heavy_mb']:.1f} MB one after another (checked in the upload worker process and stored; a file over 4 MB "
+        "is not opened for its uploader), client B steps a 33-decision replay with `/replay_turn` meanwhile. Load "
+        f"average {r['phase_load'][0]:.1f} at the start of the load phase and {r['phase_load'][1]:.1f} at its end "
+        "(the absolute times carry whatever else the machine ran).", "",
+        harness.describe(result), "",
         "| client B's steps | n | median ms | p95 ms | worst ms |", "| --- | --- | --- | --- | --- |",
-        row("alone", alone), row("while A uploads", loaded), "",
-        f"Uploads took {', '.join(f'{s:.1f}' for s in upload_s)} s"
+        row("alone", r["alone"]), row("while A uploads", r["loaded"]), "",
+        f"Uploads took {', '.join(f'{s:.1f}' for s in r['upload_s'])} s"
         + (f" ({len(errors)} failed: {errors[0]})" if errors else "") + ". "
-        f"Serving process RSS: {idle_rss:.0f} MB before, peak {max(rss or [0]):.0f} MB during, {after_rss:.0f} MB "
+        f"Serving process RSS: {rss['before']:.0f} MB before, peak {rss['peak']:.0f} MB during, {rss['after']:.0f} MB "
         "after, against the 384 MB view budget (`Library.cache_bytes`) plus a margin of one heavy file's parse "
         "(`HEAVY_BYTES` files are parsed one at a time; about 6 × 20 MB = 120 MB). The check itself runs in the "
-        f"worker process: peak {max(worker_rss or [0]):.0f} MB there, a separate process whose memory the serving "
+        f"worker process: peak {r['worker_peak_mb']:.0f} MB there, a separate process whose memory the serving "
         "process's RSS above does not include.",
     ])
-    print(text)
-    if args.write:
-        write_section(HEADING, text)
-    return 1 if errors else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = harness.parser(__doc__.splitlines()[0])
+    parser.add_argument("--uploads", type=int, default=3)
+    parser.add_argument("--mb", type=float, default=19.0)
+    parser.add_argument("--steps", type=int, default=40)
+    args = parser.parse_args(argv)
+    if not 1 <= args.uploads <= 8 or not 0.1 <= args.mb <= 19.9:
+        parser.error("--uploads 1..8 and --mb 0.1..19.9")
+    with harness.measure() as run:
+        results = measure(args.uploads, args.mb, args.steps)
+    harness.finish(NAME, argv, {"uploads": args.uploads, "mb": args.mb, "steps": args.steps}, results, run,
+                   args.results)
+    return 1 if results["errors"] else 0
 
 
 if __name__ == "__main__":
