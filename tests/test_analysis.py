@@ -39,24 +39,44 @@ def run(coroutine):
     return asyncio.run(coroutine)
 
 
-async def _analyse(recording: Recording, **options) -> Analysis:
-    async with SimPool(1) as pool:
-        return await analyse(recording, HEURISTIC, pool=pool, **options)
+def on_one_simulator(body):
+    """``body(pool)`` played to its end on one simulator process: a test's several parts (rollouts, analyses) share
+    it instead of starting a simulator for each (which process plays a battle never changes the battle)."""
+    async def go():
+        async with SimPool(1) as pool:
+            return await body(pool)
+
+    return asyncio.run(go())
+
+
+@contextlib.asynccontextmanager
+async def _simulator(pool: SimPool | None):
+    """``pool`` when the test gives one, else a simulator of this call's own."""
+    if pool is not None:
+        yield pool
+        return
+    async with SimPool(1) as own:
+        yield own
+
+
+async def _analyse(recording: Recording, pool: SimPool | None = None, **options) -> Analysis:
+    async with _simulator(pool) as sim:
+        return await analyse(recording, HEURISTIC, pool=sim, **options)
 
 
 async def _rollouts(recording: Recording, step: int, numbers: list[int], seed: int = 1, play=rollout,
-                    **options) -> list:
-    async with SimPool(1) as pool:
-        return [await play(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=pool.pick(), seed=seed,
-                              number=n, **options) for n in numbers]
+                    pool: SimPool | None = None, **options) -> list:
+    async with _simulator(pool) as sim:
+        return [await play(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=sim.pick(), seed=seed,
+                           number=n, **options) for n in numbers]
 
 
 async def _forked(recording: Recording, step: int, numbers: list[int], seed: int = 1, play=rollout,
-                  **options) -> list:
-    async with SimPool(1) as pool:
+                  pool: SimPool | None = None, **options) -> list:
+    async with _simulator(pool) as sim:
         forks = Forks()
         try:
-            return [await play(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=pool.pick(),
+            return [await play(recording, step, {"p1": HEURISTIC, "p2": HEURISTIC}, process=sim.pick(),
                                seed=seed, number=n, forks=forks, **options) for n in numbers]
         finally:
             await forks.close()
@@ -85,8 +105,13 @@ def ends_with_a_knockout(recording: Recording) -> bool:
 
 def test_reseeding_changes_the_luck_but_never_the_battle_up_to_the_decision(sample: Recording) -> None:
     step = 18
-    outcomes = run(_rollouts(sample, step, [0, 1, 2, 3, 0]))
-    forked = run(_forked(sample, step, [0, 1, 2, 3, 0]))
+
+    async def play(pool: SimPool) -> tuple[list, list, object]:
+        return (await _rollouts(sample, step, [0, 1, 2, 3, 0], pool=pool),
+                await _forked(sample, step, [0, 1, 2, 3, 0], pool=pool),
+                (await _rollouts(sample, step, [0], seed=2, pool=pool))[0])
+
+    outcomes, forked, other_seed = on_one_simulator(play)
     assert [o.log for o in forked] == [o.log for o in outcomes]  # a copy of the decision plays the same battles
     before = sum(len(turn.events) for turn in sample.turns[:step + 1])
     for outcome in outcomes:
@@ -95,7 +120,6 @@ def test_reseeding_changes_the_luck_but_never_the_battle_up_to_the_decision(samp
     continuations = [tuple(outcome.log[before:]) for outcome in outcomes]
     assert continuations[0] == continuations[4]  # the same rollout number: the same luck, the same battle
     assert len(set(continuations[:4])) == 4  # another number: other luck
-    other_seed = run(_rollouts(sample, step, [0], seed=2))[0]
     assert tuple(other_seed.log[before:]) not in continuations  # another analysis seed: other luck again
     assert len(prefix_lines(sample, step)) == 3 + sum(len(turn.deciding) for turn in sample.turns[:step])
 
@@ -105,47 +129,59 @@ def test_a_lean_rollout_plays_the_very_battle_of_the_full_one(sample: Recording)
     forked or replayed, whichever opening is forced, whatever the luck."""
     numbers = [0, 1, 2, 3, 4]
     winners = set()
-    for step in (2, 10, 18):
-        full = run(_rollouts(sample, step, numbers))
-        for lean in (run(_rollouts(sample, step, numbers, play=lean_rollout)),
-                     run(_forked(sample, step, numbers, play=lean_rollout))):
-            assert [(o.winner, o.reason) for o in lean] == [(o.winner, o.reason) for o in full]
-            assert [o.inputlog for o in lean] == [o.inputlog for o in full] and all(o.log == [] for o in lean)
-        assert all(o.inputlog[:len(prefix_lines(sample, step))] == prefix_lines(sample, step) for o in full)
-        winners |= {o.winner for o in full}
-    assert winners == {"p1", "p2"}  # the luck decided some of them: the comparison could have told them apart
-    legal = sample.turns[10].decisions["p1"].legal_actions
-    for action in legal[-2:]:
-        opened = {"first": {"p1": action}}
-        full, lean = run(_rollouts(sample, 10, [0, 1], **opened)), run(_forked(sample, 10, [0, 1], play=lean_rollout,
-                                                                               **opened))
-        assert [(o.winner, o.inputlog) for o in lean] == [(o.winner, o.inputlog) for o in full]
+
+    async def check(pool: SimPool) -> None:
+        for step in (2, 10, 18):
+            full = await _rollouts(sample, step, numbers, pool=pool)
+            for lean in (await _rollouts(sample, step, numbers, play=lean_rollout, pool=pool),
+                         await _forked(sample, step, numbers, play=lean_rollout, pool=pool)):
+                assert [(o.winner, o.reason) for o in lean] == [(o.winner, o.reason) for o in full]
+                assert [o.inputlog for o in lean] == [o.inputlog for o in full] and all(o.log == [] for o in lean)
+            assert all(o.inputlog[:len(prefix_lines(sample, step))] == prefix_lines(sample, step) for o in full)
+            winners.update(o.winner for o in full)
+        assert winners == {"p1", "p2"}  # the luck decided some of them: the comparison could have told them apart
+        legal = sample.turns[10].decisions["p1"].legal_actions
+        for action in legal[-2:]:
+            opened = {"first": {"p1": action}}
+            full = await _rollouts(sample, 10, [0, 1], pool=pool, **opened)
+            lean = await _forked(sample, 10, [0, 1], play=lean_rollout, pool=pool, **opened)
+            assert [(o.winner, o.inputlog) for o in lean] == [(o.winner, o.inputlog) for o in full]
+
+    on_one_simulator(check)
 
 
 def test_a_lean_battle_ends_as_the_recorded_one() -> None:
-    async def both(p1: str, p2: str, seed: int):
-        async with SimPool(1) as pool:
+    async def both(pool: SimPool) -> list:
+        played = []
+        for p1, p2, seed in (("heuristic", "maxdamage", 1), ("random", "heuristic", 3), ("maxdamage", "random", 4)):
             full = await play_battle(make_policy(p1), make_policy(p2), format_id="gen9randombattle", seed=seed,
                                      process=pool.pick())
             lean = await play_winner(make_policy(p1), make_policy(p2), format_id="gen9randombattle", seed=seed,
                                      process=pool.pick())
-        return full, lean
+            played.append((full, lean))
+        return played
 
-    for p1, p2, seed in (("heuristic", "maxdamage", 1), ("random", "heuristic", 3), ("maxdamage", "random", 4)):
-        full, lean = run(both(p1, p2, seed))
+    for full, lean in on_one_simulator(both):
         assert (lean.winner, lean.reason, lean.inputlog) == (full.result.winner, full.result.reason, full.inputlog)
 
 
 def test_lean_and_full_analyses_write_the_same_bytes(sample: Recording) -> None:
-    lean = run(_analyse(sample, k=3, seed=4, steps=[9, 10], options=("p1",), at=[10]))
-    full = run(_analyse(sample, k=3, seed=4, steps=[9, 10], options=("p1",), at=[10], lean=False))
+    async def both(pool: SimPool) -> tuple[Analysis, Analysis]:
+        return (await _analyse(sample, pool=pool, k=3, seed=4, steps=[9, 10], options=("p1",), at=[10]),
+                await _analyse(sample, pool=pool, k=3, seed=4, steps=[9, 10], options=("p1",), at=[10], lean=False))
+
+    lean, full = on_one_simulator(both)
     assert lean.to_json() == full.to_json() and lean.decisions[1].options["p1"].options
 
 
 def test_a_seeded_analysis_repeats_exactly_at_any_concurrency_forked_or_replayed(sample: Recording) -> None:
     steps = [11, 12]
-    first = run(_analyse(sample, k=8, seed=5, steps=steps, concurrency=16))
-    again = run(_analyse(sample, k=8, seed=5, steps=steps, concurrency=1, fork=False))
+
+    async def both(pool: SimPool) -> tuple[Analysis, Analysis]:
+        return (await _analyse(sample, pool=pool, k=8, seed=5, steps=steps, concurrency=16),
+                await _analyse(sample, pool=pool, k=8, seed=5, steps=steps, concurrency=1, fork=False))
+
+    first, again = on_one_simulator(both)
     assert first.to_json() == again.to_json()
     assert [d.index for d in first.decisions] == steps and all(d.win.rollouts == 8 for d in first.decisions)
     assert Analysis.model_validate_json(first.to_json()) == first and first.schema_ == ANALYSIS_SCHEMA
@@ -189,11 +225,15 @@ def test_a_seeded_racing_analysis_repeats_byte_for_byte_and_its_survivors_read_a
     """Issue 48: racing on the real simulator, at two concurrencies, forked and replayed: the same bytes. An option
     raced to K has the very estimate uniform sampling gives it (shared luck); one stopped early says so."""
     raced = {"k": 16, "seed": 3, "steps": [10, 11], "options": ("p1",), "at": [10], "sampling": "racing", "batch": 4}
-    first = run(_analyse(sample, concurrency=16, **raced))
-    again = run(_analyse(sample, concurrency=1, fork=False, **raced))
+
+    async def three(pool: SimPool) -> tuple[Analysis, Analysis, Analysis]:
+        return (await _analyse(sample, pool=pool, concurrency=16, **raced),
+                await _analyse(sample, pool=pool, concurrency=1, fork=False, **raced),
+                await _analyse(sample, pool=pool, k=16, seed=3, steps=[10, 11], options=("p1",), at=[10]))
+
+    first, again, uniform = on_one_simulator(three)
     assert first.to_json() == again.to_json()
     assert first.sampling == "racing" and first.batch == 4 and Analysis.model_validate_json(first.to_json()) == first
-    uniform = run(_analyse(sample, k=16, seed=3, steps=[10, 11], options=("p1",), at=[10]))
     assert uniform.sampling == "uniform" and '"sampling": "uniform"' in uniform.to_json()
     table, full = first.decisions[0].options["p1"], uniform.decisions[0].options["p1"]
     exact = {(o.action.action, o.action.choice): o.estimate for o in full.options}
@@ -210,8 +250,12 @@ def test_a_seeded_racing_analysis_repeats_byte_for_byte_and_its_survivors_read_a
 def test_one_move_from_a_certain_win_reads_high_and_a_lost_one_low(sample: Recording,
                                                                    lost_by_p1: Recording) -> None:
     assert sample.result.winner == "p1" and ends_with_a_knockout(sample) and ends_with_a_knockout(lost_by_p1)
-    won = run(_analyse(sample, k=16, seed=2, steps=[len(sample.turns) - 1]))
-    lost = run(_analyse(lost_by_p1, k=16, seed=2, steps=[len(lost_by_p1.turns) - 1]))
+
+    async def both(pool: SimPool) -> tuple[Analysis, Analysis]:
+        return (await _analyse(sample, pool=pool, k=16, seed=2, steps=[len(sample.turns) - 1]),
+                await _analyse(lost_by_p1, pool=pool, k=16, seed=2, steps=[len(lost_by_p1.turns) - 1]))
+
+    won, lost = on_one_simulator(both)
     assert won.decisions[0].win.value >= 0.95, won.decisions[0].win
     assert lost.decisions[0].win.value <= 0.05, lost.decisions[0].win
 
@@ -235,14 +279,18 @@ def _fainted_on_entry(outcome, side: str) -> bool:
 def test_option_values_rank_a_knockout_above_a_switch_into_a_faint() -> None:
     """Heuristic against heuristic, gen9 seed 3: at decision 1 p1's Gunk Shot knocks p2's active out before it
     moves; switching to Rhyperior instead lets it be knocked out as it comes in."""
-    recording = run(play_battle(HEURISTIC, HEURISTIC, format_id="gen9randombattle", seed=3))
-    step, played = 1, recording.turns[1].decisions["p1"].action
+    step, switch = 1, ActionRecord(action="switch", choice="Rhyperior")
+
+    async def play(pool: SimPool) -> tuple[Recording, list, Analysis]:
+        recording = await play_battle(HEURISTIC, HEURISTIC, format_id="gen9randombattle", seed=3, process=pool.pick())
+        assert switch in recording.turns[step].decisions["p1"].legal_actions
+        return (recording, await _forked(recording, step, list(range(8)), seed=0, first={"p1": switch}, pool=pool),
+                await _analyse(recording, pool=pool, k=8, seed=0, options=("p1",), at=[step], steps=[step]))
+
+    recording, switched, analysis = on_one_simulator(play)
+    played = recording.turns[1].decisions["p1"].action
     assert played == ActionRecord(action="move", choice="Gunk Shot") and _knockout_with_no_reply(recording, 1, "p1")
-    switch = ActionRecord(action="switch", choice="Rhyperior")
-    assert switch in recording.turns[step].decisions["p1"].legal_actions
-    switched = run(_forked(recording, step, list(range(8)), seed=0, first={"p1": switch}))
     assert all(_fainted_on_entry(outcome, "p1") for outcome in switched)  # a switch into a faint, every time
-    analysis = run(_analyse(recording, k=8, seed=0, options=("p1",), at=[step], steps=[step]))
     table = analysis.decisions[0].options["p1"]
     ranks = {(o.action.action, o.action.choice): o for o in table.options}
     knockout, fodder = ranks[("move", "Gunk Shot")], ranks[("switch", "Rhyperior")]
@@ -255,13 +303,17 @@ def test_a_recording_whose_prefix_does_not_reach_its_states_is_refused(sample: R
     data = json.loads(sample.to_json())
     data["turns"][5]["decisions"]["p1"]["state"] += "\nedited"
     edited = Recording.model_validate_json(json.dumps(data))
-    for play in (rollout, lean_rollout):
-        with pytest.raises(BranchError, match="decision 6: the replayed prefix does not reach the recorded state"):  # step 5
-            run(_rollouts(edited, 5, [0], play=play))
+
+    async def refused(pool: SimPool) -> None:
+        for play in (rollout, lean_rollout):
+            with pytest.raises(BranchError, match="decision 6: the replayed prefix does not reach the recorded state"):  # step 5
+                await _rollouts(edited, 5, [0], play=play, pool=pool)
+        with pytest.raises(BranchError, match="--at 26 is not a decision of .* \\(it has 26: 0 to 25\\)"):
+            await _analyse(sample, pool=pool, k=1, options=("p1",), at=[3, 26])
+
+    on_one_simulator(refused)
     with pytest.raises(BranchError, match="step must be between 0 and 25"):
         prefix_lines(sample, 26)
-    with pytest.raises(BranchError, match="--at 26 is not a decision of .* \\(it has 26: 0 to 25\\)"):
-        run(_analyse(sample, k=1, options=("p1",), at=[3, 26]))
 
 
 # --- pure summaries -------------------------------------------------------------------------------------------
