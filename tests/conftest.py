@@ -256,6 +256,8 @@ def pytest_configure(config: pytest.Config) -> None:
                                 f"(tiers: fast, {', '.join(TIERS)})")
     if _fast_run(config):  # only there: any other run, `make test` included, goes exactly as before
         sys.addaudithook(_audit)
+    if _distributed_by_file(config):  # the workers order the files (longest_files_first); xdist's count order would
+        config.option.loadscopereorder = False  # undo theirs
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -273,6 +275,80 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(tier)
         if not found:
             item.add_marker("fast")
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:  # an xdist worker: hand the files out longest first (below)
+        items[:] = longest_files_first(items, workerinput.get(SECONDS_KEY) or {})
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Longest files first. `make test` runs each file whole on one of two workers (--dist loadfile), and xdist hands the
+# files out in order of their number of tests: a file of a few long tests (the packaging checks, the benchmarks'
+# smoke tests) was handed out late and ran on alone while the other worker had nothing left. So every run keeps each
+# test's seconds (setup + call + teardown) in pytest's cache (.pytest_cache, key SECONDS_KEY); at the start of a
+# distributed run the controller reads them once and gives them to both workers (the same numbers, so both collect
+# the same order, whatever another run writes meanwhile), each worker puts the files in order of the seconds their
+# tests took when last run, longest first, and xdist's own reordering by count is off so that this order is the one
+# it hands out. A test never timed counts UNTIMED_SECONDS of its slowest tier. Only the order of files changes:
+# each file still runs whole on one worker, its tests in their written order.
+# ---------------------------------------------------------------------------------------------------------------
+
+SECONDS_KEY = "wolfeclick/test-seconds"
+UNTIMED_SECONDS = {"browser": 8.0, "packaging": 8.0, "torch": 5.0, "ray": 5.0, "app": 3.0, "battles": 3.0,
+                   "process": 2.0, "fast": 0.05}
+"""A rough guess by tier for a test no run here has timed yet (a fresh checkout, a new test)."""
+_timed: dict[str, float] = {}
+"""This run's seconds by test."""
+_read: dict[str, dict[str, float]] = {}
+"""The cache's seconds as the controller read them once for this run."""
+
+
+def longest_files_first(items: list[pytest.Item], seconds: dict[str, float]) -> list[pytest.Item]:
+    """``items`` grouped by file, the files in order of their tests' ``seconds`` (a guess by tier for a test not in
+    it), longest first; ties and each file's own tests keep the order they were collected in."""
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def cost(group: list[pytest.Item]) -> float:
+        return sum(seconds[item.nodeid] if item.nodeid in seconds else
+                   max((UNTIMED_SECONDS.get(m.name, 0.0) for m in item.iter_markers()), default=UNTIMED_SECONDS["fast"])
+                   for item in group)
+
+    return [item for group in sorted(files.values(), key=cost, reverse=True) for item in group]
+
+
+def _distributed_by_file(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput") and getattr(config.option, "dist", "no") in ("loadfile", "loadscope")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: object) -> None:
+    """xdist's controller, as it starts a worker: this run's one reading of the timed seconds goes with it."""
+    config = node.config  # type: ignore[attr-defined]
+    if not _distributed_by_file(config):
+        return
+    if SECONDS_KEY not in _read:
+        cache = getattr(config, "cache", None)
+        _read[SECONDS_KEY] = cache.get(SECONDS_KEY, {}) if cache is not None else {}
+    node.workerinput[SECONDS_KEY] = _read[SECONDS_KEY]  # type: ignore[attr-defined]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _timed[report.nodeid] = _timed.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The seconds of the tests this run ran replace their old ones in the cache (by the controller of a distributed
+    run, which sees every worker's reports, or the one process of a plain run); tests of files that are gone drop."""
+    config = session.config
+    cache = getattr(config, "cache", None)
+    if hasattr(config, "workerinput") or cache is None or not _timed:
+        return
+    kept = dict(cache.get(SECONDS_KEY, {}))
+    kept.update((nodeid, round(seconds, 3)) for nodeid, seconds in _timed.items())
+    files = {nodeid.split("::", 1)[0] for nodeid in kept}
+    gone = {name for name in files if not (config.rootpath / name).is_file()}
+    cache.set(SECONDS_KEY, {nodeid: s for nodeid, s in sorted(kept.items()) if nodeid.split("::", 1)[0] not in gone})
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
@@ -329,3 +405,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = (f"fast tier: {item.nodeid} {'; '.join(dict.fromkeys(problems))}. Give it the tier of what "
                            f"it starts ({', '.join(TIERS)}): tests/conftest.py FILE_TIERS, or pytest.mark.<tier>")
     return report
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Browser tests borrow Chromium processes (devkit.browser.share_processes): each page is a new window in a new
+# browser context, as clean as a fresh profile, without a Chromium start per page; the idle ones stop at the end,
+# when the apps stopped without waiting (Server.stop(wait=False): a file's teardown skips their 5-15 s Ctrl-C) are
+# waited for too.
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("browser") is not None:
+        from devkit.browser import share_processes
+
+        share_processes()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    browser = sys.modules.get("devkit.browser")
+    if browser is not None:
+        browser.share_processes(False)
+    appserver = sys.modules.get("devkit.appserver")
+    if appserver is not None:
+        appserver.finish_stops()
