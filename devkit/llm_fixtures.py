@@ -105,7 +105,7 @@ def notebook_state() -> tuple[SideTracker, dict]:
 
 def v1_messages(battle: dict, format_id: str = "gen4randombattle") -> list[tuple[str, list]]:
     """Replay a battle's p1 stream into a tracker; at each decision point, the v1 user message and candidates
-    (also ``scripts/v1_streams.py --compare``'s)."""
+    (also ``devkit/v1_streams.py --compare``'s)."""
     tracker = SideTracker(str(battle["seed"]), "p1", "Alice", format_id)
     profile = WolfeclickV1()
     found = []

@@ -29,19 +29,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from wolfeclick.battle.runner import play_battle  # noqa: E402
-from wolfeclick.battle.schema import Recording  # noqa: E402
-from wolfeclick.game.actions import to_id  # noqa: E402
-from wolfeclick.game.prompts import WolfeclickV1  # noqa: E402
-from wolfeclick.game.sets import candidates  # noqa: E402
-from wolfeclick.interop.showdown import from_public_log  # noqa: E402
-from wolfeclick.interop.views import own_team, player_views, revealed_team, ruled_out_items  # noqa: E402
-from wolfeclick.policies.base import Decision, Observation  # noqa: E402
-from wolfeclick.policies.registry import default_registry  # noqa: E402
-from wolfeclick.sim.process import SimPool  # noqa: E402
-from wolfeclick.sim.setdata import load_book  # noqa: E402
+from wolfeclick.battle.runner import play_battle
+from wolfeclick.battle.schema import Recording
+from wolfeclick.game.actions import to_id
+from wolfeclick.game.prompts import WolfeclickV1
+from wolfeclick.game.sets import candidates
+from wolfeclick.interop.showdown import from_public_log
+from wolfeclick.interop.views import own_team, player_views, revealed_team, ruled_out_items
+from wolfeclick.policies.base import Decision, Observation
+from wolfeclick.policies.registry import default_registry
+from wolfeclick.sim.process import SimPool
+from wolfeclick.sim.setdata import load_book
 
 PARTS = ("self", "opponent", "B", "C", "options")
 

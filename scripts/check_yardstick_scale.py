@@ -7,7 +7,7 @@ the ladder's), and compare the rating it finds with the rung's shipped interval.
 puts it in docs/yardstick.md (its section "## Does the gauntlet read the scale back?"). Every battle goes to a
 fresh temporary results folder, removed at the end. Exit 1 when a rating falls outside its rung's interval.
 
-    nice -n 10 .venv/bin/python scripts/check_yardstick_scale.py --seed 1 --concurrency 2 --write
+    nice -n 10 .venv/bin/python -m scripts.check_yardstick_scale --seed 1 --concurrency 2 --write
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout first: its wolfeclick/ and scripts/
 
 from scripts.benchdoc import machine_busy, other_work, write_section  # noqa: E402
 
@@ -81,7 +80,7 @@ def main() -> int:
     load1, other = other_work(busy0, own0, children.ru_utime + children.ru_stime, started)
     text = "\n".join([
         HEADING, "",
-        "`scripts/check_yardstick_scale.py` runs the gauntlet (`wolfeclick gauntlet`) of rungs of the shipped "
+        "`python -m scripts.check_yardstick_scale` runs the gauntlet (`wolfeclick gauntlet`) of rungs of the shipped "
         f"reference ladder on gauntlet seed {args.seed} (none of its battle seeds is one of the ladder's: column "
         "'shared seeds'), width {width:g}, cap {cap}, and compares the rating it finds with the rung's shipped "
         "95% interval. The gauntlet never plays the rung itself, so it rates it against the others.".format(
@@ -91,7 +90,7 @@ def main() -> int:
         "| --- | --- | --- | --- | --- | --- | --- | --- |", *rows, "",
         f"Machine: 2 cores, shared; load average {load0} at the start and {load1} at the end, other work "
         f"{other:.2f} of a core on average (the machine's busy CPU less this script's and its simulators'). "
-        f"Command: `nice -n 10 .venv/bin/python scripts/check_yardstick_scale.py --seed "
+        f"Command: `nice -n 10 .venv/bin/python -m scripts.check_yardstick_scale --seed "
         f"{args.seed} --concurrency {args.concurrency} --rungs {args.rungs}"
         f"{' --formats ' + args.formats if args.formats else ''}"
         f"{f' --width {args.width:g}' if args.width != DEFAULT_WIDTH else ''}"

@@ -43,13 +43,9 @@ import json
 import os
 import random
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 QUESTION = ("You are playing a Pokémon Showdown singles battle. Read the state, then play one action per tool call "
             "until the battle is over.\n\n")

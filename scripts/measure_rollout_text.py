@@ -15,11 +15,6 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def rollout(env, seed: int, horizon: int | None, count) -> list[int]:

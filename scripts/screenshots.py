@@ -7,18 +7,16 @@ headless Debian Chromium over the DevTools protocol (press Start, wait for turns
 wait for the results), and saves what the page shows. Sprites come from Showdown's servers in the browser; on a
 machine without internet they fail to load and the page shows its plain-text fallback instead.
 
-    .venv/bin/python scripts/screenshots.py [--out docs]
+    .venv/bin/python -m scripts.screenshots [--out docs]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 
 from devkit.appserver import Server  # noqa: E402
 from devkit.browser import Browser  # noqa: E402

@@ -21,17 +21,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from wolfeclick.arena.sprt import elo_to_score  # noqa: E402
-from wolfeclick.arena.stats import PAIR_OUTCOMES, paired_summary  # noqa: E402
-from wolfeclick.arena.verdicts import EQUIVALENCE_ELO, equivalent, pairing_verdict, pairs_for_power  # noqa: E402
+from wolfeclick.arena.sprt import elo_to_score
+from wolfeclick.arena.stats import PAIR_OUTCOMES, paired_summary
+from wolfeclick.arena.verdicts import EQUIVALENCE_ELO, equivalent, pairing_verdict, pairs_for_power
 
 P_GRID = (0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
 

@@ -20,11 +20,7 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:

@@ -22,16 +22,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from html import escape
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 EVAL_OPPONENTS = ("random", "maxdamage")
 

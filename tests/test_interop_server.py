@@ -1,7 +1,7 @@
 """Showdown server battle logs: re-simulated from their input log into recordings like battles played here (both
 players' views), checked against their own log, falling back to the public log, refused in one line otherwise.
 
-The files are written here (``devkit/server_logs.py``, ``scripts/make_interop_fixtures.py``) from battles played on
+The files are written here (``devkit/server_logs.py``, ``devkit/make_interop_fixtures.py``) from battles played on
 the embedded simulator, in the shape a Showdown server writes them."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _plain(turns):
 
 @pytest.fixture(scope="module")
 def played():
-    """The battle the fixture was written from (scripts/make_interop_fixtures.py: heuristic vs random, seed 7)."""
+    """The battle the fixture was written from (devkit/make_interop_fixtures.py: heuristic vs random, seed 7)."""
     return asyncio.run(play_battle(make_policy("heuristic"), make_policy("random"), format_id="gen9randombattle",
                                    seed=7))
 

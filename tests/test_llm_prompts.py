@@ -71,7 +71,7 @@ def test_v1_chat_template_text(tiny_checkpoint) -> None:
 DRIFT = Path(__file__).parent / "data" / "llm_v1_drift.json.gz"
 """Gen4 battles where Transform and Trace made the earlier v1 emulation drift (issue 9, cases a-d), laid out like the
 golden battles plus ``case``, ``what`` and ``old_differs_at`` (the decision points the earlier emulation got wrong).
-Streams from ``scripts/v1_streams.py``; expected texts from the reference formatter on poke-env 0.8.3."""
+Streams from ``devkit/v1_streams.py``; expected texts from the reference formatter on poke-env 0.8.3."""
 
 
 def drift_battles() -> list[dict]:
@@ -104,7 +104,7 @@ def test_v1_after_transform_and_trace_matches_the_reference(battle) -> None:
 FIDELITY = Path(__file__).parent / "data" / "llm_v1_fidelity.json.gz"
 """Gen4 battles for issue 30, laid out like the drift battles: abilities revealed by immunities and forme changes
 after a Transform or Trace (A), poke-env 0.8's four-move window (B), our own transformed Ditto's Hidden Power and
-Return (C), and a status cured silently by Healing Wish. Expected texts from ``scripts/v1_reference.py`` (poke-env
+Return (C), and a status cured silently by Healing Wish. Expected texts from ``devkit/v1_reference.py`` (poke-env
 0.8.3's state, written in the reference format; it reproduces every expected text of the two files above)."""
 
 

@@ -4,15 +4,15 @@ The ``wolfeclick-v1`` golden data (``tests/data/llm_v1_*.json.gz``) pairs such s
 formatter printed for each decision point. This script makes the streams (and, with ``--scan``, says which battles
 hold Transform and Trace events, the cases where the two poke-env versions track state differently):
 
-    .venv/bin/python scripts/v1_streams.py --format gen4randombattle --seeds 1-200 --scan
-    .venv/bin/python scripts/v1_streams.py --seeds 17,42 --out /tmp/streams.json
-    .venv/bin/python scripts/v1_streams.py --format gen4ou --teams tests/data/v1_teams/gen4ou --seeds 1-50 --out s.json
+    .venv/bin/python -m devkit.v1_streams --format gen4randombattle --seeds 1-200 --scan
+    .venv/bin/python -m devkit.v1_streams --seeds 17,42 --out /tmp/streams.json
+    .venv/bin/python -m devkit.v1_streams --format gen4ou --teams tests/data/v1_teams/gen4ou --seeds 1-50 --out s.json
 
-Parity with poke-env 0.8.3's own tracking: write its texts with ``scripts/v1_reference.py`` (in an environment with
+Parity with poke-env 0.8.3's own tracking: write its texts with ``devkit/v1_reference.py`` (in an environment with
 poke-env 0.8.3), then compare the profile's texts for the same streams with them:
 
-    /tmp/pe08/bin/python scripts/v1_reference.py s.json ref.json
-    .venv/bin/python scripts/v1_streams.py --streams s.json --compare ref.json
+    /tmp/pe08/bin/python devkit/v1_reference.py s.json ref.json
+    .venv/bin/python -m devkit.v1_streams --streams s.json --compare ref.json
 
 Each battle is ``{seed, p1: [chunk, ...], p2: [chunk, ...]}``: a chunk is a block of the side's view of the log
 (its own exact HP) or one ``|request|{json}`` line, in the order the side received them. Choices are uniform over the
@@ -25,15 +25,12 @@ import argparse
 import asyncio
 import json
 import random
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from wolfeclick.game.actions import legal_actions  # noqa: E402
-from wolfeclick.sim.process import SimProcess  # noqa: E402
-from wolfeclick.sim.protocol import SIDES, derive_int, parse_chunk, split_update, start_lines  # noqa: E402
+from wolfeclick.game.actions import legal_actions
+from wolfeclick.sim.process import SimProcess
+from wolfeclick.sim.protocol import SIDES, derive_int, parse_chunk, split_update, start_lines
 
 NAMES = {"p1": "Alice", "p2": "Bob"}
 
@@ -164,7 +161,7 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--team2", type=Path, default=None)
     parser.add_argument("--streams", type=Path, default=None, help="read streams (from --out) instead of playing")
     parser.add_argument("--compare", type=Path, default=None,
-                        help="compare the v1 prompts of the streams with scripts/v1_reference.py's output")
+                        help="compare the v1 prompts of the streams with devkit/v1_reference.py's output")
     args = parser.parse_args(argv)
     if args.streams is not None:
         data = json.loads(args.streams.read_text())

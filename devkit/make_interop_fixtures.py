@@ -1,6 +1,6 @@
 """Write the foreign-format test fixtures in tests/data/interop/ from battles played here on the embedded simulator.
 
-    .venv/bin/python scripts/make_interop_fixtures.py [--out tests/data/interop]
+    .venv/bin/python -m devkit.make_interop_fixtures [--out tests/data/interop]
 
 Each fixture is written by this project from its own battles, following the field lists in issue 12 (the
 OpenEnv-WolfeClick ``record_battle.py`` log and ``replay_battle.json``; Showdown's replay JSON and protocol log) and
@@ -17,20 +17,18 @@ import argparse
 import asyncio
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
+from devkit.server_logs import resim_output, server_log
+from wolfeclick.battle.policy_specs import make_policy
+from wolfeclick.battle.resim import spectator_log
+from wolfeclick.battle.runner import play_battle
+from wolfeclick.battle.schema import Recording
+from wolfeclick.game.prompts import WolfeclickV1, v1_choice, v1_options, v1_state
+from wolfeclick.policies.base import Decision, Observation
 
-from devkit.server_logs import resim_output, server_log  # noqa: E402
-from wolfeclick.battle.policy_specs import make_policy  # noqa: E402
-from wolfeclick.battle.resim import spectator_log  # noqa: E402
-from wolfeclick.battle.runner import play_battle  # noqa: E402
-from wolfeclick.battle.schema import Recording  # noqa: E402
-from wolfeclick.game.prompts import WolfeclickV1, v1_choice, v1_options, v1_state  # noqa: E402
-from wolfeclick.policies.base import Decision, Observation  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 XSS = '<script>window.__pwned=1</script><img src=x id="pwned" onerror="window.__pwned=2">'
 

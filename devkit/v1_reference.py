@@ -1,7 +1,7 @@
 """The ``wolfeclick-v1`` prompt as poke-env 0.8.3 tracked the battle: the expected texts of the v1 golden data.
 
 The published checkpoints were trained on prompts written from poke-env 0.8.3's state. This script feeds each
-battle's p1 stream (``scripts/v1_streams.py --out``) into a poke-env 0.8.3 ``Battle`` and writes, at each decision
+battle's p1 stream (``devkit/v1_streams.py --out``) into a poke-env 0.8.3 ``Battle`` and writes, at each decision
 point, the user message in the reference format (``docs/llm.md``) from that state alone: no emulation, 0.8's own
 tracking. It reproduces the reference formatter's own text on all 671 decision points of
 ``tests/data/llm_v1_golden.json.gz`` and ``llm_v1_drift.json.gz``; ``v1_streams.py --compare`` measures the
@@ -14,7 +14,7 @@ poke-env 0.8.3, which borrows its other dependencies from the project's ``.venv`
     python3.11 -m venv /tmp/pe08 && /tmp/pe08/bin/pip install --no-deps poke-env==0.8.3
     .venv/bin/python -c 'import site; print(site.getsitepackages()[0])' \\
         > "$(/tmp/pe08/bin/python -c 'import site; print(site.getsitepackages()[0])')/project.pth"
-    /tmp/pe08/bin/python scripts/v1_reference.py streams.json reference.json
+    /tmp/pe08/bin/python devkit/v1_reference.py streams.json reference.json
 
 Output: ``{"SEED": [user message, ...], ...}`` (``SEED-CASE`` for battles that carry a ``case``).
 """
