@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -129,10 +130,27 @@ class Server:
     def files(self) -> set[str]:
         return {p.name for p in self.recordings.iterdir()}
 
-    def stop(self) -> None:
+    def stop(self, wait: bool = True) -> None:
+        """Stopped and its folder removed (unless ``keep``). ``wait=False``: in a thread of this process, which
+        ``finish_stops`` joins: the app's Ctrl-C waits 5 s for a client's kept-alive connection (Gradio's server
+        join), often 15 s (then SIGKILL) after battles, and a test file's teardown need not wait for it."""
+        if not wait:
+            thread = threading.Thread(target=self.stop, name=f"stop app :{self.port}")
+            _stopping.append(thread)
+            thread.start()
+            return
         stop_app(self.proc, self.log)
         if not self.keep:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+_stopping: list[threading.Thread] = []
+
+
+def finish_stops() -> None:
+    """Until every app stopped with ``Server.stop(wait=False)`` has ended (pytest calls it at the session's end)."""
+    while _stopping:
+        _stopping.pop().join()
 
 
 def raw_load(server: Server, query: str) -> list:

@@ -62,7 +62,7 @@ def server() -> Iterator[object]:
 
     app = Server()
     yield app
-    app.stop()
+    app.stop(wait=False)  # the next file need not wait for its Ctrl-C (5-15 s); joined at the session's end
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -405,6 +405,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = (f"fast tier: {item.nodeid} {'; '.join(dict.fromkeys(problems))}. Give it the tier of what "
                            f"it starts ({', '.join(TIERS)}): tests/conftest.py FILE_TIERS, or pytest.mark.<tier>")
     return report
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Browser tests borrow Chromium processes (devkit.browser.share_processes): each page is a new window in a new
+# browser context, as clean as a fresh profile, without a Chromium start per page; the idle ones stop at the end,
+# when the apps stopped without waiting (Server.stop(wait=False): a file's teardown skips their 5-15 s Ctrl-C) are
+# waited for too.
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("browser") is not None:
+        from devkit.browser import share_processes
+
+        share_processes()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    browser = sys.modules.get("devkit.browser")
+    if browser is not None:
+        browser.share_processes(False)
+    appserver = sys.modules.get("devkit.appserver")
+    if appserver is not None:
+        appserver.finish_stops()
 
 
 # ---------------------------------------------------------------------------------------------------------------
