@@ -428,26 +428,3 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     appserver = sys.modules.get("devkit.appserver")
     if appserver is not None:
         appserver.finish_stops()
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Browser tests borrow Chromium processes (devkit.browser.share_processes): each page is a new window in a new
-# browser context, as clean as a fresh profile, without a Chromium start per page; the idle ones stop at the end,
-# when the apps stopped without waiting (Server.stop(wait=False): a file's teardown skips their 5-15 s Ctrl-C) are
-# waited for too.
-# ---------------------------------------------------------------------------------------------------------------
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("browser") is not None:
-        from devkit.browser import share_processes
-
-        share_processes()
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    browser = sys.modules.get("devkit.browser")
-    if browser is not None:
-        browser.share_processes(False)
-    appserver = sys.modules.get("devkit.appserver")
-    if appserver is not None:
-        appserver.finish_stops()
