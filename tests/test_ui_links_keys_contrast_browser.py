@@ -277,29 +277,6 @@ def test_an_analysis_that_has_not_counted_its_rollouts_says_it_is_starting() -> 
 
 
 # --------------------------------------------------------------------------------------------------------------
-# 6. Compare's tables at 1280 px: no header cut, no column beyond the table's box
+# 6. Compare's tables at 1280 px (the Verdicts table's last column read "more pai", past its box's edge): tested with
+# the phone's in tests/test_ui_phone_tables_browser.py, on the one tournament that file plays
 # --------------------------------------------------------------------------------------------------------------
-CUT = """['#wc-compare-table', '#wc-compare-verdicts'].flatMap(id => {
-  const box = document.querySelector(id); if (!box) return [[id, 'missing']];
-  const right = box.getBoundingClientRect().right;
-  return [...box.querySelectorAll('th, tbody td')].filter(c => c.getBoundingClientRect().width > 0).flatMap(c => {
-    const text = c.querySelector('.header, span') || c;
-    const cut = c.getBoundingClientRect().right > right + 1 || text.scrollWidth > text.clientWidth + 1;
-    return cut ? [[id, c.textContent.trim().replace(/\\s*⋮$/, '').slice(0, 30)]] : [];
-  });
-})"""
-
-
-def test_compare_tables_fit_a_desktop_window(server) -> None:
-    """The Verdicts table's last column read "more pai" at 1280 px, past its box's edge (also in the screenshot). (A
-    phone still scrolls these tables sideways in their box: issue 65, item 6, left open.)"""
-    with Browser(1280, 800) as browser:
-        browser.open(f"{server.url}?tab=compare")
-        browser.wait_for("document.querySelector('[data-tab-id=compare][aria-selected=true]') !== null", timeout=90)
-        browser.wait_for("(() => { const b = [...document.querySelectorAll('button')].find(b => "
-                         "b.innerText.trim() === '▶ Run'); if (!b) return false; b.click(); return true; })()",
-                         timeout=90)
-        browser.wait_for("document.querySelector('#wc-compare-verdicts tbody td') !== null && "
-                         "document.querySelector('#wc-compare-verdicts').getBoundingClientRect().width > 0 && "
-                         f"{PAGE_IDLE}", timeout=300)
-        assert browser.evaluate(CUT) == []

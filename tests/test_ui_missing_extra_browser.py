@@ -67,7 +67,7 @@ def bare_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         encoding="utf-8")
     app = Server(extra_env={"PYTHONPATH": f"{hide}:{ROOT}"})
     yield app
-    app.stop()
+    app.stop(wait=False)
 
 
 OPTIONS = """(() => {  // the open dropdown's options: label, greyed

@@ -32,6 +32,18 @@ SIZES = [(1280, 800), (390, 844)]
 
 
 @pytest.fixture(scope="module")
+def server():
+    """This file's app (in place of conftest's): its live battles wait 0.15 s between decisions, so a person can
+    step back while one plays. Only the Live test here plays a live battle; one app serves them all (a second app
+    for it cost a start of its own)."""
+    from devkit.appserver import Server
+
+    app = Server(pace=0.15)
+    yield app
+    app.stop(wait=False)
+
+
+@pytest.fixture(scope="module")
 def many(server) -> Recording:
     """The sample, analysed (K = 2) with p1's options at one decision, that table then given to every decision p1
     made: a battle valued throughout, as ``--options both`` makes one, without its hours of rollouts."""
@@ -124,21 +136,11 @@ def query_of(browser: Browser, state: str) -> str:
     }})({state})""")
 
 
-@pytest.fixture(scope="module")
-def paced():
-    """An app whose live battles wait 0.15 s between decisions (so a person can step back while one plays)."""
-    from devkit.appserver import Server
-
-    app = Server(hostile=False, pace=0.15)
-    yield app
-    app.stop()
-
-
-def test_the_link_box_and_the_address_follow_the_shown_decision(paced) -> None:
+def test_the_link_box_and_the_address_follow_the_shown_decision(server) -> None:
     """After stepping back in Live the link box said the newest turn (turn=22 at decision 1), and after "Open in
     Replays" the address stayed ``/`` and then trailed a step behind."""
     with Browser(1280, 800) as browser:
-        browser.open(f"{paced.url}?tab=live")
+        browser.open(f"{server.url}?tab=live")
         browser.wait_for("document.querySelector('#wc-live-start') !== null && " + PAGE_IDLE, timeout=90)
         browser.click("document.querySelector('#wc-live-start')")
         browser.wait_for(f"{LIVE}.total >= 4 && {LIVE}.data.id", timeout=90)

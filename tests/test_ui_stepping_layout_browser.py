@@ -19,7 +19,6 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is n
 VIEW = "document.querySelector('#wc-replays-viewer')"
 LIVE = "document.querySelector('#wc-live-viewer')"
 KEYS = {"ArrowRight": 39, "ArrowLeft": 37, "Home": 36, "End": 35, "Enter": 13}
-PAIR = ("gen9randombattle-s1-heuristic-vs-random", "gen9randombattle-s1-heuristic-vs-maxdamage")
 LONG_ID = "long-900-turns"
 
 
@@ -28,6 +27,16 @@ def press(browser: Browser, key: str) -> None:
         browser.call("Input.dispatchKeyEvent", type=kind, key=key, code=key, windowsVirtualKeyCode=KEYS[key],
                      nativeVirtualKeyCode=KEYS[key])
 
+
+
+@pytest.fixture(scope="module")
+def server():
+    """This file's app (in place of conftest's): its live battles wait 0.15 s between decisions, so a person can
+    step back while one plays. Only the Live test here plays a live battle; one app serves them all (the paced
+    app and the branched library each cost an app start of their own)."""
+    app = Server(pace=0.15)
+    yield app
+    app.stop(wait=False)
 
 
 @pytest.fixture(scope="module")
@@ -237,18 +246,10 @@ def test_a_long_replay_steps_across_its_windows_without_reloading(server, browse
 # --------------------------------------------------------------------------------------------------------------
 # 6. One truth after Live ends
 # --------------------------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def paced():
-    """An app whose live battles wait 0.15 s between decisions (so a person can step back while one plays)."""
-    app = Server(hostile=False, pace=0.15)
-    yield app
-    app.stop()
-
-
-def test_live_after_stepping_back_tells_the_finished_battle(paced, browser):
+def test_live_after_stepping_back_tells_the_finished_battle(server, browser):
     """After stepping back in Live, the end of the battle left "Decision 5 of 7 so far", the slider at 7 of 28,
     panels saying "in progress", and "Open this battle in Replays (at this turn)" opened the last decision."""
-    browser.open(f"{paced.url}?tab=live")
+    browser.open(f"{server.url}?tab=live")
     browser.wait_for("document.querySelector('#wc-live-start') !== null && " + PAGE_IDLE, timeout=90)
     browser.click("document.querySelector('#wc-live-start')")
     browser.wait_for("window.__wcViewers.live.state.total >= 4", timeout=90)
@@ -272,65 +273,8 @@ def test_live_after_stepping_back_tells_the_finished_battle(paced, browser):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# 8. Phone layouts, the end narration, sprites, the Live state box
+# 8. The end narration, sprites, the Live state box (phone widths of every tab: tests/test_ui_phone_tables_browser.py)
 # --------------------------------------------------------------------------------------------------------------
-OVERFLOW = """(() => {  // shown elements past the screen's right edge that no sideways-scrolling box holds
-  const W = innerWidth, out = [];
-  for (const e of document.querySelectorAll('body *')) {
-    const r = e.getBoundingClientRect();
-    if (!r.width || r.right <= W + 1 || getComputedStyle(e).visibility === 'hidden') continue;
-    if (e.closest('[role=tablist], .tab-container')) continue;  // Gradio lays tabs out to measure its "…" menu
-    if (e.ownerSVGElement) continue;  // inside a chart: its <svg> clips it (the <svg> itself is checked)
-    let a = e.parentElement, held = false;
-    for (; a; a = a.parentElement) {
-      if (/auto|scroll/.test(getComputedStyle(a).overflowX) && a.getBoundingClientRect().right <= W + 1) { held = true; break; }
-    }
-    if (!held) out.push(`${e.tagName}.${String(e.className).slice(0, 50)} right=${Math.round(r.right)}`);
-  }
-  return out.slice(0, 8);
-})()"""
-"""The page clips what is wider than the screen (``.gradio-container`` hides overflow), so its scroll width stays
-414 px: the test looks for what sticks out instead."""
-CUT_TITLES = """(() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].filter(t => {
-  const box = t.getBoundingClientRect(), svg = t.ownerSVGElement.getBoundingClientRect();
-  return box.width && (box.left < svg.left - 1 || box.right > svg.right + 1);
-}).map(t => t.textContent))()"""
-"""A chart's title is SVG text: it does not wrap, and the chart's <svg> cuts what is wider than the chart."""
-
-
-def test_phone_width_every_tab_fits_the_screen(server, phone):
-    """At 414 px Compare and Leaderboard were 684 and 989 px wide with no way to scroll sideways, and side by
-    side's B column was cut."""
-    phone.open(f"{server.url}?tab=compare")
-    phone.wait_for("document.querySelector('button[aria-selected=true]')?.textContent.includes('Compare') && "
-                   "!document.querySelector('[data-testid=status-tracker].pending')", timeout=90)
-    phone.click("[...document.querySelectorAll('button')].find(b => b.innerText.trim() === '▶ Run')")
-    phone.wait_for("document.body.innerText.includes('complete.')", timeout=100)  # the default small tournament
-    frames(phone)
-    assert phone.evaluate(OVERFLOW) == [], "Compare"
-    assert phone.evaluate(CUT_TITLES) == [], "Compare's chart titles"
-    phone.open(f"{server.url}?policy=heuristic")
-    phone.wait_for("document.body.innerText.includes('finished battles of') && "
-                   "document.querySelectorAll('.js-plotly-plot').length >= 1 && !document.querySelector("
-                   "'[data-testid=status-tracker].pending, [data-testid=status-tracker].generating')", timeout=90)
-    frames(phone)
-    assert phone.evaluate(OVERFLOW) == [], "Leaderboard"
-    assert phone.evaluate(CUT_TITLES) == [], "Leaderboard's chart titles"
-    open_replay(phone, f"{server.url}?replay={PAIR[0]}&turn=1", 1)
-    # side by side: the two battles of one seed, as the app renders them, put in the page at phone width
-    from gradio_client import Client
-
-    pair_html = Client(server.url, verbose=False).predict(PAIR[0], PAIR[1], api_name="/compare_pair_open")[0]
-    assert "wc-pair-cols" in pair_html
-    phone.evaluate(f"""(() => {{ const d = document.createElement('div'); d.id = 'wc-pair-probe';
-        d.innerHTML = {json.dumps(pair_html)}; document.querySelector('#wc-replays-viewer').after(d); }})()""")
-    frames(phone)
-    cols = phone.evaluate("[...document.querySelectorAll('#wc-pair-probe .wc-pair-col')]"
-                          ".map(c => c.getBoundingClientRect()).map(r => [r.left, r.right])")
-    assert len(cols) == 2 and all(left >= 0 and right <= 414 for left, right in cols), cols
-    assert phone.evaluate(OVERFLOW) == [], "side by side"
-
-
 def test_the_end_tells_who_won_outside_any_inner_scroll_box(server, browser):
     """The end-of-battle narration hid "X won the battle!" inside a 220 px inner scroll box."""
     open_replay(browser, f"{server.url}?replay={SAMPLE_ID}&turn=1", 1)
@@ -393,22 +337,21 @@ def test_a_page_below_one_shows_the_first_page(server, browser, typed):
 # 8. Battle A/B picked the first filtered option on Enter, so a parent's exactly typed id selected its branch
 # --------------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def branched():
-    """An app whose library holds a recording and a branch of it (the branch is the newest: listed first)."""
+def branched(server):
+    """The app's library with a branch of a recording added (the branch the newest: listed before its parent, and
+    the only other recording whose id holds the parent's)."""
     import asyncio
     import os
 
     from wolfeclick.battle.branch import branch
     from wolfeclick.battle.store import load_recording, save_recording
 
-    app = Server(hostile=False)
-    parent = load_recording(app.recordings / f"{SAMPLE_ID}.json")
+    parent = load_recording(server.recordings / f"{SAMPLE_ID}.json")
     child = asyncio.run(branch(parent, 3, {}))
-    path = save_recording(child, app.recordings)
-    newest = max(p.stat().st_mtime for p in app.recordings.glob("*.json"))
+    path = save_recording(child, server.recordings)
+    newest = max(p.stat().st_mtime for p in server.recordings.glob("*.json"))
     os.utime(path, (newest + 60, newest + 60))
-    yield app, parent.id, child.id
-    app.stop()
+    return server, parent.id, child.id
 
 
 @pytest.mark.parametrize("box", ["a", "b"])
