@@ -21,16 +21,17 @@ import os
 import sys
 import tempfile
 import time
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import psutil
-import ray
 
 from benchmarks import harness
 from wolfeclick.arena.engines import LocalEngine
-from wolfeclick.arena.engines.ray_engine import RayEngine, local_instance_options
 from wolfeclick.arena.schedule import TournamentConfig, build_schedule
 from wolfeclick.arena.tournament import RESULTS_FILE, run_tournament, tournament_dir
+
+if TYPE_CHECKING:  # Ray is imported where a run starts it: rendering the section (python -m benchmarks) needs none
+    from wolfeclick.arena.engines.ray_engine import RayEngine
 
 NAME = "ray_tournament"
 HEADING = "## Tournaments on Ray"
@@ -59,6 +60,8 @@ def _ray_processes() -> dict[int, float]:
 
 async def _timed(config: TournamentConfig, engine: LocalEngine | RayEngine, concurrency: int) -> dict[str, Any]:
     """Wall seconds of the whole run, of first-row-to-last-row, and CPU seconds, for one tournament from scratch."""
+    from wolfeclick.arena.engines.ray_engine import RayEngine
+
     rows: list[float] = []
     with tempfile.TemporaryDirectory() as out:
         before, services, busy = harness.cpu_seconds(), _ray_processes(), harness.machine_busy()
@@ -91,6 +94,10 @@ def _fmt(n: int, r: dict[str, float]) -> str:
 
 def measure(pairs: int, repeats: int, concurrency: int, counts: list[int]) -> dict[str, Any]:
     """The alternating local and Ray runs, then the scale-out; every run's results.jsonl checked identical."""
+    import ray
+
+    from wolfeclick.arena.engines.ray_engine import RayEngine, local_instance_options
+
     config = TournamentConfig(players=("random", "maxdamage", "heuristic"), pairs=pairs, format="gen9randombattle",
                               seed=1)
     other = timed = 0.0
