@@ -41,6 +41,13 @@ def test_no_benchmark_edits_sys_path() -> None:
     assert edits == []
 
 
+def test_every_benchmark_has_a_smoke_test() -> None:
+    """The smoke tests are split by kind (tests/test_benchmarks_smoke_*.py, so that both workers of `make test` run
+    them): each benchmark still runs end to end in one of them, under its own name."""
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("test_benchmarks_smoke*.py"))
+    assert [name for name in harness.BENCHMARKS if f'"{name}"' not in text] == []
+
+
 def test_the_page_is_what_the_committed_results_render() -> None:
     doc = harness.DOC.read_text(encoding="utf-8")
     assert harness.render_doc(doc) == doc, "docs/benchmarks.md differs from its results: run `.venv/bin/python -m benchmarks`"
