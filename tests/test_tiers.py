@@ -4,6 +4,7 @@ pytest sessions (pytester) with this checkout's conftest.py."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -115,3 +116,34 @@ def test_the_file_table_names_files_that_exist_and_tiers_that_are_declared(pytes
         assert tiers and set(tiers) <= set(suite.TIERS) <= declared, (name, tiers)
     assert set(suite.FIXTURE_TIERS.values()) <= {(t,) for t in suite.TIERS}
 
+
+
+class _Item:
+    """What the file order reads of a collected test: its node id and its markers."""
+
+    def __init__(self, nodeid: str, *tiers: str) -> None:
+        self.nodeid, self.tiers = nodeid, tiers
+
+    def iter_markers(self) -> list[pytest.Mark]:
+        return [getattr(pytest.mark, tier).mark for tier in self.tiers]
+
+
+def test_a_distributed_run_hands_out_the_longest_files_first(pytestconfig: pytest.Config) -> None:
+    """Files in order of their tests' seconds from the last runs (a tier's guess for a test never timed), longest
+    first; each file's tests together and in their own order."""
+    suite = _suite_conftest(pytestconfig)
+    items = [_Item("a.py::t1", "fast"), _Item("b.py::t", "battles"), _Item("a.py::t2", "fast"),
+             _Item("c.py::t1", "battles"), _Item("c.py::t2", "battles")]
+    timed = {"a.py::t1": 100.0, "b.py::t": 1.0}
+    assert [i.nodeid for i in suite.longest_files_first(items, timed)] == [
+        "a.py::t1", "a.py::t2", "c.py::t1", "c.py::t2", "b.py::t"]
+    assert [i.nodeid for i in suite.longest_files_first(items, {})] == [  # guesses only: two battles tests first
+        "c.py::t1", "c.py::t2", "b.py::t", "a.py::t1", "a.py::t2"]
+
+
+def test_a_run_keeps_each_tests_seconds_for_the_next_one(inner) -> None:
+    inner.makepyfile(test_two="def test_one():\n    pass\n\ndef test_other():\n    pass\n")
+    inner.runpytest("-q").assert_outcomes(passed=2)
+    kept = json.loads((inner.path / ".pytest_cache" / "v" / "wolfeclick" / "test-seconds").read_text())
+    assert sorted(kept) == ["test_two.py::test_one", "test_two.py::test_other"]
+    assert all(isinstance(s, float) and s >= 0 for s in kept.values())
