@@ -387,5 +387,5 @@ def test_over_http_nothing_a_visitor_sends_is_imported_or_connected(tmp_path: Pa
         assert not connected(sock)
         assert server.files() == before  # nothing was played
     finally:
-        server.stop()
+        server.stop(wait=False)
         sock.close()

@@ -359,7 +359,7 @@ def test_live_checkpoint_shows_loading_and_stops(tmp_path_factory):
         assert f"llm:{tiny}" in [value for _, value in agent["props"]["choices"]]
         _play_and_stop(Client(own.url, verbose=False), f"llm:{tiny}")
     finally:
-        own.stop()
+        own.stop(wait=False)
 
 
 def _play_and_stop(c, spec: str) -> None:
