@@ -156,7 +156,8 @@ async def rollouts(recording: Recording, policy: Any, pool: SimPool, count: int)
 
 
 def model_probabilities(model: vm.ValueModel, recording: Recording) -> list[float]:
-    return [float(p) for p in vm.win_probability(model, vm.decision_rows(recording.turns, recording.format))]
+    return [float(p) for p in vm.win_probability(model, vm.decision_rows(recording.turns, recording.format),
+                                                  recording.format)]
 
 
 def judge_model(more: list[Recording], model: vm.ValueModel, a: float, b: float, base: float,

@@ -105,7 +105,7 @@ def main() -> None:
     a, b = float(card["hp_logistic"]["a"]), float(card["hp_logistic"]["b"])
     pa, pb = float(card["hp_logistic_public"]["a"]), float(card["hp_logistic_public"]["b"])
     for battle in battles:
-        battle["model"] = vm.win_probability(model, battle["rows"])
+        battle["model"] = vm.win_probability(model, battle["rows"], battle["format"])
         battle["hp_p"] = 1 / (1 + np.exp(-(a + b * np.asarray(battle["hp"]))))
         battle["public_p"] = 1 / (1 + np.exp(-(pa + pb * public_gaps(battle["rows"]))))
         battle["ys"] = np.full(len(battle["rows"]), battle["y"])

@@ -303,6 +303,16 @@ def main() -> None:
                                             "training battles"},
             "label": "how the battle ended for p1 (win 1, loss 0, tie or turn limit 0.5)", "sees": vm.SEES}
     model = vm.with_temperature(raw, t, card)
+    if args.calibration == "fresh":  # each generation's own temperature on top of the pooled one (issue 62)
+        per_generation = {}
+        for fmt in sorted({battle["format"] for battle in calibrate}, key=vm._generation):
+            grows, gys, _ = stack([battle for battle in calibrate if battle["format"] == fmt])
+            per_generation[str(vm._generation(fmt))] = round(vm.fit_temperature(model, grows, gys), 6)
+        card["calibration"]["per_generation"] = per_generation
+        card["calibration"]["per_generation_how"] = (
+            "a battle's score is further divided by its generation's factor (T of least log loss on that "
+            "format's calibration battles, the pooled T already applied); other generations use the pooled T")
+        model = vm.with_temperature(raw, t, card)
     validation = {}
     subsets = [("all held out", held)] + [
         (name, [h for h in held if pairing(mix, h) == name])

@@ -234,6 +234,29 @@ def test_a_temperature_divides_the_score_and_is_fitted_back_from_outcomes_drawn_
     assert vm.fit_temperature(cooled, rows, outcomes) == pytest.approx(fitted / 0.5, rel=1e-3)
 
 
+def test_each_generation_gets_its_own_temperature_from_the_card_and_the_shipped_one_has_both_formats() -> None:
+    """Issue 62, fourth round: one temperature left gen9 overconfident and gen4 not; the card carries a factor per
+    generation (fitted on its own calibration battles), the format picks it, symmetry holds, and a battle of a
+    generation the card lacks (or no format) keeps the pooled temperature."""
+    rng = np.random.default_rng(5)
+    n = len(vm.FEATURES)
+    model = vm.ValueModel(mean=np.zeros(n), scale=np.ones(n), linear=rng.normal(0, 1, n),
+                          hidden=rng.normal(0, 0.5, (3, n)), bias=rng.normal(0, 0.5, 3), out=rng.normal(0, 1, 3),
+                          card={"calibration": {"per_generation": {"9": 2.0, "4": 0.5}}})
+    rows = rng.uniform(0, 1, (200, n))
+    plain = 0.5 * (1 + np.tanh(vm.scores(model, rows) / 2))
+    assert np.allclose(vm.win_probability(model, rows), plain)
+    assert np.allclose(vm.win_probability(model, rows, "gen1randombattle"), plain)
+    assert np.allclose(vm.win_probability(model, rows, "gen9randombattle"),
+                       0.5 * (1 + np.tanh(vm.scores(model, rows) / 4)))
+    assert np.allclose(vm.win_probability(model, rows, "gen4randombattle"), 0.5 * (1 + np.tanh(vm.scores(model, rows))))
+    assert np.allclose(vm.win_probability(model, vm.swap_sides(rows), "gen9ou")
+                       + vm.win_probability(model, rows, "gen9ou"), 1.0)
+    shipped = vm.default_model().card["calibration"]
+    assert set(shipped["per_generation"]) == {"9", "4"}
+    assert all(0.5 < factor < 2 for factor in shipped["per_generation"].values())
+
+
 def test_the_shipped_model_loads_and_a_file_for_other_features_is_refused(tmp_path: Path) -> None:
     model = vm.load_model()
     assert vm.MODEL_PATH.stat().st_size < 1_000_000 and model.card["train_battles"] > 0

@@ -550,16 +550,27 @@ def scores(model: ValueModel, rows: np.ndarray) -> np.ndarray:
     return result
 
 
-def win_probability(model: ValueModel, rows: np.ndarray) -> np.ndarray:
-    """Pure: p1's chance to win at each row (the logistic of ``scores``, written so that no score overflows)."""
-    return 0.5 * (1 + np.tanh(scores(model, rows) / 2))
+def format_temperature(model: ValueModel, format_id: str | None) -> float:
+    """Pure: the extra temperature the card gives ``format_id``'s generation (``calibration.per_generation``, fitted
+    on that generation's calibration battles on top of the pooled one the weights carry), 1 for a generation it has
+    none for, or no format. Why: one temperature for every format left gen9 overconfident and gen4 under."""
+    if format_id is None:
+        return 1.0
+    per = (model.card.get("calibration") or {}).get("per_generation") or {}
+    return float(per.get(str(_generation(format_id)), 1.0))
+
+
+def win_probability(model: ValueModel, rows: np.ndarray, format_id: str | None = None) -> np.ndarray:
+    """Pure: p1's chance to win at each row of a battle in ``format_id`` (the logistic of ``scores`` over the
+    format's temperature, written so that no score overflows). Without a format: the pooled temperature only."""
+    return 0.5 * (1 + np.tanh(scores(model, rows) / format_temperature(model, format_id) / 2))
 
 
 def estimate_battle(model: ValueModel, recording: Recording) -> list[tuple[int, float]]:
     """Pure: (decision index, p1's estimated chance to win, 4 places) at every decision of ``recording``."""
     if not recording.turns:
         return []
-    values = win_probability(model, decision_rows(recording.turns, recording.format))
+    values = win_probability(model, decision_rows(recording.turns, recording.format), recording.format)
     return [(turn.index, round(float(value), 4)) for turn, value in zip(recording.turns, values)]
 
 
