@@ -79,6 +79,23 @@ def page_event(url: str, name: str, data: list[Any], session: str, read: bool = 
     return reader
 
 
+def replay_stepper(client: Any, replay_id: str) -> Callable[[], float]:
+    """A visitor stepping ``replay_id`` through ``/replay_turn`` decision after decision (round again at the end),
+    warmed by five steps: each call makes one step and returns its seconds (a step that errs stops the run)."""
+    steps = client.predict(replay_id, 0, "p1", api_name="/replay_turn")["steps"]
+    counter = iter(range(10**9))
+
+    def step_once() -> float:
+        began = time.perf_counter()
+        out = client.predict(replay_id, next(counter) % steps, "p1", api_name="/replay_turn")
+        assert "error" not in out, out
+        return time.perf_counter() - began
+
+    for _ in range(5):
+        step_once()
+    return step_once
+
+
 def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
     """Client B's step times alone and under each heavy job, with what each job did; the app's bounds."""
     from gradio_client import Client
@@ -96,18 +113,7 @@ def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
     started_busy, started_at = harness.machine_busy(), time.monotonic()
     try:
         with running_app(root) as (url, _pid):
-            stepper = Client(url, verbose=False)
-            steps = stepper.predict(stepped, 0, "p1", api_name="/replay_turn")["steps"]
-            counter = iter(range(10**9))
-
-            def step_once() -> float:
-                began = time.perf_counter()
-                out = stepper.predict(stepped, next(counter) % steps, "p1", api_name="/replay_turn")
-                assert "error" not in out, out
-                return time.perf_counter() - began
-
-            for _ in range(5):
-                step_once()  # warm
+            step_once = replay_stepper(Client(url, verbose=False), stepped)
             rows.append(row("alone", [step_once() for _ in range(steps_alone)], ""))
 
             def under(job: Callable[[threading.Event], str], name: str) -> None:

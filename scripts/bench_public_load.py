@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
 
 from benchmarks.upload_load import heavy_recording  # noqa: E402
-from benchmarks.visitors import longest_sample, page_event  # noqa: E402
+from benchmarks.visitors import longest_sample, page_event, replay_stepper  # noqa: E402
 from devkit.appserver import percentile, rss_mb, running_app  # noqa: E402
 from scripts.benchdoc import machine_busy, write_section  # noqa: E402
 
@@ -120,18 +120,7 @@ def main() -> int:
                 pages.append(page)
                 return page
 
-            stepper = client(STEPPER)
-            total = stepper.predict(stepped, 0, "p1", api_name="/replay_turn")["steps"]
-            counter = iter(range(10**9))
-
-            def step_once() -> float:
-                began = time.perf_counter()
-                out = stepper.predict(stepped, next(counter) % total, "p1", api_name="/replay_turn")
-                assert "error" not in out, out
-                return time.perf_counter() - began
-
-            for _ in range(5):
-                step_once()
+            step_once = replay_stepper(client(STEPPER), stepped)
             steps_alone += [step_once() for _ in range(30)]
             idle_rss = rss_mb(pid)
             deadline = time.monotonic() + args.minutes * 60
