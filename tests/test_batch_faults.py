@@ -165,7 +165,11 @@ def test_bench_plays_a_killed_battle_again_and_matches_an_uninterrupted_run(refe
 
 
 class KillsItsSimulator:
-    """``random``, except that in battle ``target`` at turn 2 it kills every simulator of this process."""
+    """``random``, except that in battle ``target`` at turn 2 it kills the simulators this tournament started.
+
+    Simulators this process already had when the killer was made (another test's, in the same pytest worker) are
+    left alone: killing them counted kills that were not this tournament's and broke the test that owned them.
+    """
 
     blocking = False
 
@@ -174,6 +178,7 @@ class KillsItsSimulator:
         self.spec = self.inner.spec
         self.target = target
         self.kills = 0
+        self.already_running = set(bridge_children(os.getpid()))
 
     def metadata(self) -> dict:
         return self.inner.metadata()
@@ -181,7 +186,7 @@ class KillsItsSimulator:
     def decide(self, observation: Observation) -> Decision:
         if observation.battle.battle_tag.endswith(f"-{self.target}#{observation.battle.battle_tag.split('#')[-1]}") \
                 and observation.turn == 2:
-            for pid in bridge_children(os.getpid()):
+            for pid in set(bridge_children(os.getpid())) - self.already_running:
                 os.kill(pid, signal.SIGKILL)
                 self.kills += 1
         return self.inner.decide(observation)
