@@ -27,10 +27,12 @@ from wolfeclick.sim.process import SimPool
 
 ROOT = Path(__file__).resolve().parents[1]
 GEN4 = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
-REGENERATOR_SEED = 7405009
-"""gen9randombattle, random (p1) against heuristic: at decision 10 p1's Toxapex sits on the bench, last shown at 7%
-(``|-damage|p1a: Toxapex|7/100``), healed unseen by Regenerator when it switched out."""
-STEP = 10
+REGENERATOR_SEED = 7405017
+"""gen9randombattle, random (p1) against heuristic: at decision 7 p1's Slowking sits on the bench, last shown at 20%
+(``|-damage|p1a: Slowking|20/100``), healed unseen by Regenerator when it switched out. (Seed 7405009, the outside
+check's Toxapex, plays otherwise since the baselines play poke-env's own choice: c29b847.)"""
+STEP = 7
+SPECIES, SHOWN = "Slowking", 20
 HIDDEN = ("hp", "status", "fainted", "revealed", "species", "active", "counts", "decisions", "logs")
 """What the perturbations change: every field of every snapshot, the sides' own decisions (their state text and
 legal actions: their own moves and items) and the recording's full and input logs."""
@@ -44,10 +46,11 @@ def regenerator() -> Recording:
                                      seed=REGENERATOR_SEED, process=pool.pick())
 
     recording = asyncio.run(play())
-    shown = [line for turn in recording.turns[:STEP + 1] for line in turn.events if "|p1a: Toxapex|" in line
+    shown = [line for turn in recording.turns[:STEP + 1] for line in turn.events if f"|p1a: {SPECIES}|" in line
              and line.startswith(("|-damage|", "|-heal|", "|switch|"))]
-    toxapex = next(mon for mon in recording.turns[STEP].snapshot["p1"].team if mon.species == "Toxapex")
-    assert shown[-1] == "|-damage|p1a: Toxapex|7/100" and not toxapex.active and toxapex.hp > 30  # the heal is real
+    benched = next(mon for mon in recording.turns[STEP].snapshot["p1"].team if mon.species == SPECIES)
+    assert shown[-1] == f"|-damage|p1a: {SPECIES}|{SHOWN}/100"
+    assert not benched.active and benched.hp > SHOWN + 25  # the heal is real
     return recording
 
 
@@ -59,7 +62,7 @@ def gen4() -> Recording:
 def test_the_benched_regenerator_reads_at_its_last_public_hp(regenerator: Recording) -> None:
     turn = regenerator.turns[STEP]
     seen = [mon for mon in turn.snapshot["p1"].team if mon.revealed]
-    levels = [7 if mon.species == "Toxapex" else 0 if mon.fainted else public_hp(mon.hp) for mon in seen]
+    levels = [SHOWN if mon.species == SPECIES else 0 if mon.fainted else public_hp(mon.hp) for mon in seen]
     row = dict(zip(vm.FEATURES, vm.decision_rows(regenerator.turns, regenerator.format)[STEP]))
     assert row["p1.team_hp"] == pytest.approx(mean_team_hp(levels) / 100, abs=1e-12)
 
@@ -115,10 +118,11 @@ def test_what_a_spectator_did_not_see_leaves_the_estimate_unchanged(which: str, 
 
 
 def test_what_a_spectator_did_see_moves_the_estimate(regenerator: Recording) -> None:
-    """The check above could fail: the public line of the Toxapex's HP, changed, changes the estimate."""
+    """The check above could fail: the public line of the benched Pokémon's HP, changed, changes the estimate."""
     data = json.loads(regenerator.to_json())
     for turn in data["turns"][:STEP + 1]:
-        turn["events"] = [line.replace("|p1a: Toxapex|7/100", "|p1a: Toxapex|90/100") for line in turn["events"]]
+        turn["events"] = [line.replace(f"|p1a: {SPECIES}|{SHOWN}/100", f"|p1a: {SPECIES}|90/100")
+                           for line in turn["events"]]
     other = Recording.model_validate(data)
     model = vm.default_model()
     assert vm.estimate_battle(model, other)[STEP] != vm.estimate_battle(model, regenerator)[STEP]

@@ -268,17 +268,58 @@ def _parse_reference(text: str | None, options: Listed) -> ParsedAction:
     return _reference_match(found.group(0), options)
 
 
-def find_by_command(command: str, legal: list[LegalAction]) -> LegalAction | None:
-    """Map a simulator choice (``move thunderbolt terastallize``, ``switch 3``, ``move 2``) to a legal action."""
-    parts = command.replace("/choose", "").split()
-    if len(parts) < 2 or parts[0] not in ("move", "switch"):
+CHOICE_FLAGS = frozenset({"mega", "megax", "megay", "zmove", "ultra", "dynamax", "gigantamax", "max", "terastal",
+                          "terastallize"})
+"""The words Showdown reads after a move's name (``move thunderbolt terastallize``): never part of the name."""
+
+
+def split_command(command: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """A ``move``/``switch`` choice as ``(kind, target, flags)``: the target is every word after the kind but a
+    move's trailing flags (``CHOICE_FLAGS``), so ``switch Raging Bolt`` names Raging Bolt, not Raging. None for any
+    other choice (``pass``, ``default``, ``team 1``)."""
+    text = command.strip()
+    if text.startswith("/choose"):
+        text = text[len("/choose"):]
+    words = text.split()
+    if len(words) < 2 or words[0] not in ("move", "switch"):
         return None
-    kind, target = parts[0], parts[1]
-    for action in legal:
-        if action.kind != kind:
-            continue
-        if ascii_int(target, 2) == action.slot:
+    kind, rest = words[0], words[1:]
+    flags: list[str] = []
+    while kind == "move" and len(rest) > 1 and rest[-1].lower() in CHOICE_FLAGS:
+        flags.insert(0, rest.pop().lower())
+    return kind, " ".join(rest), tuple(flags)
+
+
+def _base_ids(species: str) -> set[str]:
+    """The ids a forme's base name may be spelled by: ``Kyurem`` for ``Kyurem-Black``, ``Necrozma`` and
+    ``Necrozma-Dusk`` for ``Necrozma-Dusk-Mane`` (random battles name each Pokémon after its base species)."""
+    return {to_id(species[:i]) for i, char in enumerate(species) if char == "-" and i > 0}
+
+
+def find_by_command(command: str, legal: list[LegalAction]) -> LegalAction | None:
+    """Map a simulator choice (``move thunderbolt terastallize``, ``switch Raging Bolt``, ``switch 3``, ``move 2``)
+    to a legal action, reading it as Showdown does (``Side.choose``), so a baseline's choice is never lost to its
+    spelling: the whole target (less a move's flags) by Showdown id; a number is the slot; any ``hiddenpower…`` is
+    the Hidden Power move (poke-env says ``hiddenpowerfire`` for the request's ``Hidden Power Fire 70``); a switch
+    may name the Pokémon by its name, which random battles set to the base species (poke-env's ``switch Kyurem``
+    for a ``Kyurem-Black``), when exactly one legal switch is of that base species."""
+    parsed = split_command(command)
+    if parsed is None:
+        return None
+    kind, target, _ = parsed
+    options = [action for action in legal if action.kind == kind]
+    slot = ascii_int(target, 2)
+    if slot is not None:
+        return next((action for action in options if action.slot == slot), None)
+    wanted = to_id(target)
+    if not wanted:
+        return None
+    for action in options:
+        if wanted in action.ids():
             return action
-        if to_id(target) in (action.id, to_id(action.name)):
-            return action
+    if kind == "move" and wanted.startswith("hiddenpower"):
+        return next((action for action in options if action.id == "hiddenpower"), None)
+    if kind == "switch":
+        formes = [action for action in options if wanted in _base_ids(action.name)]
+        return formes[0] if len(formes) == 1 else None
     return None

@@ -20,7 +20,7 @@ from poke_env.player import baselines as _pe_baselines
 from poke_env.player import player as _pe_player
 
 from wolfeclick.errors import InputError
-from wolfeclick.game.actions import find_by_command
+from wolfeclick.game.actions import find_by_command, split_command
 from wolfeclick.policies.base import Decision, Observation
 
 PLAYERS = {cls.__name__: cls for cls in (RandomPlayer, MaxBasePowerPlayer, SimpleHeuristicsPlayer)}
@@ -131,8 +131,9 @@ class BaselinePolicy:
             allowed = observation.allowed()
             fallback = observation.rng.choice(allowed) if allowed else None
             return Decision(action=fallback, info={"baseline_choice": command, "note": "not legal now; seeded fallback"})
-        extras = command.split()[2:]
-        return Decision(action=action, command=" ".join([action.command(), *extras]))
+        parsed = split_command(command)
+        flags = parsed[2] if parsed is not None else ()  # terastallize, mega…: a switch has none
+        return Decision(action=action, command=" ".join([action.command(), *flags]))
 
     def _preview(self, observation: Observation) -> Decision:
         """Team preview through poke-env's own ``teampreview`` (a seeded random order for all three baselines):
