@@ -156,10 +156,11 @@ def test_revival_blessing_offers_the_fainted_pokemon():
 
 
 def test_no_step_ever_hands_over_an_empty_legal_list(service):
-    """Seed 261: the agent's Pawmot uses Revival Blessing on turn 19 (found by 400 seeded random battles)."""
+    """Seed 44: the agent's Rabsca uses Revival Blessing on turn 24 (found by playing the seeds from 1 whose team has
+    the move; seed 261's Pawmot no longer does since the baselines play poke-env's own choice, issue 61)."""
     env = ShowdownEnv("random", format=FORMAT, recordings=False, service=service)
-    rng = random.Random(261)
-    _, info = env.reset(seed=261)
+    rng = random.Random(44)
+    _, info = env.reset(seed=44)
     revived = False
     while True:
         assert info["legal_actions"], info["turn"]
