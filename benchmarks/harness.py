@@ -40,7 +40,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 BENCHMARKS = ("tournament", "leaderboard", "rescore", "sim_policies", "value_model", "recording_size", "ladder", "simulator",
               "analysis_full", "analysis", "racing_live", "racing", "env", "env_server_memory",
               "llm", "ray_tournament", "import_logs", "search", "calibration", "calibration_policies", "calibration_model",
-              "battles", "battles_alternate", "battles_profile", "battles_python", "upload_load", "visitors")
+              "battles", "battles_alternate", "battles_profile", "battles_python", "upload_load", "visitors",
+              "public_load")
 """The benchmarks in this package (``benchmarks/NAME.py``), in the order their sections were first written."""
 SCHEMA = "wolfeclick.benchmark/1"
 SHARED_AT = 0.1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks import harness, upload_load, visitors
+from benchmarks import harness, public_load, upload_load, visitors
 
 
 def _rendered(name: str, results: Path) -> harness.Result:
@@ -33,3 +33,12 @@ def test_visitors_smallest(tmp_path: Path) -> None:
     # at 5 s the analysis may not have played its first rollout yet on a loaded machine: the row says so ("failed:
     # the analysis showed no progress"), as the benchmark reports it; the Compare and the live streams always start
     assert not any(row["job"].startswith("failed") for row in rows[1:3])
+
+
+def test_public_load_smallest(tmp_path: Path) -> None:
+    """One live page, small uploads, a few seconds of hogging and no quiet: every visitor's loop runs and stops."""
+    assert public_load.main(["--minutes", "0.1", "--pages", "1", "--session-idle-s", "60", "--quiet-s", "0",
+                             "--upload-mb", "0.1", "--steps", "1", "--results", str(tmp_path)]) == 0
+    r = _rendered("public_load", tmp_path).results
+    assert r["alone"]["n"] == 1 and r["rss_mb"]["peak"] > 0 and r["rss_mb"]["quiet"] == []
+    assert r["got"], "visitor A's loops recorded nothing"

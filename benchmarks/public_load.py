@@ -16,15 +16,15 @@ proxy sets ``FORWARDED_ALLOW_IPS`` to that proxy). The serving process's RSS (an
 5 s, and again after ``--quiet-s`` of quiet at the end (the app is told to drop sessions idle for
 ``--session-idle-s``, default 120 s, so that the quiet period shows what the process gives back; the app's own
 default is 1800 s). Bounded: the server binds 127.0.0.1 only; every request
-loop stops at the deadline and the server is stopped. ``--write`` puts the result in docs/benchmarks.md (section
-"## One visitor hogging the public app").
+loop stops at the deadline and the server is stopped. ``--upload-mb`` sets the size of A's heavy uploads (19 MB:
+the published runs; the smoke test's smaller ones only keep it cheap).
 
-    .venv/bin/python scripts/bench_public_load.py --minutes 10 --write
+    .venv/bin/python -m benchmarks.public_load [--minutes 10] [--pages 6] [--session-idle-s 120] [--quiet-s S]
+        [--upload-mb 19] [--steps 30]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -35,18 +35,16 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
+from benchmarks import harness
+from benchmarks.upload_load import heavy_recording
+from benchmarks.visitors import longest_sample, page_event, replay_stepper
+from devkit.appserver import rss_mb, running_app
 
-from benchmarks.upload_load import heavy_recording  # noqa: E402
-from benchmarks.visitors import longest_sample, page_event, replay_stepper  # noqa: E402
-from devkit.appserver import percentile, rss_mb, running_app  # noqa: E402
-from scripts.benchdoc import machine_busy, write_section  # noqa: E402
-
+NAME = "public_load"
 HEADING = "## One visitor hogging the public app"
-SAMPLES = ROOT / "recordings"
+SAMPLES = harness.ROOT / "recordings"
 HOG, STEPPER, OTHER = "10.0.0.66", "10.0.0.2", "10.0.0.3"
 
 
@@ -68,20 +66,16 @@ def children_rss_mb(pid: int) -> float:
     return sum(rss_mb(child) for child in found)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--pages", type=int, default=6, help="live streams visitor A keeps asking for at once")
-    parser.add_argument("--session-idle-s", type=float, default=120.0,
-                        help="the app's WOLFECLICK_APP_SESSION_IDLE_S for the run")
-    parser.add_argument("--quiet-s", type=float, default=None,
-                        help="quiet seconds before the last RSS reading (default: the idle bound + 90 s)")
-    parser.add_argument("--write", action="store_true")
-    args = parser.parse_args()
-    quiet_s = args.quiet_s if args.quiet_s is not None else args.session_idle_s + 90
-    if not 1 <= args.minutes <= 90:
-        parser.error("--minutes 1..90")
+def summary(values: list[float]) -> dict[str, float]:
+    """n, median, p95 (``harness.percentile``) and worst of step times, in ms."""
+    if not values:
+        return {"n": 0}
+    return {"n": len(values), "median_ms": statistics.median(values) * 1000,
+            "p95_ms": harness.percentile(values, 0.95) * 1000, "worst_ms": max(values) * 1000}
 
+
+def measure(minutes: float, pages: int, session_idle_s: float, quiet_s: float, upload_mb: float,
+            steps: int) -> dict[str, Any]:
     import httpx
     from gradio_client import Client, handle_file
 
@@ -95,7 +89,7 @@ def main() -> int:
     heavy = []
     for number in range(8):
         path = root / f"heavy-{number}.json"
-        path.write_bytes(heavy_recording(19.0, number))
+        path.write_bytes(heavy_recording(upload_mb, number))
         heavy.append(path)
     stepped, analysed = "gen4randombattle-s1-heuristic-vs-random", longest_sample()
     said: Counter[str] = Counter()
@@ -109,21 +103,21 @@ def main() -> int:
     steps_loaded: list[float] = []
     first_turns: list[float] = []
     rss: list[tuple[float, float, float]] = []
-    started_busy, started_at, began_wall = machine_busy(), time.monotonic(), time.time()
+    started_busy, started_at, began_wall = harness.machine_busy(), time.monotonic(), time.time()
     try:
-        with running_app(root, env={"WOLFECLICK_APP_SESSION_IDLE_S": f"{args.session_idle_s:g}"}) as (url, pid):
-            pages: list[Any] = []
+        with running_app(root, env={"WOLFECLICK_APP_SESSION_IDLE_S": f"{session_idle_s:g}"}) as (url, pid):
+            opened: list[Any] = []
 
             def client(address: str) -> Any:
                 """A new page (a Gradio session) of the visitor at ``address``; closed when the load ends."""
                 page = Client(url, verbose=False, headers={"X-Forwarded-For": address}, httpx_kwargs={"timeout": 300})
-                pages.append(page)
+                opened.append(page)
                 return page
 
             step_once = replay_stepper(client(STEPPER), stepped)
-            steps_alone += [step_once() for _ in range(30)]
+            steps_alone += [step_once() for _ in range(steps)]
             idle_rss = rss_mb(pid)
-            deadline = time.monotonic() + args.minutes * 60
+            deadline = time.monotonic() + minutes * 60
             stop = threading.Event()
 
             def live_page(seed: int) -> None:
@@ -227,7 +221,7 @@ def main() -> int:
                     rss.append((time.monotonic() - started_at, rss_mb(pid), children_rss_mb(pid)))
                     stop.wait(5)
 
-            jobs = [threading.Thread(target=live_page, args=(n,), daemon=True) for n in range(args.pages)]
+            jobs = [threading.Thread(target=live_page, args=(n,), daemon=True) for n in range(pages)]
             jobs += [threading.Thread(target=f, daemon=True)
                      for f in (compare_loop, analysis_loop, upload_loop, raw_posts, other_visitor, sampler)]
             for job in jobs:
@@ -238,7 +232,7 @@ def main() -> int:
             stop.set()  # every visitor leaves: streams cancelled or closed, then the pages
             for job in jobs:
                 job.join(120)
-            for page in pages:
+            for page in opened:
                 page.close()
             loaded_rss = rss_mb(pid)
             quiet: list[float] = []  # quiet: does the serving process return near its idle figure?
@@ -253,42 +247,77 @@ def main() -> int:
                 if gradio_temp.is_dir() else 0.0
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    other = (machine_busy() - started_busy) / max(1e-9, time.monotonic() - started_at)
-
-    def row(name: str, values: list[float]) -> str:
-        if not values:
-            return f"| {name} | 0 | – | – | – |"
-        return (f"| {name} | {len(values)} | {statistics.median(values) * 1000:.0f} | "
-                f"{percentile(values, 0.95) * 1000:.0f} | {max(values) * 1000:.0f} |")
-
+    other = (harness.machine_busy() - started_busy) / max(1e-9, time.monotonic() - started_at)
     peak, peak_children = max(r[1] for r in rss), max(r[2] for r in rss)
-    late = [r[1] for r in rss if r[0] >= 0.75 * args.minutes * 60] or [peak]
-    text = "\n".join([
+    late = [r[1] for r in rss if r[0] >= 0.75 * minutes * 60] or [peak]
+    return {"bounds": {"live_per_visitor": bounds.live_per_visitor, "heavy_per_visitor": bounds.heavy_per_visitor,
+                       "uploads_per_hour": bounds.uploads_per_hour,
+                       "upload_mb_per_visitor": bounds.upload_bytes_per_visitor / 2**20, "max_k": bounds.max_k},
+            "cores": os.cpu_count(), "machine_busy_cores": other,
+            "alone": summary(steps_alone), "loaded": summary(steps_loaded), "first_turn_s": first_turns,
+            "got": dict(sorted(said.items())),
+            "rss_mb": {"idle": idle_rss, "peak": peak, "load_stopped": loaded_rss, "after_quiet": quiet_rss,
+                       "quiet": quiet, "last_quarter": [min(late), max(late)], "children_peak": peak_children},
+            "temp_uploads_mb": temp_uploads}
+
+
+def render(result: harness.Result) -> str:
+    p, r = result.params, result.results
+    b, m = r["bounds"], r["rss_mb"]
+
+    def row(name: str, s: dict[str, float]) -> str:
+        if not s["n"]:
+            return f"| {name} | 0 | – | – | – |"
+        return f"| {name} | {s['n']} | {s['median_ms']:.0f} | {s['p95_ms']:.0f} | {s['worst_ms']:.0f} |"
+
+    quiet = f"{', '.join(f'{q:.0f}' for q in m['quiet'])} MB" if m["quiet"] else "no reading"
+    return "\n".join([
         HEADING, "",
-        f"`scripts/bench_public_load.py --minutes {args.minutes:g} --pages {args.pages} --session-idle-s "
-        f"{args.session_idle_s:g}`: the app on 127.0.0.1 with "
-        f"its default quotas (per visitor: {bounds.live_per_visitor} live battle, {bounds.heavy_per_visitor} heavy "
-        f"job, {bounds.uploads_per_hour} uploads an hour, {bounds.upload_bytes_per_visitor / 2**20:g} MB stored). "
-        f"Visitor A asks for {args.pages} live streams, the largest Compare, an analysis at K = {bounds.max_k}, "
-        "19 MB uploads every 3 s and a 20 MB raw POST every 10 s, all at once and all the time; visitor B steps a "
-        "replay; visitor C starts a live battle once a minute. "
-        f"{os.cpu_count()} cores; the whole machine was busy {other:.2f} cores on average (the app included).", "",
+        f"`{result.command}`: the app on 127.0.0.1 with "
+        f"its default quotas (per visitor: {b['live_per_visitor']} live battle, {b['heavy_per_visitor']} heavy "
+        f"job, {b['uploads_per_hour']} uploads an hour, {b['upload_mb_per_visitor']:g} MB stored). "
+        f"Visitor A asks for {p['pages']} live streams, the largest Compare, an analysis at K = {b['max_k']}, "
+        f"{p['upload_mb']:g} MB uploads every 3 s and a 20 MB raw POST every 10 s, all at once and all the time; "
+        "visitor B steps a replay; visitor C starts a live battle once a minute. "
+        f"{r['cores']} cores; the whole machine was busy {r['machine_busy_cores']:.2f} cores on average (the app "
+        "included).", "",
+        harness.describe(result), "",
         "| visitor B's steps | n | median ms | p95 ms | worst ms |", "| --- | --- | --- | --- | --- |",
-        row("alone", steps_alone), row("while A hogs", steps_loaded), "",
-        f"Visitor C's first live turn: {', '.join(f'{s:.1f}' for s in first_turns) or 'none'} s. "
-        f"What A got: {', '.join(f'{k} {v}' for k, v in sorted(said.items()))}.", "",
-        f"Serving process RSS: {idle_rss:.0f} MB idle, peak {peak:.0f} MB, {loaded_rss:.0f} MB when the load "
-        f"stopped, {quiet_rss:.0f} MB after {quiet_s:.0f} s of quiet (goal ≤ 600 MB; the app dropped sessions "
-        f"idle for {args.session_idle_s:g} s; every 10 s of the quiet: {', '.join(f'{q:.0f}' for q in quiet)} MB; "
-        "every visitor had left: its streams cancelled or closed, its pages closed); in the run's last quarter it ranged "
-        f"{min(late):.0f}–{max(late):.0f} MB; its children (simulators, the upload "
-        f"checker) peaked at {peak_children:.0f} MB together. This run left {temp_uploads:.0f} MB in Gradio's temporary "
-        "folder (files older than an hour are deleted every 10 minutes). An upload the client could not send counts "
-        "as failed: the upload route's per-address limit answers 429 before the event is called.",
+        row("alone", r["alone"]), row("while A hogs", r["loaded"]), "",
+        f"Visitor C's first live turn: {', '.join(f'{s:.1f}' for s in r['first_turn_s']) or 'none'} s. "
+        f"What A got: {', '.join(f'{k} {v}' for k, v in r['got'].items())}.", "",
+        f"Serving process RSS: {m['idle']:.0f} MB idle, peak {m['peak']:.0f} MB, {m['load_stopped']:.0f} MB when the "
+        f"load stopped, {m['after_quiet']:.0f} MB after {p['quiet_s']:.0f} s of quiet (goal ≤ 600 MB; the app dropped "
+        f"sessions idle for {p['session_idle_s']:g} s; every 10 s of the quiet: {quiet}; "
+        "every visitor had left: its streams cancelled or closed, its pages closed); in the run's last quarter it "
+        f"ranged {m['last_quarter'][0]:.0f}–{m['last_quarter'][1]:.0f} MB; its children (simulators, the upload "
+        f"checker) peaked at {m['children_peak']:.0f} MB together. This run left {r['temp_uploads_mb']:.0f} MB in "
+        "Gradio's temporary folder (files older than an hour are deleted every 10 minutes). An upload the client "
+        "could not send counts as failed: the upload route's per-address limit answers 429 before the event is "
+        "called.",
     ])
-    print(text)
-    if args.write:
-        write_section(HEADING, text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = harness.parser(__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--pages", type=int, default=6, help="live streams visitor A keeps asking for at once")
+    parser.add_argument("--session-idle-s", type=float, default=120.0,
+                        help="the app's WOLFECLICK_APP_SESSION_IDLE_S for the run")
+    parser.add_argument("--quiet-s", type=float, default=None,
+                        help="quiet seconds before the last RSS reading (default: the idle bound + 90 s)")
+    parser.add_argument("--upload-mb", type=float, default=19.0, help="the size of each of A's heavy uploads")
+    parser.add_argument("--steps", type=int, default=30, help="visitor B's steps alone, before the load")
+    args = parser.parse_args(argv)
+    quiet_s = args.quiet_s if args.quiet_s is not None else args.session_idle_s + 90
+    if not 0.05 <= args.minutes <= 90 or not 1 <= args.pages <= 16 or not 0.1 <= args.upload_mb <= 19.9:
+        parser.error("--minutes 0.05..90, --pages 1..16 and --upload-mb 0.1..19.9")
+    with harness.measure() as run:
+        results = measure(args.minutes, args.pages, args.session_idle_s, quiet_s, args.upload_mb, args.steps)
+    params = {"minutes": args.minutes, "pages": args.pages, "session_idle_s": args.session_idle_s, "quiet_s": quiet_s,
+              "upload_mb": args.upload_mb, "steps": args.steps}
+    harness.finish(NAME, argv, params, results, run, args.results)
     return 0
 
 
