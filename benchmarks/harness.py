@@ -11,7 +11,8 @@ rewrites every migrated benchmark's section from its newest result (``--check``:
 benchmark run in pieces (``POOLED = True``: ``benchmarks.search``) renders all its runs together instead
 (``render_pool``), each still its own result file.
 
-The scripts not yet moved here (``scripts/bench_*.py``) still write their sections themselves, through
+Every benchmark lives here now. The scripts that are not benchmarks but write a section of the page themselves
+(``scripts/train_value_model.py``, ``eval_value_model.py``, ``check_yardstick_scale.py``) do it through
 ``scripts/benchdoc.py``, which takes ``write_section`` and the other-work figures from here.
 """
 
@@ -41,7 +42,7 @@ BENCHMARKS = ("tournament", "leaderboard", "rescore", "sim_policies", "value_mod
               "analysis_full", "analysis", "racing_live", "racing", "env", "env_server_memory",
               "llm", "ray_tournament", "import_logs", "search", "calibration", "calibration_policies", "calibration_model",
               "battles", "battles_alternate", "battles_profile", "battles_python", "upload_load", "visitors",
-              "public_load")
+              "public_load", "app", "app_start", "app_viewer", "public_views")
 """The benchmarks in this package (``benchmarks/NAME.py``), in the order their sections were first written."""
 SCHEMA = "wolfeclick.benchmark/1"
 SHARED_AT = 0.1

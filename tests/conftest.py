@@ -110,7 +110,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "test_benchmarks_smoke_search.py": ("battles",),
     "test_benchmarks_smoke_calibration.py": ("battles",),
     "test_benchmarks_smoke_battles.py": ("battles", "process"),
-    "test_benchmarks_smoke_app.py": ("app", "battles"),
+    "test_benchmarks_smoke_app.py": ("app", "battles", "browser"),
     "test_branch_chains.py": ("battles",),
     "test_branch_rescore.py": ("battles",),
     "test_cli_arguments.py": ("process",),

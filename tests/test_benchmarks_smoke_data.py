@@ -22,3 +22,11 @@ def test_import_logs_smallest(tmp_path: Path) -> None:
         ("protocol logs", "–"), ("protocol logs", "same bytes"), ("server logs", "–"), ("server logs", "same bytes")]
     assert all(row["result"].startswith(f"imported {row['n']} of {row['n']} files") for row in rows)
     assert "re-simulated 2 server logs" in rows[-1]["result"]
+
+
+def test_public_views_smallest(tmp_path: Path) -> None:
+    result = run_benchmark("public_views", ["--battles", "1", "--formats", "gen9randombattle", "--cache",
+                                            str(tmp_path / "cache")], tmp_path)
+    [(fmt, row)] = result.results["formats"].items()
+    assert fmt == "gen9randombattle" and row["battles"] == 1 and row["decisions"] > 0
+    assert 0 <= row["action_equal"] <= 1 and row["unaligned_decisions"] == 0

@@ -1,6 +1,6 @@
 """A real browser (headless Debian Chromium) drives the app as a user would; the rendered page is checked.
 
-These assert behaviour only (the key-press → redraw timings are measured by scripts/bench_app.py). Each test names
+These assert behaviour only (the key-press → redraw timings are measured by benchmarks/app.py). Each test names
 the issue-13 bug it pins; all of them fail on the old app (a server round trip per step, no client viewer).
 """
 

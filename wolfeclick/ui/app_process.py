@@ -86,7 +86,7 @@ wait behind a long Python-side battle or tournament step in another thread."""
 
 
 def prepare_app_process() -> None:
-    """What the app's process does before it first imports Gradio (``serve()``; ``bench_app.py`` times the same)."""
+    """What the app's process does before it first imports Gradio (``serve()``; ``benchmarks/app.py`` times the same)."""
     keep_unused_stacks_out()
     skip_gradio_stub_rewrites()
     app_simulators_yield()

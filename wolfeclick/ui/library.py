@@ -7,7 +7,7 @@ name, and an upload's source is ``imported`` (``upload``) whatever the file clai
 leaderboard counts it only once re-simulated (docs/leaderboard.md). Every file is read through the strict loader
 (a regular file, bounded read), so a FIFO or a device in the folder is left out at once. Parsed recordings and
 their prepared views are cached by (id, size, mtime) within a memory budget in bytes (``cache_bytes``; an entry
-is charged ``VIEW_BYTES_PER_FILE_BYTE`` × its file size, measured by scripts/bench_app.py), so 16 huge uploads
+is charged ``VIEW_BYTES_PER_FILE_BYTE`` × its file size, measured by benchmarks/app.py), so 16 huge uploads
 cannot pin gigabytes, and files over ``HEAVY_BYTES`` are parsed one at a time (the memory beyond the budget is one
 file's parse). The app checks uploads in a worker process (``ui.uploads``) and stores them with
 ``store_checked``, parsing nothing on the serving path. Whatever is on disk is served: a file that does not

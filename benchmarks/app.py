@@ -1,6 +1,7 @@
 """App latency and memory: cold start, the client viewer's key-press → redraw time in a real browser, the server
 side of a replay step, and the app process's memory idle, after 200 battles and with 16 large uploads open.
-Written to the "## App" section of docs/benchmarks.md.
+Its result renders the "## App" section of docs/benchmarks.md; ``--start-only`` and ``--viewer-only`` runs are
+results of their own (``benchmarks.app_start``, ``benchmarks.app_viewer``) with sections of their own.
 
 * Cold start: a fresh `python app.py` process (its own port, a copy of recordings/) until `GET /config` answers;
   the fastest of ``--starts`` runs and the median are reported; libtorch must not be mapped at start.
@@ -19,16 +20,15 @@ Written to the "## App" section of docs/benchmarks.md.
   load, after ``--battles`` battles through `/battle_stream` (4 clients at once), and after 16 distinct large
   uploads (``--upload-mb`` each) were uploaded and opened.
 
-    .venv/bin/python scripts/bench_app.py [--starts 3] [--keys 200] [--battles 200] [--upload-mb 8] [--no-write]
+    .venv/bin/python -m benchmarks.app [--starts 3] [--keys 200] [--battles 200] [--upload-mb 8] [--uploads 16]
+        [--widths [desktop] [phone]]
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
-import platform
 import shutil
 import signal
 import socket
@@ -38,14 +38,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Sequence
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout first: its devkit/, scripts/ and wolfeclick/
-from devkit.appserver import free_port, percentile  # noqa: E402
-from devkit.browser import CHROMIUM_FLAGS, Browser  # noqa: E402
-from devkit.samples import SAMPLES, long_recording  # noqa: E402
-from scripts.benchdoc import DOC, write_section  # noqa: E402
+from benchmarks import harness
+from benchmarks.harness import ROOT, percentile
+from devkit.appserver import free_port
+from devkit.browser import CHROMIUM_FLAGS, Browser
+from devkit.samples import SAMPLES, long_recording
 
+NAME = "app"
 HEADING = "## App"
 VIEWER_HEADING = "## App: key → painted frame, where the time goes (issue 27)"
 BASE_FLAGS = list(CHROMIUM_FLAGS)
@@ -117,19 +118,15 @@ def cold_start(recordings: Path, results: Path) -> tuple[float, bool]:
         return elapsed, torch_loaded
 
 
-def emit(heading: str, text: str, no_write: bool) -> None:
-    """Print a section (``--no-write``) or write it into docs/benchmarks.md under ``heading``."""
-    if no_write:
-        print(text)
-    else:
-        write_section(heading, text)
-        print(f"wrote the {heading!r} section of {DOC.relative_to(ROOT)}")
-
-
 START_HEADING = "## App: cold start and idle memory"
 
 
-def start_section(recordings: Path, results: Path, starts: int, python: str = sys.executable) -> str:
+def spread(values: list[float]) -> list[float]:
+    """[fastest, median, slowest]."""
+    return [min(values), statistics.median(values), max(values)]
+
+
+def start_figures(recordings: Path, results: Path, starts: int, python: str = sys.executable) -> dict[str, Any]:
     """Cold starts of ``python app.py`` (spawn to ``GET /config``) and the idle RSS after the first page load, with
     the heavy modules the process ended up holding: the goal is <= 3 s and <= 250 MB on a quiet machine."""
     import httpx
@@ -137,7 +134,6 @@ def start_section(recordings: Path, results: Path, starts: int, python: str = sy
 
     precompile(python)
     extras = venv_extras(python)
-    load = os.getloadavg()[0]
     times, rss, mapped = [], [], set()
     for _ in range(starts):
         with running_app(recordings, results, python) as (proc, port, started):
@@ -160,27 +156,36 @@ def start_section(recordings: Path, results: Path, starts: int, python: str = sy
             into.append(time.perf_counter() - started)
     print(f"import gradio as the app does: {statistics.median(floor):.2f} s, plain: {statistics.median(stock):.2f} s "
           "(medians)", flush=True)
+    return {"extras": extras, "start_s": spread(times), "idle_rss_mb": spread(rss), "mapped": sorted(mapped),
+            "gradio_as_app_s": spread(floor), "gradio_plain_s": spread(stock),
+            "times_s": {"start": times, "rss_mb": rss, "gradio_as_app": floor, "gradio_plain": stock}}
+
+
+def render_start(result: harness.Result) -> str:
+    """``--start-only``'s section."""
+    r = result.results
+
+    def cells(values: list[float], unit: str, digits: int) -> str:
+        return " | ".join(f"{v:.{digits}f} {unit}" for v in values)
+
     return "\n".join([
         START_HEADING,
         "",
-        f"`.venv/bin/python scripts/bench_app.py --start-only --starts {starts}"
-        f"{'' if python == sys.executable else ' --python ' + python}` on {os.cpu_count()} cores, "
-        f"{platform.machine()}, Python {platform.python_version()}; load average {load:.2f} before, "
-        f"{os.getloadavg()[0]:.2f} after. Optional stacks installed in the app's venv: {extras} (the app imports "
+        f"`{result.command}`. Optional stacks installed in the app's venv: {r['extras']} (the app imports "
         "none of them at start; `make run` installs the app and llm extras only). The package is byte-compiled "
         "first, as a wheel install does.",
         "",
+        harness.describe(result),
+        "",
         "| what | goal | fastest | median | slowest |",
         "| --- | --- | --- | --- | --- |",
-        f"| `python app.py` to `GET /config` answering | <= 3 s | {min(times):.2f} s | {statistics.median(times):.2f} s "
-        f"| {max(times):.2f} s |",
-        f"| RSS idle after the first page load | <= 250 MB | {min(rss):.0f} MB | {statistics.median(rss):.0f} MB "
-        f"| {max(rss):.0f} MB |",
-        f"| libtorch or Ray mapped at start | no | {', '.join(sorted(mapped)) or 'no'} | | |",
-        f"| of the start: a Python process that only imports Gradio 6.31 as the app's does (mcp kept out, no stub "
-        f"rewrites) | – | {min(floor):.2f} s | {statistics.median(floor):.2f} s | {max(floor):.2f} s |",
-        f"| for comparison: a plain `import gradio` (mcp kept out; Gradio re-derives its type stubs) | – | "
-        f"{min(stock):.2f} s | {statistics.median(stock):.2f} s | {max(stock):.2f} s |",
+        f"| `python app.py` to `GET /config` answering | <= 3 s | {cells(r['start_s'], 's', 2)} |",
+        f"| RSS idle after the first page load | <= 250 MB | {cells(r['idle_rss_mb'], 'MB', 0)} |",
+        f"| libtorch or Ray mapped at start | no | {', '.join(r['mapped']) or 'no'} | | |",
+        "| of the start: a Python process that only imports Gradio 6.31 as the app's does (mcp kept out, no stub "
+        f"rewrites) | – | {cells(r['gradio_as_app_s'], 's', 2)} |",
+        "| for comparison: a plain `import gradio` (mcp kept out; Gradio re-derives its type stubs) | – | "
+        f"{cells(r['gradio_plain_s'], 's', 2)} |",
         "",
     ])
 
@@ -210,7 +215,7 @@ def step_times(recordings: Path, steps: int) -> dict[str, float]:
         sizes.append(len(json.dumps(out)))
     times.sort()
     return {"decisions": len(view), "first_open_ms": first_open * 1000, "payload_kb": len(payload) / 1024,
-            "median_ms": statistics.median(times), "p95_ms": times[int(0.95 * (len(times) - 1))],
+            "median_ms": statistics.median(times), "p95_ms": percentile(times, 0.95),
             "step_kb": max(sizes) / 1024}
 
 
@@ -350,9 +355,9 @@ def viewer_timings(port: int, keys: int, width: str = "desktop") -> dict[str, fl
     return out
 
 
-def browser_figures(port: int, keys: int) -> dict[str, dict[str, float]]:
+def browser_figures(port: int, keys: int, widths: Sequence[str] = tuple(WIDTHS)) -> dict[str, dict[str, float]]:
     out = {}
-    for width in WIDTHS:
+    for width in widths:
         out[width] = viewer_timings(port, keys, width)
         out[width].update({f"empty_{k}": v for k, v in empty_page_paint(keys, width).items()})
         print(f"viewer {width}: {out[width]}", flush=True)
@@ -385,8 +390,9 @@ def rss_mb(pid: int) -> float:
     return psutil.Process(pid).memory_info().rss / 2**20
 
 
-def memory(proc: subprocess.Popen, port: int, work: Path, battles: int, upload_mb: float) -> dict[str, float]:
-    """RSS of the app process: idle, after ``battles`` battles, after 16 large uploads opened."""
+def memory(proc: subprocess.Popen, port: int, work: Path, battles: int, upload_mb: float,
+           uploads: int = 16) -> dict[str, float]:
+    """RSS of the app process: idle, after ``battles`` battles, after ``uploads`` large uploads opened."""
     import threading
 
     from gradio_client import Client, handle_file
@@ -421,12 +427,12 @@ def memory(proc: subprocess.Popen, port: int, work: Path, battles: int, upload_m
     half = [m for m in marks if m[0] >= battles // 2]
     out["growth_kb_per_battle"] = ((marks[-1][1] - half[0][1]) * 1024 / max(1, marks[-1][0] - half[0][0])
                                    if half and marks[-1][0] > half[0][0] else 0.0)
-    # 16 distinct large uploads, each opened (the upload opens it)
+    # distinct large uploads, each opened (the upload opens it)
     turns = 300
     sample = json.dumps(long_recording(LONG_ID, turns, BASE), separators=(",", ":"))
     turns = max(300, int(turns * upload_mb * 1e6 / len(sample)))
     sizes = []
-    for n in range(16):
+    for n in range(uploads):
         data = long_recording(LONG_ID, turns, BASE)
         data["seed"] = 900 + n
         path = work / f"upload-{n}.json"
@@ -435,6 +441,7 @@ def memory(proc: subprocess.Popen, port: int, work: Path, battles: int, upload_m
         client.predict(handle_file(str(path)), api_name="/replay_upload")
     out["after_uploads"] = rss_mb(proc.pid)
     out["upload_mb"] = statistics.mean(sizes) / 1e6
+    out["uploads"] = uploads
     return out
 
 
@@ -466,19 +473,17 @@ def viewer_rows(viewer: dict[str, dict[str, float]]) -> list[str]:
     return rows
 
 
-def viewer_section(viewer: dict[str, dict[str, float]], load: tuple[float, float]) -> str:
-    """``--viewer-only``: the browser's figures in their own section."""
+def render_viewer(result: harness.Result) -> str:
+    """``--viewer-only``'s section: the browser's figures."""
+    r = result.results
     return "\n".join([
         VIEWER_HEADING, "",
-        f"`scripts/bench_app.py --viewer-only` on {os.cpu_count()} CPU cores, Debian chromium headless (phone: "
-        f"414×900 with mobile emulation); measured {time.strftime('%Y-%m-%d')}, load average {load[0]:.1f} before "
-        f"and {load[1]:.1f} after (the machine is shared: other engineers' tests ran meanwhile). Chromium flags: "
-        f"`{' '.join(CHROMIUM_FLAGS)}`.",
+        f"`{result.command}`: Debian chromium headless (phone: 414×900 with mobile emulation). Chromium flags: "
+        f"`{' '.join(r['chromium_flags'])}`.",
         "",
-        "    .venv/bin/python scripts/bench_app.py --viewer-only"
-        + "".join(f" --chromium-flag={f}" for f in CHROMIUM_FLAGS[len(BASE_FLAGS):]),
+        harness.describe(result),
         "",
-        "| what | goal | measured |", "| --- | --- | --- |", *viewer_rows(viewer), "",
+        "| what | goal | measured |", "| --- | --- | --- |", *viewer_rows(r["viewer"]), "",
         "Painted frame: from the keydown event's time stamp to a message posted from the next animation frame, "
         "which runs once that frame's style, layout, paint and commit are done on the page's main thread. A step "
         "reads no layout (`tests/test_ui_stepping_layout_browser.py::test_stepping_forces_no_layout`). "
@@ -490,45 +495,40 @@ def viewer_section(viewer: dict[str, dict[str, float]], load: tuple[float, float
     ])
 
 
-def section(starts: list[float], torch_loaded: bool, steps: dict[str, float], rt_ms: float, n_steps: int,
-            viewer: dict[str, dict[str, float]], mem: dict[str, float]) -> str:
-    from wolfeclick.ui.library import DEFAULT_CACHE_BYTES, VIEW_BYTES_PER_FILE_BYTE
-
-    cpu = platform.processor() or platform.machine()
-    budget = DEFAULT_CACHE_BYTES / 2**20
+def render(result: harness.Result) -> str:
+    """The whole run's section."""
+    r = result.results
+    start, steps, mem, n_steps = r["start"], r["steps"], r["memory"], r["n_steps"]
     lines = [
         HEADING,
         "",
-        f"`scripts/bench_app.py` on {os.cpu_count()} CPU cores ({cpu}), Python {platform.python_version()}, "
-        f"Debian chromium headless; measured {time.strftime('%Y-%m-%d')} with a load average of "
-        f"{os.getloadavg()[0]:.1f} (the machine was shared with other engineers' test runs: times are noisy, "
-        "and high).",
+        f"`{result.command}`: Debian chromium headless.",
         "",
-        "    .venv/bin/python scripts/bench_app.py",
+        harness.describe(result),
         "",
         "| what | goal | measured |",
         "| --- | --- | --- |",
-        f"| cold start: `python app.py` to `GET /config` answering (fastest / median of {len(starts)}) | ≤ 5 s | "
-        f"{min(starts):.2f} s / {statistics.median(starts):.2f} s |",
-        f"| libtorch loaded at start | no (models load on first use) | {'yes' if torch_loaded else 'no'} |",
-        *viewer_rows(viewer),
+        f"| cold start: `python app.py` to `GET /config` answering (fastest / median of {start['n']}) | ≤ 5 s | "
+        f"{start['fastest']:.2f} s / {start['median']:.2f} s |",
+        f"| libtorch loaded at start | no (models load on first use) | {'yes' if r['torch_loaded'] else 'no'} |",
+        *viewer_rows(r["viewer"]),
         f"| first open of that replay, server side (read, validate, narrate, build the whole-battle payload) | – | "
         f"{steps['first_open_ms']:.0f} ms, payload {steps['payload_kb']:.0f} KB |",
         f"| one `/replay_turn` step, server side, median / p95 of {n_steps}; largest response | – | "
         f"{steps['median_ms']:.1f} / {steps['p95_ms']:.1f} ms; {steps['step_kb']:.0f} KB |",
         f"| one step as a gradio_client round trip (`/replay_next`, median of {min(n_steps, 50)}) | – | "
-        f"{rt_ms:.0f} ms |",
+        f"{r['round_trip_ms']:.0f} ms |",
         f"| app RSS idle (after the first page load) | – | {mem['idle']:.0f} MB |",
         f"| app RSS after {mem['battles']:.0f} battles through `/battle_stream` (4 clients) | bounded | "
         f"{mem['after_battles']:.0f} MB (growth over the second half: {mem['growth_kb_per_battle']:.0f} KB per "
         "battle) |",
-        f"| app RSS with 16 distinct large uploads ({mem['upload_mb']:.1f} MB each) uploaded and opened | bounded | "
-        f"{mem['after_uploads']:.0f} MB |",
+        f"| app RSS with {mem['uploads']} distinct large uploads ({mem['upload_mb']:.1f} MB each) uploaded and "
+        f"opened | bounded | {mem['after_uploads']:.0f} MB |",
         "",
         "In the browser nothing goes to the server while stepping: the battle arrives once as pre-rendered, escaped "
         "panels, SVG charts and marker positions (wolfeclick/ui/viewer_payload.py) and wolfeclick/ui/assets/viewer.js swaps a panel and "
         "moves two markers per key. The memory bound: opened replays are cached within "
-        f"{budget:.0f} MB, charged {VIEW_BYTES_PER_FILE_BYTE}× the file size (a parsed recording and its view "
+        f"{r['cache_mb']:.0f} MB, charged {r['view_bytes_per_file_byte']}× the file size (a parsed recording and its view "
         "measured 5.0× its JSON size with tracemalloc on a 14 MB file), so any number of large uploads adds at most "
         f"that budget over the idle size; one payload carries at most 8 MB of panels (larger battles send a window "
         "around the requested step), one `/replay_turn` step one panel with long texts cut at 6,000 characters.",
@@ -537,73 +537,90 @@ def section(starts: list[float], torch_loaded: bool, steps: dict[str, float], rt
     return "\n".join(lines)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = harness.parser(__doc__.split("\n")[0])
     parser.add_argument("--starts", type=int, default=3, help="cold starts to time")
     parser.add_argument("--steps", type=int, default=300, help="server-side replay steps to time")
     parser.add_argument("--keys", type=int, default=200, help="key presses to time in the browser")
     parser.add_argument("--battles", type=int, default=200, help="battles for the memory benchmark")
-    parser.add_argument("--upload-mb", type=float, default=8.0, help="size of each of the 16 uploads")
-    parser.add_argument("--no-write", action="store_true", help="print the section instead of writing it")
+    parser.add_argument("--upload-mb", type=float, default=8.0, help="size of each of the uploads")
+    parser.add_argument("--uploads", type=int, default=16, help="large uploads for the memory benchmark")
+    parser.add_argument("--widths", nargs="*", choices=list(WIDTHS), default=list(WIDTHS),
+                        help="the page widths the key, Play and Pause figures are measured at (none: only the long "
+                             "replay's End)")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter (venv) that runs app.py for the cold starts, e.g. a `make run` venv")
     parser.add_argument("--start-only", action="store_true",
-                        help="only cold starts and idle memory, written to their own section")
+                        help="only cold starts and idle memory, a result of their own (benchmarks.app_start)")
     parser.add_argument("--viewer-only", action="store_true",
-                        help="only the browser part, written to its own section")
+                        help="only the browser part, a result of its own (benchmarks.app_viewer)")
     parser.add_argument("--chromium-flag", action="append", default=[],
                         help="an extra Chromium flag for the browser figures (repeatable), e.g. --disable-gpu-vsync")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.starts < 1 or args.steps < 1 or args.keys < 1 or args.battles < 4 or args.uploads < 1:
+        parser.error("--starts, --steps, --keys, --uploads at least 1; --battles at least 4 (4 clients)")
 
     from wolfeclick.battle.schema import Recording
 
     CHROMIUM_FLAGS.extend(args.chromium_flag)
+    name = "app_start" if args.start_only else "app_viewer" if args.viewer_only else NAME
+    params: dict[str, Any] = {"starts": args.starts, "python": None if args.python == sys.executable else args.python}
+    if not args.start_only:
+        params.update(keys=args.keys, widths=args.widths, chromium_flags=list(CHROMIUM_FLAGS))
+    if not args.start_only and not args.viewer_only:
+        params.update(steps=args.steps, battles=args.battles, upload_mb=args.upload_mb, uploads=args.uploads)
     work = Path(tempfile.mkdtemp(prefix="wolfeclick-bench-app-"))
     try:
-        recordings, results = work / "recordings", work / "results"
-        recordings.mkdir()
-        for path in SAMPLES:
-            shutil.copy(path, recordings / path.name)
-        data = long_recording(LONG_ID, 300, BASE)
-        Recording.model_validate(data)
-        (recordings / f"{LONG_ID}.json").write_text(json.dumps(data), encoding="utf-8")
+        with harness.measure() as run:
+            recordings, results = work / "recordings", work / "results"
+            recordings.mkdir()
+            for path in SAMPLES:
+                shutil.copy(path, recordings / path.name)
+            data = long_recording(LONG_ID, 300, BASE)
+            Recording.model_validate(data)
+            (recordings / f"{LONG_ID}.json").write_text(json.dumps(data), encoding="utf-8")
 
-        huge = long_recording(HUGE_ID, 900, BASE)
-        (recordings / f"{HUGE_ID}.json").write_text(json.dumps(huge), encoding="utf-8")
-        if args.start_only:
-            emit(START_HEADING, start_section(recordings, results, args.starts, args.python), args.no_write)
-            return 0
-        if args.viewer_only:
-            load = os.getloadavg()[0]
-            with running_app(recordings, results) as (proc, port, _):
-                wait_until_serving(proc, port)
-                viewer = browser_figures(port, args.keys)
-            emit(VIEWER_HEADING, viewer_section(viewer, (load, os.getloadavg()[0])), args.no_write)
-            return 0
-        starts, torch_loaded = [], False
-        for _ in range(args.starts):
-            seconds, loaded = cold_start(recordings, results)
-            starts.append(seconds)
-            torch_loaded = torch_loaded or loaded
-            print(f"cold start {seconds:.2f} s (libtorch mapped: {loaded})", flush=True)
-        steps = step_times(recordings, args.steps)
-        print(f"replay step: {steps}", flush=True)
-        with running_app(recordings, results) as (proc, port, _):
-            wait_until_serving(proc, port)
-            viewer = browser_figures(port, args.keys)
-            rt = round_trip(port, min(args.steps, 50))
-            print(f"round trip median {rt:.1f} ms", flush=True)
-            mem = memory(proc, port, work, args.battles, args.upload_mb)
-            print(f"memory: {mem}", flush=True)
+            huge = long_recording(HUGE_ID, 900, BASE)
+            (recordings / f"{HUGE_ID}.json").write_text(json.dumps(huge), encoding="utf-8")
+            if args.start_only:
+                figures = start_figures(recordings, results, args.starts, args.python)
+            elif args.viewer_only:
+                with running_app(recordings, results) as (proc, port, _):
+                    wait_until_serving(proc, port)
+                    figures = {"viewer": browser_figures(port, args.keys, args.widths),
+                               "chromium_flags": list(CHROMIUM_FLAGS)}
+            else:
+                figures = whole_run(recordings, results, work, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    text = section(starts, torch_loaded, steps, rt, args.steps, viewer, mem)
-    if args.no_write:
-        print(text)
-    else:
-        write_section(HEADING, text)
-        print(f"wrote the {HEADING!r} section of {DOC.relative_to(ROOT)}")
+    harness.finish(name, argv, params, figures, run, args.results)
     return 0
+
+
+def whole_run(recordings: Path, results: Path, work: Path, args: Any) -> dict[str, Any]:
+    """Cold starts, the server side of a step, the browser, a round trip and memory: the "## App" section's run."""
+    from wolfeclick.ui.library import DEFAULT_CACHE_BYTES, VIEW_BYTES_PER_FILE_BYTE
+
+    starts, torch_loaded = [], False
+    for _ in range(args.starts):
+        seconds, loaded = cold_start(recordings, results)
+        starts.append(seconds)
+        torch_loaded = torch_loaded or loaded
+        print(f"cold start {seconds:.2f} s (libtorch mapped: {loaded})", flush=True)
+    steps = step_times(recordings, args.steps)
+    print(f"replay step: {steps}", flush=True)
+    with running_app(recordings, results) as (proc, port, _):
+        wait_until_serving(proc, port)
+        viewer = browser_figures(port, args.keys, args.widths)
+        rt = round_trip(port, min(args.steps, 50))
+        print(f"round trip median {rt:.1f} ms", flush=True)
+        mem = memory(proc, port, work, args.battles, args.upload_mb, args.uploads)
+        print(f"memory: {mem}", flush=True)
+    return {"start": {"n": len(starts), "fastest": min(starts), "median": statistics.median(starts)},
+            "starts_s": starts, "torch_loaded": torch_loaded, "steps": steps, "n_steps": args.steps,
+            "round_trip_ms": rt, "viewer": viewer, "memory": mem, "cache_mb": DEFAULT_CACHE_BYTES / 2**20,
+            "view_bytes_per_file_byte": VIEW_BYTES_PER_FILE_BYTE}
 
 
 if __name__ == "__main__":

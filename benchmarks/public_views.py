@@ -1,6 +1,6 @@
 """How close is the player's view inferred from a public log to what the player saw? (issue 63)
 
-    .venv/bin/python scripts/bench_public_views.py [--battles 100] [--formats gen4randombattle gen9randombattle]
+    .venv/bin/python -m benchmarks.public_views [--battles 100] [--formats gen4randombattle gen9randombattle]
         [--seed 1] [--concurrency 4] [--cache DIR]
 
 Plays ``--battles`` battles per format here (``heuristic`` against ``random``, then ``maxdamage``, alternating), each
@@ -14,21 +14,21 @@ with the truth:
 - the fraction of decisions whose inferred v1 prompt (the user text: state and options) equals the true one byte for
   byte, and the same per part (Part A self / opponent, Part B, Part C, the options).
 
-Recordings are kept in ``--cache`` (default /tmp/bench_public_views), so a second run only compares. Prints one JSON
-object (the figures, the command, the machine's load).
+Recordings are kept in ``--cache`` (default /tmp/bench_public_views), so a second run only compares. Prints each
+format's figures as JSON as it goes; the result renders the section of docs/benchmarks.md (docs/interop.md,
+*Accuracy against the truth*, reads it).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from benchmarks import harness
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.battle.schema import Recording
 from wolfeclick.game.actions import to_id
@@ -41,6 +41,8 @@ from wolfeclick.policies.registry import default_registry
 from wolfeclick.sim.process import SimPool
 from wolfeclick.sim.setdata import load_book
 
+NAME = "public_views"
+HEADING = "## Public logs: the player's view inferred, against the truth (issue 63)"
 PARTS = ("self", "opponent", "B", "C", "options")
 
 
@@ -94,7 +96,8 @@ def unorder(name: str, text: str) -> str:
     if name == "options":
         return "\n".join(sorted(lines))
     if name == "B":
-        blocks, current = [], []
+        blocks: list[list[str]] = []
+        current: list[str] = []
         for line in lines[1:]:
             if line.startswith("- ") and current:
                 blocks.append(current)
@@ -117,7 +120,7 @@ def compare(path: Path, book: Any, tally: dict[str, Any]) -> None:
     started = time.perf_counter()
     views = player_views(imported, book)
     tally["seconds"] += time.perf_counter() - started
-    truth: dict[str, list[Any]] = {}
+    truth: dict[Any, list[Any]] = {}
     for turn in original.turns:
         for side, decision in turn.decisions.items():
             truth.setdefault(side, []).append(decision)
@@ -229,22 +232,11 @@ def summary(tally: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--battles", type=int, default=100)
-    parser.add_argument("--formats", nargs="+", default=["gen4randombattle", "gen9randombattle"])
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/bench_public_views"))
-    args = parser.parse_args()
-    args.cache.mkdir(parents=True, exist_ok=True)
-    load = os.getloadavg()
-    results: dict[str, Any] = {"command": " ".join(["scripts/bench_public_views.py", *sys.argv[1:]]),
-                               "load_before": [round(x, 2) for x in load], "cpus": os.cpu_count()}
-    for fmt in args.formats:
+def measure(battles: int, formats: list[str], seed: int, concurrency: int, cache: Path) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for fmt in formats:
         started = time.perf_counter()
-        paths = asyncio.run(record(fmt, list(range(args.seed, args.seed + args.battles)), args.cache,
-                                   args.concurrency))
+        paths = asyncio.run(record(fmt, list(range(seed, seed + battles)), cache, concurrency))
         recorded = time.perf_counter() - started
         book = asyncio.run(load_book(fmt))
         tally: dict[str, Any] = {"battles": 0, "decisions": 0, "unaligned": 0, "prompt_equal": 0, "exact_marked": 0,
@@ -259,9 +251,75 @@ def main() -> None:
             compare(path, book, tally)
         results[fmt] = {**summary(tally), "record_seconds": round(recorded, 1)}
         print(json.dumps({fmt: results[fmt]}), flush=True)
-    results["load_after"] = [round(x, 2) for x in os.getloadavg()]
-    print(json.dumps(results, indent=1))
+    return {"formats": results}
+
+
+def render(result: harness.Result) -> str:
+    formats = result.results["formats"]
+
+    def pct(value: float | None, digits: int = 1) -> str:
+        return "—" if value is None else f"{value * 100:.{digits}f}%"
+
+    def field(r: dict[str, Any], name: str) -> str:
+        f = r.get(name)
+        if not f:
+            return "—"
+        return f"{pct(f['all'])} ({pct(f['unrevealed'])}) [{pct(f['unrevealed_share'], 0)}]"
+
+    def timing(r: dict[str, Any]) -> str:
+        ms = r.get("ms_per_battle")
+        return f"{r['record_seconds']:.0f} s / " + ("–" if ms is None else f"{ms:.0f} ms")
+
+    def row(label: str, cell: Any) -> str:
+        return f"| {label} | " + " | ".join(cell(formats[fmt]) for fmt in formats) + " |"
+
+    return "\n".join([
+        HEADING, "",
+        f"`{result.command}`: battles played here (heuristic against random or maxdamage), each side wrapped so "
+        "every decision also keeps the true `wolfeclick-v1` prompt and request; each battle stripped to its public "
+        "protocol log, imported (`from_public_log`) and both sides' views inferred (`player_views`), then compared. "
+        "Set fields are counted over the own Pokémon the log showed; \"unrevealed\" is over the fields the log did "
+        "not show (the share of them in brackets). What the figures mean: docs/interop.md, *Accuracy against the "
+        "truth*.", "",
+        harness.describe(result), "",
+        "| | " + " | ".join(formats) + " |", "| --- |" + " --- |" * len(formats),
+        row("battles / decisions compared", lambda r: f"{r['battles']} / {r['decisions']:,}"),
+        row("own Pokémon the log showed", lambda r: pct(r["own_pokemon_seen"])),
+        row("moves right (unrevealed ones) [unrevealed share]", lambda r: field(r, "moves")),
+        row("item right (unrevealed) [share]", lambda r: field(r, "item")),
+        row("ability right (unrevealed) [share]", lambda r: field(r, "ability")),
+        row("tera type right", lambda r: pct(r["tera"]["all"]) if r.get("tera") else "—"),
+        row("v1 prompt byte for byte", lambda r: pct(r["prompt_byte_equal"])),
+        row("… with team order, move order and option order ignored", lambda r: pct(r["prompt_equal_unordered"])),
+        row("Part A, own active (HP one decimal, status, ability, item)", lambda r: pct(r["parts_equal"]["self"])),
+        row("Part A, active opponent", lambda r: pct(r["parts_equal"]["opponent"])),
+        row("Part B, own roster (as is / order ignored)",
+            lambda r: f"{pct(r['parts_equal']['B'])} / {pct(r['parts_equal_unordered']['B'])}"),
+        row("Part C, opponent history", lambda r: pct(r["parts_equal"]["C"])),
+        row("options (as is / order ignored)",
+            lambda r: f"{pct(r['parts_equal']['options'])} / {pct(r['parts_equal_unordered']['options'])}"),
+        row("action taken = the one played (where the log shows it)", lambda r: pct(r["action_equal"])),
+        row("rows marked exact (nothing inferred)", lambda r: str(r["marked_exact"])),
+        row("recording the battles / inferring both views, a battle", timing),
+    ])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = harness.parser(__doc__.splitlines()[0])
+    parser.add_argument("--battles", type=int, default=100)
+    parser.add_argument("--formats", nargs="+", default=["gen4randombattle", "gen9randombattle"])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/bench_public_views"))
+    args = parser.parse_args(argv)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    with harness.measure() as run:
+        results = measure(args.battles, args.formats, args.seed, args.concurrency, args.cache)
+    params = {"battles": args.battles, "formats": args.formats, "seed": args.seed, "concurrency": args.concurrency}
+    harness.finish(NAME, argv, params, results, run, args.results)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
