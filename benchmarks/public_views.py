@@ -21,6 +21,7 @@ format's figures as JSON as it goes; the result renders the section of docs/benc
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
@@ -306,7 +307,8 @@ def render(result: harness.Result) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = harness.parser(__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the whole docstring, as before the move
     parser.add_argument("--battles", type=int, default=100)
     parser.add_argument("--formats", nargs="+", default=["gen4randombattle", "gen9randombattle"])
     parser.add_argument("--seed", type=int, default=1)
