@@ -1,5 +1,5 @@
 """How much text a ``ShowdownToolEnv`` rollout hands the model: per decision and per episode, whole battles and
-rollouts cut at a horizon, so ``scripts/train_grpo.py``'s budgets can be set from measurements.
+rollouts cut at a horizon, so ``wolfeclick.train.grpo``'s budgets can be set from measurements.
 
     .venv/bin/python scripts/measure_rollout_text.py                         # characters (no tokenizer needed)
     .venv/bin/python scripts/measure_rollout_text.py --results changes       # tool results with only what changed

@@ -1,10 +1,9 @@
-"""``scripts/learn_demo.py`` runs end to end on a tiny budget (a few examples, one GRPO step, two held-out battles)
-and writes its outputs: that it runs and reports, not that it learns (docs/training.md has the measured run); and its
+"""``wolfeclick.train.learn_demo`` runs end to end on a tiny budget (a few examples, one GRPO step, two held-out
+battles) and writes its outputs: that it runs and reports, not that it learns (docs/training.md has the measured run); and its
 held-out battles are held out: no team or opening state of theirs appears in training (checked, and refused if so)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import xml.etree.ElementTree as ElementTree
@@ -15,15 +14,13 @@ import torch
 from wolfeclick.battle.store import load_recording
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "learn_demo.py"
 TEAMS = ROOT / "tests" / "data" / "teams" / "gen9ou"
 
 
 def load_demo():
-    spec = importlib.util.spec_from_file_location("learn_demo", SCRIPT)
-    demo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(demo)
-    return demo
+    from wolfeclick.train import learn_demo
+
+    return learn_demo
 
 
 def test_warm_start_examples_are_the_decisions_a_rollout_sees():

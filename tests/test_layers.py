@@ -93,6 +93,7 @@ LAYERS: dict[str, set[str]] = {
     "interop": {"battle", "analysis", "game", "policies", "sim"},
     "ladder": {"battle", "game", "interop", "policies", "sim"},
     "ui": {"analysis", "arena", "battle", "game", "interop", "policies", "sim"},
+    "train": {"arena", "battle", "env", "game", "llm"},
     "cli": {"analysis", "arena", "battle", "env", "game", "interop", "ladder", "llm", "policies", "sim", "ui"},
     "__main__": {"cli"},
 }

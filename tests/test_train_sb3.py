@@ -1,23 +1,18 @@
-"""``scripts/train_sb3.py`` runs end to end on a tiny budget (MaskablePPO on the vector env, two held-out battles
+"""``wolfeclick.train.sb3`` runs end to end on a tiny budget (MaskablePPO on the vector env, two held-out battles
 per opponent) and writes its outputs; its held-out battles share no team with training. That it runs and reports,
 not that it learns: docs/training.md has the measured run."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import xml.etree.ElementTree as ElementTree
-from pathlib import Path
 
 import torch
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train_sb3.py"
-
 
 def test_train_sb3_runs_end_to_end_on_held_out_battles(tmp_path):
-    spec = importlib.util.spec_from_file_location("train_sb3", SCRIPT)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    from wolfeclick.train import sb3 as script
+
     threads = torch.get_num_threads()
     try:
         results = script.main(["--out", str(tmp_path), "--timesteps", "256", "--n-steps", "128", "--batch-size", "64",

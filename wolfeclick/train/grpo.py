@@ -2,9 +2,9 @@
 
 Run as is on a GPU machine (the weights come from the Hub, so not with ``HF_HUB_OFFLINE=1``):
 
-    .venv/bin/python scripts/train_grpo.py                                  # a fresh LoRA on Qwen3-4B-Instruct-2507
-    .venv/bin/python scripts/train_grpo.py --adapter preset:run3            # go on from a published adapter
-    .venv/bin/python scripts/train_grpo.py --opponent heuristic --steps 200 --out runs/vs-heuristic
+    .venv/bin/python -m wolfeclick.train.grpo                                  # a fresh LoRA on Qwen3-4B-Instruct-2507
+    .venv/bin/python -m wolfeclick.train.grpo --adapter preset:run3            # go on from a published adapter
+    .venv/bin/python -m wolfeclick.train.grpo --opponent heuristic --steps 200 --out runs/vs-heuristic
 
 Every rollout is one battle against ``--opponent``, played by tool calls (``move(name)`` / ``switch(pokemon)``), cut
 after ``--horizon`` decisions so that it fits the token budget (measured: a gen4 decision's tool result is about

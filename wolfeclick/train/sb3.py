@@ -1,7 +1,7 @@
 """Train sb3-contrib's MaskablePPO on ``ShowdownEnv``'s vector observation and masked discrete action, then compare
 win rates before and after training on battles whose teams never appeared in training.
 
-    .venv/bin/python scripts/train_sb3.py --out runs/sb3 --timesteps 20000 --eval-battles 200   # CPU is enough
+    .venv/bin/python -m wolfeclick.train.sb3 --out runs/sb3 --timesteps 20000 --eval-battles 200   # CPU is enough
 
 - **Env**: ``ShowdownEnv(opponent, observation="vector", action="discrete")``: the features of
   ``wolfeclick.game.features`` (a ``Box``) and ``Discrete(13)`` (four moves, five switches, four moves with the
@@ -29,13 +29,15 @@ from typing import Any
 
 import gymnasium as gym
 
+from wolfeclick.sides import SIDES
+
 EVAL_OPPONENTS = ("random", "maxdamage")
 
 
 def team_key(recording: Any) -> tuple[tuple[str, ...], ...]:
     """Both sides' teams (species in team order) from a recording's first snapshot."""
     snapshot = recording.turns[0].snapshot if recording.turns else {}
-    return tuple(tuple(mon.species for mon in snapshot[side].team) for side in ("p1", "p2") if side in snapshot)
+    return tuple(tuple(mon.species for mon in snapshot[side].team) for side in SIDES if side in snapshot)
 
 
 class HeldOutSeeds(gym.Wrapper):

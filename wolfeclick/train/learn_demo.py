@@ -1,7 +1,7 @@
 """Show that the GRPO loop learns: train a small, locally built model on CPU, then compare it with the model it started
 from on held-out battle seeds.
 
-    .venv/bin/python scripts/learn_demo.py --out runs/learn-demo          # CPU only (see docs/training.md)
+    .venv/bin/python -m wolfeclick.train.learn_demo --out runs/learn-demo          # CPU only (see docs/training.md)
 
 What runs is the project's own training loop: TRL's ``GRPOTrainer(environment_factory=ShowdownToolEnv)`` with
 ``wolfeclick.env.reward_func``, every rollout a real battle on the embedded simulator, played by tool calls. Only the
@@ -25,7 +25,7 @@ model is small enough for a CPU:
 - **Task**: read the opening state and call ``move``/``switch`` naming one of the listed options: on a held-out
   battle the lead, its moves and the bench are mostly ones no training target named, so a legal call means reading
   the options, not recalling an answer.
-- **Reward**: ``reward_func`` as ``scripts/train_grpo.py`` uses it. Rollouts are cut after ``--horizon`` decisions, so
+- **Reward**: ``reward_func`` as ``wolfeclick.train.grpo`` uses it. Rollouts are cut after ``--horizon`` decisions, so
   a rollout whose calls are legal earns the shaped reward of its decisions, and one that never plays a decision
   (no call, or only refused calls) is forfeited at −10: the reward mostly says "play a legal action".
 
@@ -109,6 +109,7 @@ def battle_keys(args: argparse.Namespace, battles: list[dict[str, Any]]) -> list
 
     from wolfeclick.battle.store import load_recording
     from wolfeclick.env.tool_env import finish
+    from wolfeclick.sides import SIDES
 
     keys = []
     with tempfile.TemporaryDirectory() as folder:
@@ -121,7 +122,7 @@ def battle_keys(args: argparse.Namespace, battles: list[dict[str, Any]]) -> list
             finish(env)
             recording = load_recording(Path(env.recording_path or ""))
             first = recording.turns[0].snapshot
-            teams = {side: tuple(mon.species for mon in first[side].team) for side in ("p1", "p2")}
+            teams = {side: tuple(mon.species for mon in first[side].team) for side in SIDES}
             keys.append({"seed": battle["seed"], "teams": teams, "opening": opening})
     return keys
 
