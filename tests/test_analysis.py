@@ -308,12 +308,12 @@ def test_a_recording_whose_prefix_does_not_reach_its_states_is_refused(sample: R
         for play in (rollout, lean_rollout):
             with pytest.raises(BranchError, match="decision 6: the replayed prefix does not reach the recorded state"):  # step 5
                 await _rollouts(edited, 5, [0], play=play, pool=pool)
-        with pytest.raises(BranchError, match="--at 26 is not a decision of .* \\(it has 26: 0 to 25\\)"):
-            await _analyse(sample, pool=pool, k=1, options=("p1",), at=[3, 26])
+        with pytest.raises(BranchError, match="--at 27 is not a decision of .* \\(it has 27: 0 to 26\\)"):
+            await _analyse(sample, pool=pool, k=1, options=("p1",), at=[3, 27])
 
     on_one_simulator(refused)
-    with pytest.raises(BranchError, match="step must be between 0 and 25"):
-        prefix_lines(sample, 26)
+    with pytest.raises(BranchError, match="step must be between 0 and 26"):
+        prefix_lines(sample, 27)
 
 
 # --- pure summaries -------------------------------------------------------------------------------------------
