@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from benchmarks import harness
-from benchmarks.upload_load import heavy_recording
+from benchmarks.upload_load import heavy_recording, steps_row
 from benchmarks.visitors import longest_sample, page_event, replay_stepper
 from devkit.appserver import rss_mb, running_app
 
@@ -265,11 +265,6 @@ def render(result: harness.Result) -> str:
     p, r = result.params, result.results
     b, m = r["bounds"], r["rss_mb"]
 
-    def row(name: str, s: dict[str, float]) -> str:
-        if not s["n"]:
-            return f"| {name} | 0 | – | – | – |"
-        return f"| {name} | {s['n']} | {s['median_ms']:.0f} | {s['p95_ms']:.0f} | {s['worst_ms']:.0f} |"
-
     quiet = f"{', '.join(f'{q:.0f}' for q in m['quiet'])} MB" if m["quiet"] else "no reading"
     return "\n".join([
         HEADING, "",
@@ -283,7 +278,7 @@ def render(result: harness.Result) -> str:
         "included).", "",
         harness.describe(result), "",
         "| visitor B's steps | n | median ms | p95 ms | worst ms |", "| --- | --- | --- | --- | --- |",
-        row("alone", r["alone"]), row("while A hogs", r["loaded"]), "",
+        steps_row("alone", r["alone"]), steps_row("while A hogs", r["loaded"]), "",
         f"Visitor C's first live turn: {', '.join(f'{s:.1f}' for s in r['first_turn_s']) or 'none'} s. "
         f"What A got: {', '.join(f'{k} {v}' for k, v in r['got'].items())}.", "",
         f"Serving process RSS: {m['idle']:.0f} MB idle, peak {m['peak']:.0f} MB, {m['load_stopped']:.0f} MB when the "

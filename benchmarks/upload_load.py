@@ -155,11 +155,16 @@ def measure(uploads: int, mb: float, steps_alone: int) -> dict[str, Any]:
             "times_s": {"alone": alone, "loaded": loaded}}
 
 
+
+def steps_row(name: str, s: dict[str, float]) -> str:
+    """One table row of a stepping client's times (n, median, p95, worst in ms), dashes when it took no step;
+    shared with ``benchmarks.public_load``."""
+    if not s["n"]:
+        return f"| {name} | 0 | – | – | – |"
+    return f"| {name} | {s['n']} | {s['median_ms']:.0f} | {s['p95_ms']:.0f} | {s['worst_ms']:.0f} |"
+
 def render(result: harness.Result) -> str:
     p, r = result.params, result.results
-
-    def row(name: str, s: dict[str, float]) -> str:
-        return f"| {name} | {s['n']} | {s['median_ms']:.0f} | {s['p95_ms']:.0f} | {s['worst_ms']:.0f} |"
 
     errors = r["errors"]
     rss = r["rss_mb"]
@@ -172,7 +177,7 @@ def render(result: harness.Result) -> str:
         "(the absolute times carry whatever else the machine ran).", "",
         harness.describe(result), "",
         "| client B's steps | n | median ms | p95 ms | worst ms |", "| --- | --- | --- | --- | --- |",
-        row("alone", r["alone"]), row("while A uploads", r["loaded"]), "",
+        steps_row("alone", r["alone"]), steps_row("while A uploads", r["loaded"]), "",
         f"Uploads took {', '.join(f'{s:.1f}' for s in r['upload_s'])} s"
         + (f" ({len(errors)} failed: {errors[0]})" if errors else "") + ". "
         f"Serving process RSS: {rss['before']:.0f} MB before, peak {rss['peak']:.0f} MB during, {rss['after']:.0f} MB "

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-TIERS = ("battles", "app", "browser", "torch", "ray", "packaging", "process", "fast")
+TIERS = ("browser", "app", "ray", "torch", "packaging", "battles", "process", "fast")
+"""Every tier, in the order a test in several is counted in (the first it has)."""
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -68,7 +69,6 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def summary(folder: Path, top: int = 20) -> str:
     """CPU by tier (a test in several tiers counts in its heaviest-sounding one: the first of browser, app, ray,
     torch, packaging, battles, process), by file and the costliest tests."""
-    order = ("browser", "app", "ray", "torch", "packaging", "battles", "process", "fast")
     by_tier: dict[str, float] = collections.defaultdict(float)
     by_file: dict[str, float] = collections.defaultdict(float)
     tests: list[tuple[float, str]] = []
@@ -76,7 +76,7 @@ def summary(folder: Path, top: int = 20) -> str:
         for line in path.read_text(encoding="utf-8").splitlines():
             nodeid, spent, tiers = line.split("\t")
             cpu = max(0.0, float(spent))
-            tier = next(t for t in order if t in tiers.split(","))
+            tier = next(t for t in TIERS if t in tiers.split(","))
             by_tier[tier] += cpu
             by_file[nodeid.split("::")[0]] += cpu
             tests.append((cpu, nodeid))
