@@ -195,9 +195,16 @@ class KillsItsSimulator:
 def test_an_aborted_battle_is_played_once_more_then_counted_and_resume_plays_it_again(reference: Path,
                                                                                      tmp_path: Path) -> None:
     target = build_schedule(PAIR)[2].battle_id
-    killer = KillsItsSimulator(target)
-    summary = asyncio.run(run_tournament(PAIR, tmp_path, concurrency=1, keep_recordings=False,
-                                         policies={"random": killer}))
+    # another test's simulator still alive in this worker (as in CI's file order): not this tournament's to kill
+    other = subprocess.Popen(["node", "-e", "setTimeout(() => {}, 600000)", "bridge.js"])
+    try:
+        killer = KillsItsSimulator(target)
+        summary = asyncio.run(run_tournament(PAIR, tmp_path, concurrency=1, keep_recordings=False,
+                                             policies={"random": killer}))
+        assert other.poll() is None, "a simulator the tournament did not start was killed"
+    finally:
+        other.kill()
+        other.wait()
     assert killer.kills == 2, "played once, then once more on a fresh simulator"
     assert summary.complete and summary.aborted == 1 and summary.battles == 4
     directory = tournament_dir(tmp_path, PAIR)
