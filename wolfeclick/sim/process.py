@@ -19,7 +19,7 @@ import orjson
 
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.settings import settings
-from wolfeclick.sim.install import ensure_showdown, showdown_dir
+from wolfeclick.sim.install import cache_root, ensure_showdown, showdown_dir
 from wolfeclick.sim.protocol import UnsafeInput, check_input_lines
 
 BRIDGE = Path(__file__).with_name("bridge.js")
@@ -94,7 +94,8 @@ class SimProcess:
         self.info: dict[str, Any] = {}
 
     async def start(self) -> None:
-        env = dict(os.environ, WOLFECLICK_SHOWDOWN=str(SHOWDOWN_DIR))
+        env = dict(os.environ, WOLFECLICK_SHOWDOWN=str(SHOWDOWN_DIR),
+                   WOLFECLICK_COMPILE_CACHE=str(cache_root() / "node-compile-cache"))
         self._proc = await asyncio.create_subprocess_exec(
             node_executable(), str(BRIDGE),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
