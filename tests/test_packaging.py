@@ -69,7 +69,9 @@ def test_the_wheel_carries_what_the_package_reads_at_run_time(wheel: Path) -> No
     for needed in ("wolfeclick/sim/bridge.js", "wolfeclick/sim/policies.js", "wolfeclick/sim/PROTOCOL.md",
                    "wolfeclick/sim/showdown/package.json", "wolfeclick/sim/showdown/package-lock.json", "wolfeclick/ui/assets/viewer.js",
                    "wolfeclick/ui/assets/app.css", "wolfeclick/cli/__init__.py", "wolfeclick/env/tool_env.py",
-                   "wolfeclick/analysis/value_model.json", "wolfeclick/arena/reference_ladder.json"):
+                   "wolfeclick/analysis/value_model.json", "wolfeclick/arena/reference_ladder.json",
+                   # every script the simulator's Node process loads, so a new one can't be left out of the wheel
+                   *(f"wolfeclick/sim/{script.name}" for script in (ROOT / "wolfeclick" / "sim").glob("*.js"))):
         assert needed in names, needed
     assert not [n for n in names if "node_modules" in n or n.startswith("tests/")]
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
