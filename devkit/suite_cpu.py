@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,14 +57,14 @@ def _folder() -> Path:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """Runs where the test runs (a worker, or the only process), never in xdist's controller."""
-    before = tree_cpu(os.getpid())
+    before, started = tree_cpu(os.getpid()), time.monotonic()
     yield
-    spent = tree_cpu(os.getpid()) - before
+    spent, wall = tree_cpu(os.getpid()) - before, time.monotonic() - started
     tiers = [tier for tier in TIERS if item.get_closest_marker(tier) is not None] or ["fast"]
     folder = _folder()
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"{os.getpid()}.tsv", "a", encoding="utf-8") as out:
-        out.write(f"{item.nodeid}\t{spent:.2f}\t{','.join(tiers)}\n")
+        out.write(f"{item.nodeid}\t{spent:.2f}\t{','.join(tiers)}\t{wall:.2f}\n")
 
 
 def summary(folder: Path, top: int = 20) -> str:
@@ -72,10 +73,13 @@ def summary(folder: Path, top: int = 20) -> str:
     by_tier: dict[str, float] = collections.defaultdict(float)
     by_file: dict[str, float] = collections.defaultdict(float)
     tests: list[tuple[float, str]] = []
+    idle: list[tuple[float, str]] = []
     for path in sorted(folder.glob("*.tsv")):
         for line in path.read_text(encoding="utf-8").splitlines():
-            nodeid, spent, tiers = line.split("\t")
+            nodeid, spent, tiers, *rest = line.split("\t")
             cpu = max(0.0, float(spent))
+            if rest:  # the wall seconds, written since the waits were looked for
+                idle.append((float(rest[0]) - cpu, nodeid))
             tier = next(t for t in TIERS if t in tiers.split(","))
             by_tier[tier] += cpu
             by_file[nodeid.split("::")[0]] += cpu
@@ -85,6 +89,9 @@ def summary(folder: Path, top: int = 20) -> str:
     lines += [f"  {cpu:7.1f}  {cpu / total:5.1%}  {tier}" for tier, cpu in sorted(by_tier.items(), key=lambda kv: -kv[1])]
     lines += ["", "by file:"] + [f"  {cpu:7.1f}  {name}" for name, cpu in sorted(by_file.items(), key=lambda kv: -kv[1])[:top]]
     lines += ["", "tests:"] + [f"  {cpu:7.1f}  {name}" for cpu, name in sorted(tests, reverse=True)[:top]]
+    if idle:  # wall seconds the test's processes spent not on a core: waits, sleeps, timeouts (or a busy machine)
+        lines += ["", f"waiting (wall minus CPU; {sum(w for w, _ in idle if w > 0):.0f} s in all):"]
+        lines += [f"  {wait:7.1f}  {name}" for wait, name in sorted(idle, reverse=True)[:top]]
     return "\n".join(lines)
 
 

@@ -234,27 +234,27 @@ def test_a_gauntlet_with_a_tiny_cap_rates_on_the_fixed_scale_records_its_battles
     from wolfeclick.arena.history import scan_history
     from wolfeclick.cli import main
 
-    args = ["gauntlet", "maxdamage", "--format", "gen9randombattle", "--max-battles", "6", "--seed", "7",
+    args = ["gauntlet", "maxdamage", "--format", "gen9randombattle", "--max-battles", "2", "--seed", "7",
             "--results", str(tmp_path / "results"), "--no-recordings", "--concurrency", "2"]
     assert main([*args, "--json", str(tmp_path / "one.json")]) == 0
     out = capsys.readouterr().out
     assert out.startswith("maxdamage on the reference ladder (gen9randombattle, random = 1000): ")
-    assert "6 battles (battle cap reached)" in out
+    assert "2 battles (battle cap reached)" in out
     result = json.loads((tmp_path / "one.json").read_text())
     ladder = load_ladder().table("gen9randombattle").ratings()
     # against the middle rung other than maxdamage itself
-    assert [s["battles"] for s in result["steps"]] == [6]  # one step of the 3 pairs the cap allows
+    assert [s["battles"] for s in result["steps"]] == [2]  # one step of the one pair the cap allows
     assert result["steps"][0]["rung"] == choose_rung(start_rating({k: v for k, v in ladder.items() if k != "maxdamage"}),
                                                      {k: v for k, v in ladder.items() if k != "maxdamage"})
-    assert result["battles"] == 6 and result["stopped_by"] == "cap"
+    assert result["battles"] == 2 and result["stopped_by"] == "cap"
     # the battles are in the history, like every tournament's
     scan = scan_history(tmp_path / "results")
-    assert len(scan.entries) == 6 and all("maxdamage" in (e.p1, e.p2) for e in scan.entries)
+    assert len(scan.entries) == 2 and all("maxdamage" in (e.p1, e.p2) for e in scan.entries)
     assert {e.source for e in scan.entries} == {"tournament"}
     # the same command again: the same battles read back, the same bytes
     assert main([*args, "--json", str(tmp_path / "two.json")]) == 0
     assert (tmp_path / "two.json").read_bytes() == (tmp_path / "one.json").read_bytes()
-    assert len(scan_history(tmp_path / "results").entries) == 6
+    assert len(scan_history(tmp_path / "results").entries) == 2
     # and played afresh elsewhere: the same steps, rungs and battles (deterministic given the seed)
     fresh = [a if a != str(tmp_path / "results") else str(tmp_path / "elsewhere") for a in args]
     assert main([*fresh, "--json", str(tmp_path / "three.json")]) == 0
