@@ -42,7 +42,7 @@ BENCHMARKS = ("tournament", "leaderboard", "rescore", "sim_policies", "value_mod
               "analysis_full", "analysis", "racing_live", "racing", "env", "env_server_memory",
               "llm", "ray_tournament", "import_logs", "search", "calibration", "calibration_policies", "calibration_model",
               "battles", "battles_alternate", "battles_profile", "battles_python", "upload_load", "visitors",
-              "public_load", "app", "app_start", "app_viewer", "public_views")
+              "public_load", "app", "app_start", "app_viewer", "public_views", "sim_start")
 """The benchmarks in this package (``benchmarks/NAME.py``), in the order their sections were first written."""
 SCHEMA = "wolfeclick.benchmark/1"
 SHARED_AT = 0.1

@@ -4,9 +4,10 @@ stock Showdown server and run fresh interpreters (the battles and process tiers,
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from benchmarks import battles, harness
+from benchmarks import battles, harness, sim_start
 
 
 def _run(name: str, argv: list[str], results: Path) -> harness.Result:
@@ -45,3 +46,18 @@ def test_battles_profile_and_python_smallest(tmp_path: Path) -> None:
     [column] = result.results["columns"]
     assert result.results["turns"] > 0 and column["median"] > 0 and column["instructions"] is None
     assert result.results["ratio_cpu"] is None
+
+
+def test_sim_start_smallest(tmp_path: Path) -> None:
+    """One pair of fresh simulators (one reading the compile cache, one compiling everything) in one format: both
+    play the same battle (else the run fails), and the cached one compiled nothing."""
+    before = {name: os.environ.get(name) for name in ("WOLFECLICK_CACHE", "WOLFECLICK_SHOWDOWN")}
+    assert sim_start.main(["--starts", "1", "--formats", "gen4randombattle", "--results", str(tmp_path)]) == 0
+    result = harness.latest("sim_start", tmp_path)
+    assert result is not None and result.command.startswith(".venv/bin/python -m benchmarks.sim_start ")
+    [row] = result.results["rows"]
+    assert row["format"] == "gen4randombattle" and row["modules_read"] > 10 and result.results["cache_mb"] > 0
+    assert row["cached"]["cpu_s"]["median"] > 0 and row["uncached"]["cpu_s"]["median"] > 0
+    heading, text = harness.render("sim_start", result, tmp_path)
+    assert text.startswith(heading + "\n") and "Machine: " in text
+    assert {name: os.environ.get(name) for name in before} == before  # the run's own cache folder is put back

@@ -1,9 +1,10 @@
 // V8's compiled code for the simulator's modules, kept on disk between simulator processes.
 //
 // Why: every simulator process compiles Pokémon Showdown's JavaScript (the dex data and the battle engine) before
-// its first battle. Measured on the 2-core dev machine (Node 20): about 0.95 s of CPU from start to a first battle's
-// first turns, of which about 0.3 s is compiling; with this cache, about 0.6 s. Batches, the analysis, the app's
-// battles and the test suite start simulators often. Node 22 has `module.enableCompileCache()`; Node 20, which this
+// its first battle. `benchmarks.sim_start` (docs/benchmarks.md) measured a fresh process's CPU from spawn to the end
+// of one seeded battle on the 2-core dev machine (Node 20, quiet): 0.66 s without this cache and 0.52 s with it in
+// gen9, 0.77 and 0.62 s in gen4, a fifth less. Batches, the analysis, the app's battles and the test suite (about
+// 550 simulator processes a run) start simulators often. Node 22 has `module.enableCompileCache()`; Node 20, which this
 // project supports, does not, so this does the same with `vm.Script`'s `cachedData`.
 //
 // Safe by construction: a cache entry is named by the file's path and the SHA-1 of its source, in a folder per Node

@@ -84,7 +84,10 @@ def lower_priority(pid: int, by: int) -> None:
 class SimProcess:
     """One ``bridge.js`` process: requests go out as JSON lines, responses are matched back by id."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, compile_cache: bool = True) -> None:
+        """``compile_cache=False``: compile Showdown's modules afresh, keeping nothing (``benchmarks.sim_start``
+        measures what the cache saves)."""
+        self.compile_cache = compile_cache
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
@@ -95,7 +98,7 @@ class SimProcess:
 
     async def start(self) -> None:
         env = dict(os.environ, WOLFECLICK_SHOWDOWN=str(SHOWDOWN_DIR),
-                   WOLFECLICK_COMPILE_CACHE=str(cache_root() / "node-compile-cache"))
+                   WOLFECLICK_COMPILE_CACHE=str(cache_root() / "node-compile-cache") if self.compile_cache else "")
         self._proc = await asyncio.create_subprocess_exec(
             node_executable(), str(BRIDGE),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
