@@ -46,6 +46,12 @@ FIRST_LEVELS = {1: {"worlds": 1, "rollouts": 2, "horizon": 1}, 2: {"worlds": 2, 
 2026-12-06 (HP-only value, no terastallizing, fewer worlds and rollouts); level 1 did not."""
 
 
+BASELINES_FIXED = "2026-12-06 22:06 UTC"
+"""When the baselines began to play poke-env's own choice (c29b847, landed in af1d6d6): before it, about one of
+their decisions in thirty was a seeded random legal action (docs/search.md), so a run against ``heuristic`` before
+this time played a weaker opponent and is not pooled with the runs after it."""
+
+
 def budget_of(spec: str, row: dict[str, Any]) -> dict[str, Any] | None:
     """The budget a ``search?level=N`` spec played with in ``row`` (None for any other policy)."""
     if not spec.startswith("search?level="):
@@ -62,6 +68,8 @@ def label(spec: str, row: dict[str, Any]) -> str:
     """``spec`` as the report names it: as is when it played today's level, else with the budget it had."""
     budget = budget_of(spec, row)
     if budget is None:
+        if spec in ("heuristic", "maxdamage") and row.get("when", BASELINES_FIXED) < BASELINES_FIXED:
+            return f"{spec} (before c29b847: its seeded fallbacks)"
         return spec
     level = int(spec.split("=")[1])
     if budget == asdict(search_module.LEVELS[level]):

@@ -25,3 +25,13 @@ def test_search_smallest(tmp_path: Path) -> None:
     assert text.startswith(heading + "\n") and "Machine: " in text
     assert "| gen9randombattle | search?level=1 v heuristic | 2 |" in text
     assert "| 610000 (search?level=1 as p1 only) |" in text and "| 610001 (search?level=1 as p1 only) |" in text
+
+
+def test_runs_against_the_baselines_before_their_fix_are_reported_apart() -> None:
+    """Rows played before the baselines' choice fix name their opponent as it was; later rows are pooled as is."""
+    before = {"when": "2026-12-06 19:02 UTC"}
+    after = {"when": "2026-12-07 04:11 UTC"}
+    assert search.label("heuristic", before) == "heuristic (before c29b847: its seeded fallbacks)"
+    assert search.label("maxdamage", before) == "maxdamage (before c29b847: its seeded fallbacks)"
+    assert search.label("heuristic", after) == "heuristic"
+    assert search.label("search?level=1", before) == "search?level=1"  # its budget never changed
