@@ -1,6 +1,7 @@
 """benchmarks.battles at its smallest size, in its four kinds of run (the race, WolfeClick and stock alternating, the
-profile, the Python side alone): one result each, each rendered into its section. They play real battles, start a
-stock Showdown server and run fresh interpreters (the battles and process tiers, tests/conftest.py FILE_TIERS)."""
+profile, the Python side alone), and benchmarks.sim_start (a fresh simulator with and without the compile cache):
+one result each, each rendered into its section. They play real battles, start a stock Showdown server and run
+fresh interpreters (the battles and process tiers, tests/conftest.py FILE_TIERS)."""
 
 from __future__ import annotations
 
