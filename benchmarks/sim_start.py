@@ -13,31 +13,30 @@ byte-identical battles (checked).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import psutil
 
 from benchmarks import harness
 from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.sim.process import SHOWDOWN_DIR, SimProcess
+from wolfeclick.sim.process import SimProcess
 
 NAME = "sim_start"
 HEADING = "## Simulator: a fresh process's first battle, with and without the compile cache"
 SEED = 4242
 
 
-async def _first_battle(fmt: str, cached: bool) -> tuple[float, float, str, dict[str, int]]:
-    """One fresh simulator: (its CPU seconds, wall seconds to the battle's end, the battle's log, hello's counts)."""
+async def _first_battle(fmt: str, cache: Path | None) -> tuple[float, float, str, dict[str, int]]:
+    """One fresh simulator keeping its compiled code in ``cache`` (None: none): (its CPU seconds, wall seconds to
+    the battle's end, the battle's log, hello's counts)."""
     began = time.perf_counter()
-    process = SimProcess(compile_cache=cached)
+    process = SimProcess(compile_cache=cache)
     await process.start()
     try:
         recording = await play_battle(make_policy("heuristic"), make_policy("heuristic"), format_id=fmt, seed=SEED,
@@ -51,33 +50,17 @@ async def _first_battle(fmt: str, cached: bool) -> tuple[float, float, str, dict
     return times.user + times.system, wall, "\n".join(recording.log), counts
 
 
-@contextlib.contextmanager
-def _own_cache() -> Iterator[Path]:
-    """A compile cache of this run's own (an empty folder, filled by its first process), the settings put back
-    after: the simulator is the installed one (``$WOLFECLICK_SHOWDOWN``), its cache folder a temporary one."""
-    saved = {name: os.environ.get(name) for name in ("WOLFECLICK_CACHE", "WOLFECLICK_SHOWDOWN")}
-    with tempfile.TemporaryDirectory() as cache:
-        os.environ["WOLFECLICK_CACHE"], os.environ["WOLFECLICK_SHOWDOWN"] = cache, str(SHOWDOWN_DIR)
-        try:
-            yield Path(cache)
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
-
-
 def measure(starts: int, formats: Sequence[str]) -> dict[str, Any]:
     rows = []
-    with _own_cache() as cache:
+    with tempfile.TemporaryDirectory() as folder:  # a cache of this run's own, filled by its first process
+        cache = Path(folder)
         for fmt in formats:
-            asyncio.run(_first_battle(fmt, True))  # fills the cache (its own cost is not counted)
+            asyncio.run(_first_battle(fmt, cache))  # fills the cache (its own cost is not counted)
             runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
             logs, counts = set(), []
             for n in range(starts):
                 for cached in ((True, False) if n % 2 == 0 else (False, True)):
-                    cpu, wall, log, seen = asyncio.run(_first_battle(fmt, cached))
+                    cpu, wall, log, seen = asyncio.run(_first_battle(fmt, cache if cached else None))
                     runs[cached].append((cpu, wall))
                     logs.add(log)
                     if cached:

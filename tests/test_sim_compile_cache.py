@@ -12,6 +12,7 @@ import pytest
 from tests.helpers import identity
 from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
+from wolfeclick.sim.install import compile_cache_dir
 from wolfeclick.sim.process import SHOWDOWN_DIR, SimProcess
 
 
@@ -33,7 +34,8 @@ def test_a_second_simulator_reads_the_first_ones_compiled_code_and_plays_the_sam
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WOLFECLICK_CACHE", str(tmp_path))
     monkeypatch.setenv("WOLFECLICK_SHOWDOWN", str(SHOWDOWN_DIR))
-    folder = tmp_path / "node-compile-cache"
+    folder = compile_cache_dir()
+    assert folder.is_relative_to(tmp_path)
 
     first, played = asyncio.run(_hello_and_battle())
     assert first["read"] == 0 and first["compiled"] > 10  # Showdown's modules, required before `hello`

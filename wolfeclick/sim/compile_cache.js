@@ -19,12 +19,12 @@ const Module = require('module');
 const path = require('path');
 const vm = require('vm');
 
+const counts = {read: 0, compiled: 0};
+
 // Compile the modules under `root` (a folder) through the cache in `folder`. The entries are written once, when
 // the process exits normally (by then the functions it ran are compiled too, so the entry holds them), by
 // whichever process first finds an entry missing or rejected; written to a temporary name and renamed into place,
 // so processes starting side by side never read half an entry.
-const counts = {read: 0, compiled: 0};
-
 function enable(root, folder) {
   const dir = path.join(folder, `${process.version}-${process.arch}`);
   const prefix = path.resolve(root) + path.sep;

@@ -21,7 +21,8 @@ from typing import IO
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.settings import settings
 
-__all__ = ["MANIFEST_DIR", "cache_root", "install_dir", "showdown_dir", "ensure_showdown", "ShowdownMissing"]
+__all__ = ["MANIFEST_DIR", "cache_root", "compile_cache_dir", "install_dir", "showdown_dir", "ensure_showdown",
+           "ShowdownMissing"]
 
 MANIFEST_DIR = Path(__file__).with_name("showdown")
 """The pinned ``package.json`` and ``package-lock.json`` shipped inside the package."""
@@ -46,6 +47,11 @@ def lock_digest() -> str:
 def install_dir() -> Path:
     """The folder ``npm ci`` installs into (it holds the manifest, the lock and ``node_modules``)."""
     return cache_root() / f"showdown-{lock_digest()}"
+
+
+def compile_cache_dir() -> Path:
+    """Where simulator processes keep V8's compiled code for Showdown's modules (``compile_cache.js``)."""
+    return cache_root() / "node-compile-cache"
 
 
 def showdown_dir() -> Path:

@@ -13,13 +13,13 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.settings import settings
-from wolfeclick.sim.install import cache_root, ensure_showdown, showdown_dir
+from wolfeclick.sim.install import compile_cache_dir, ensure_showdown, showdown_dir
 from wolfeclick.sim.protocol import UnsafeInput, check_input_lines
 
 BRIDGE = Path(__file__).with_name("bridge.js")
@@ -84,9 +84,10 @@ def lower_priority(pid: int, by: int) -> None:
 class SimProcess:
     """One ``bridge.js`` process: requests go out as JSON lines, responses are matched back by id."""
 
-    def __init__(self, *, compile_cache: bool = True) -> None:
-        """``compile_cache=False``: compile Showdown's modules afresh, keeping nothing (``benchmarks.sim_start``
-        measures what the cache saves)."""
+    def __init__(self, *, compile_cache: Path | None | Literal["default"] = "default") -> None:
+        """``compile_cache``: the folder the compiled code is kept in (``"default"``: the cache's own,
+        ``install.compile_cache_dir()`` when the process starts), or None to compile Showdown's modules afresh and
+        keep nothing (``benchmarks.sim_start`` measures what the cache saves)."""
         self.compile_cache = compile_cache
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
@@ -97,8 +98,8 @@ class SimProcess:
         self.info: dict[str, Any] = {}
 
     async def start(self) -> None:
-        env = dict(os.environ, WOLFECLICK_SHOWDOWN=str(SHOWDOWN_DIR),
-                   WOLFECLICK_COMPILE_CACHE=str(cache_root() / "node-compile-cache") if self.compile_cache else "")
+        folder = compile_cache_dir() if self.compile_cache == "default" else self.compile_cache
+        env = dict(os.environ, WOLFECLICK_SHOWDOWN=str(SHOWDOWN_DIR), WOLFECLICK_COMPILE_CACHE=str(folder or ""))
         self._proc = await asyncio.create_subprocess_exec(
             node_executable(), str(BRIDGE),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
