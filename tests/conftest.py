@@ -9,6 +9,7 @@ neither.
 
 from __future__ import annotations
 
+import gc
 import inspect
 import logging
 import os
@@ -428,6 +429,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    gc.freeze()  # as the app and the CLI do at their end: the collection at exit would walk a whole run's objects
     browser = sys.modules.get("devkit.browser")
     if browser is not None:
         browser.share_processes(False)

@@ -38,7 +38,22 @@ def test_analyse_help_names_its_default_policy() -> None:
     assert done.returncode == 0 and "default: heuristic" in " ".join(done.stdout.split())
 
 
-def test_app_port_serves_on_that_port(tmp_path: Path) -> None:
+EXIT_PROBE = ("import atexit, gc, runpy, sys; "
+              "atexit.register(lambda: print('objects left to collect at exit:', gc.get_count()[2] + "
+              "len(gc.get_objects(2)), flush=True)); "
+              "sys.argv = ['wolfeclick', *sys.argv[1:]]; runpy.run_module('wolfeclick', run_name='__main__')")
+"""``python -m wolfeclick ARGS`` with a last atexit handler (the first registered runs last) that says how much the
+interpreter's collection at exit would still walk: the command freezes what it made (``gc.freeze``), so nothing."""
+
+
+def test_a_command_leaves_nothing_for_the_collection_at_exit() -> None:
+    done = subprocess.run([sys.executable, "-c", EXIT_PROBE, "analyse", "--help"], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "objects left to collect at exit: 0", done.stdout[-500:]
+
+
+def test_app_port_serves_on_that_port_and_ctrl_c_leaves_nothing_to_collect(tmp_path: Path) -> None:
     import socket
 
     with socket.socket() as s:
@@ -47,8 +62,8 @@ def test_app_port_serves_on_that_port(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "WOLFECLICK_RECORDINGS": str(tmp_path / "recs"),
            "WOLFECLICK_RESULTS": str(tmp_path / "res"), "GRADIO_ANALYTICS_ENABLED": "False"}
     env.pop("GRADIO_SERVER_PORT", None)
-    server = subprocess.Popen([sys.executable, "-m", "wolfeclick", "app", "--port", str(port), "--host", "127.0.0.1"],
-                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    server = subprocess.Popen([sys.executable, "-c", EXIT_PROBE, "app", "--port", str(port), "--host", "127.0.0.1"],
+                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               start_new_session=True)
     try:
         deadline = time.monotonic() + 180
@@ -64,9 +79,11 @@ def test_app_port_serves_on_that_port(tmp_path: Path) -> None:
     finally:
         os.killpg(server.pid, signal.SIGINT)
         try:
-            server.wait(15)
+            out, _ = server.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+            raise
+    assert out.decode().splitlines()[-1] == "objects left to collect at exit: 0", out.decode()[-500:]
 
 
 def test_a_folder_with_nothing_to_read_is_an_error_not_silence(tmp_path: Path) -> None:
