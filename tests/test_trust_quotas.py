@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -192,6 +194,36 @@ def test_the_apps_simulators_yield_the_cpu_to_its_pages(monkeypatch: pytest.Monk
             await process.close()
 
     assert asyncio.run(niceness()) == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)
+
+
+AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
+
+
+@pytest.mark.skipif(not AUTOGROUP.exists() or AUTOGROUP.read_text().strip() != "1",
+                    reason="Linux's autogroup scheduling is off here: niceness alone orders every process")
+def test_a_simulators_niceness_holds_against_other_sessions_too() -> None:
+    """A simulator runs in a session of its own (Ctrl-C reaches Python only), and with Linux's autogroup scheduling
+    (on in this machine and CI's) each session is scheduled as one group beside the others, a process's nice
+    counting only inside its group: a nice-19 benchmark's simulators took as much CPU as a whole test suite beside
+    them. So the simulator's group gets the simulator's niceness, here the parent's 3 (``nice -n 3``) plus the app's
+    5 (``WOLFECLICK_SIM_NICE``)."""
+    probe = ("import asyncio, os\n"
+             "from wolfeclick.sim.process import SimProcess\n"
+             "async def main():\n"
+             "    process = SimProcess()\n"
+             "    await process.start()\n"
+             "    try:\n"
+             "        print(os.getpriority(os.PRIO_PROCESS, process.pid), open(f'/proc/{process.pid}/autogroup').read())\n"
+             "    finally:\n"
+             "        await process.close()\n"
+             "asyncio.run(main())\n")
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    done = subprocess.run(["nice", "-n", "3", sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "WOLFECLICK_SIM_NICE": "5", "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    nice, group = done.stdout.split(maxsplit=1)
+    expected = min(19, own + 8)
+    assert int(nice) == expected and group.strip().endswith(f" nice {expected}"), done.stdout
 
 
 def test_raw_uploads_are_limited_per_address_per_hour() -> None:

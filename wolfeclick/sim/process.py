@@ -81,6 +81,23 @@ def lower_priority(pid: int, by: int) -> None:
             pass
 
 
+def session_group_follows_nice(pid: int) -> None:
+    """Give process ``pid``'s scheduling group its niceness, for a process in a session of its own.
+
+    With Linux's autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on in most distributions and
+    on this project's machines) each session is scheduled as one group beside every other, and a process's nice
+    orders it only inside its group. A simulator starts a session of its own (Ctrl-C reaches Python only), so its
+    nice, inherited (``nice -n 19 wolfeclick …``) or added (``$WOLFECLICK_SIM_NICE``), counted for nothing: a nice-19
+    benchmark's simulators took as much CPU as a whole test suite beside them. Never raises: elsewhere, or where it
+    is refused, the process keeps its group's default."""
+    try:
+        nice = os.getpriority(os.PRIO_PROCESS, pid)
+        if nice > 0:
+            Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+    except (OSError, ValueError):
+        pass
+
+
 class SimProcess:
     """One ``bridge.js`` process: requests go out as JSON lines, responses are matched back by id."""
 
@@ -107,6 +124,7 @@ class SimProcess:
             start_new_session=True,  # a terminal's Ctrl-C reaches Python only, which then ends battles cleanly
         )
         lower_priority(self._proc.pid, settings().sim_nice)
+        session_group_follows_nice(self._proc.pid)
         _widen_pipe(self._proc.stdout)
         self._reader = asyncio.create_task(self._read())
         self._stderr_task = asyncio.create_task(self._read_stderr())
