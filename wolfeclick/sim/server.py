@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from wolfeclick.sim.process import SHOWDOWN_DIR, SimulatorError, node_executable
+from wolfeclick.sim.process import SHOWDOWN_DIR, SimulatorError, node_executable, session_group_follows_nice
 
 LOOPBACK = "127.0.0.1"
 PRIVATE = ("config", "logs", "databases")
@@ -121,6 +121,7 @@ class LocalServer:
                 start_new_session=True,  # one process group: stop() ends the server's children with it
                 preexec_fn=_end_with_parent,
             )
+        session_group_follows_nice(self.proc.pid)  # a session of its own: its group gets the nice it inherited
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
