@@ -13,7 +13,6 @@ import contextlib
 import http.server
 import io
 import threading
-import time
 import urllib.parse
 from math import comb
 from pathlib import Path
@@ -333,23 +332,31 @@ class AtDecision:
 
 def test_a_silent_server_ends_the_battle_aborted_with_its_turns(servers, tmp_path: Path) -> None:
     """The opponent stalls past our --timeout: our battle ends aborted, turns kept, one line; we forfeit on the
-    server, so the stalling side wins its battle rather than hanging."""
+    server, so the stalling side wins its battle rather than hanging.
+
+    The stall lasts until our command has ended (not a fixed time), and our timeout is 10 s: with a 2 s timeout and a
+    4.5 s stall, a loaded machine once kept the server quiet for 2 s before the stall, and the battle ended after one
+    turn."""
     server = servers.get()
     theirs: list = []
+    ours_ended = threading.Event()
 
     def other() -> None:
-        options = LadderOptions(server.url, FORMAT, n=1, mode="challenge", opponent="ArenaWait", timeout=30, wait=60)
-        stalls = AtDecision("random", 3, lambda: time.sleep(4.5), blocking=True)
+        options = LadderOptions(server.url, FORMAT, n=1, mode="challenge", opponent="ArenaWait", timeout=300, wait=60)
+        stalls = AtDecision("random", 3, lambda: ours_ended.wait(300), blocking=True)
         theirs.extend(asyncio.run(LadderSession(stalls, options).run()).recordings)
 
     thread = threading.Thread(target=other)
     thread.start()
-    status, out, err = run_cli(ladder_argv(server.url, "heuristic", 1, tmp_path, "--accept-challenges", "--user",
-                                           "ArenaWait", "--timeout", "2"))
-    thread.join(60)
+    try:
+        status, out, err = run_cli(ladder_argv(server.url, "heuristic", 1, tmp_path, "--accept-challenges", "--user",
+                                               "ArenaWait", "--timeout", "10"))
+    finally:
+        ours_ended.set()
+    thread.join(120)
     recording = load_recording(Path(out.split()[0]))
     assert status == 1 and recording.result.reason == "aborted" and len(recording.turns) >= 2
-    assert recording.result.error == "no message from the server for 2 s"
+    assert recording.result.error == "no message from the server for 10 s"
     assert err.strip().splitlines() == [f"warning: {recording.id} aborted: {recording.result.error}"]
     [stalled] = theirs
     assert stalled.result.reason == "win" and stalled.players[stalled.result.winner].policy == "random"
