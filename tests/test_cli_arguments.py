@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
@@ -38,16 +39,21 @@ def test_analyse_help_names_its_default_policy() -> None:
     assert done.returncode == 0 and "default: heuristic" in " ".join(done.stdout.split())
 
 
-EXIT_PROBE = ("import atexit, gc, runpy, sys; "
-              "atexit.register(lambda: print('objects left to collect at exit:', gc.get_count()[2] + "
-              "len(gc.get_objects(2)), flush=True)); "
-              "sys.argv = ['wolfeclick', *sys.argv[1:]]; runpy.run_module('wolfeclick', run_name='__main__')")
+_PROBE = ("import atexit, gc, runpy, sys; "
+          "atexit.register(lambda: print('objects left to collect at exit:', gc.get_count()[2] + "
+          "len(gc.get_objects(2)), flush=True)); "
+          "sys.argv = ['wolfeclick', *sys.argv[1:]]; ")
+EXIT_PROBE = _PROBE + "runpy.run_module('wolfeclick', run_name='__main__')"
 """``python -m wolfeclick ARGS`` with a last atexit handler (the first registered runs last) that says how much the
 interpreter's collection at exit would still walk: the command freezes what it made (``gc.freeze``), so nothing."""
+CONSOLE_SCRIPT_PROBE = _PROBE + ("from importlib.metadata import entry_points; "
+                                 "sys.exit(entry_points(group='console_scripts')['wolfeclick'].load()())")
+"""The same for the installed ``wolfeclick`` command: what pip's console script calls, found as pip finds it."""
 
 
-def test_a_command_leaves_nothing_for_the_collection_at_exit() -> None:
-    done = subprocess.run([sys.executable, "-c", EXIT_PROBE, "analyse", "--help"], capture_output=True, text=True,
+@pytest.mark.parametrize("probe", [EXIT_PROBE, CONSOLE_SCRIPT_PROBE], ids=["python -m wolfeclick", "console script"])
+def test_a_command_leaves_nothing_for_the_collection_at_exit(probe: str) -> None:
+    done = subprocess.run([sys.executable, "-c", probe, "analyse", "--help"], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "objects left to collect at exit: 0", done.stdout[-500:]

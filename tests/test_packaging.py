@@ -44,7 +44,7 @@ def test_every_declared_dependency_is_locked_at_a_version_its_range_allows() -> 
         name = canonicalize_name(requirement.name)
         assert name in pins, f"{requirement.name} is declared but not in requirements.txt"
         assert requirement.specifier.contains(pins[name], prereleases=True), (text, pins[name])
-    assert PYPROJECT["project"]["scripts"]["wolfeclick"] == "wolfeclick.cli:main"
+    assert PYPROJECT["project"]["scripts"]["wolfeclick"] == "wolfeclick.cli:run"
 
 
 def test_the_app_extra_leaves_out_the_training_test_and_scale_out_stacks() -> None:
@@ -75,7 +75,7 @@ def test_the_wheel_carries_what_the_package_reads_at_run_time(wheel: Path) -> No
         assert needed in names, needed
     assert not [n for n in names if "node_modules" in n or n.startswith("tests/")]
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "wolfeclick = wolfeclick.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "wolfeclick = wolfeclick.cli:run" in zipfile.ZipFile(wheel).read(entry_points).decode()
     lock = json.loads(zipfile.ZipFile(wheel).read("wolfeclick/sim/showdown/package-lock.json"))
     assert lock["packages"]["node_modules/pokemon-showdown"]["version"] == "0.11.11"
 
