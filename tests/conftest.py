@@ -9,6 +9,7 @@ neither.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import inspect
 import logging
@@ -263,6 +264,10 @@ def pytest_configure(config: pytest.Config) -> None:
                                 f"(tiers: fast, {', '.join(TIERS)})")
     if _fast_run(config):  # only there: any other run, `make test` included, goes exactly as before
         sys.addaudithook(_audit)
+    # As the app and the CLI do at their end: the collection at exit would walk a whole run's objects. At exit, not
+    # at unconfigure: a session run inside this one (pytester, tests/test_tiers.py) unconfigures too, and a freeze
+    # left on in a worker changes what later tests there see (tests/test_batch_gc.py failed so in CI).
+    atexit.register(gc.freeze)
     if _distributed_by_file(config):  # the workers order the files (longest_files_first); xdist's count order would
         config.option.loadscopereorder = False  # undo theirs
 
@@ -429,7 +434,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    gc.freeze()  # as the app and the CLI do at their end: the collection at exit would walk a whole run's objects
     browser = sys.modules.get("devkit.browser")
     if browser is not None:
         browser.share_processes(False)

@@ -147,3 +147,14 @@ def test_a_run_keeps_each_tests_seconds_for_the_next_one(inner) -> None:
     kept = json.loads((inner.path / ".pytest_cache" / "v" / "wolfeclick" / "test-seconds").read_text())
     assert sorted(kept) == ["test_two.py::test_one", "test_two.py::test_other"]
     assert all(isinstance(s, float) and s >= 0 for s in kept.values())
+
+
+def test_an_inner_session_leaves_this_process_collector_unfrozen(inner) -> None:
+    """The suite freezes the collector only as its process exits (its last collection would walk a whole run's
+    objects); a session run inside another one (as here) must not freeze the outer one's heap: a later test in the
+    same worker (tests/test_batch_gc.py) found the freeze left on in CI."""
+    import gc
+
+    inner.makepyfile(test_one="def test_one():\n    pass\n")
+    inner.runpytest("-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert gc.get_freeze_count() == 0
