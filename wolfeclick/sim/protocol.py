@@ -112,10 +112,10 @@ def start_lines(format_id: str, seed: int, names: dict[Side, str], teams: dict[S
 # --- the simulator's door ------------------------------------------------------------------------------------------
 # Showdown's BattleStream obeys more than battles need: ``>eval`` runs JavaScript, ``>requestexport`` leaks seeds,
 # ``>chat`` writes into the log. Every line that reaches a simulator (start, write, resim) must be one of these;
-# ``bridge.js`` applies the same rules on its side. Kept in step with ``checkLine`` there and with PROTOCOL.md.
+# ``bridge_host.js`` applies the same rules on its side. Kept in step with ``checkLine`` there and with PROTOCOL.md.
 # Lengths are counted in code points on both sides (JavaScript's ``[...text].length``), so one text is judged the
 # same by ``validate`` and by the simulator. To admit another command, add its rule to ``_ADMISSIONS`` (a line
-# pattern) or ``_OPTION_RULES`` (a ``>command {json}`` with a rule per field), and the same in bridge.js.
+# pattern) or ``_OPTION_RULES`` (a ``>command {json}`` with a rule per field), and the same in bridge_host.js.
 
 MAX_INPUT_LINE = 4096
 """A ``>player`` line with a long name is about 100 characters; nothing a battle needs comes near this."""
