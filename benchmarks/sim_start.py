@@ -1,11 +1,13 @@
-"""Simulator: a fresh process's CPU to the end of its first battle, with and without the compile cache.
+"""Simulator: a fresh process's CPU to the end of its first battle: from the startup snapshot, with the compile cache,
+with neither.
 
-Every simulator process compiles Pokémon Showdown's JavaScript before its first battle; ``wolfeclick/sim/
-compile_cache.js`` keeps V8's compiled code on disk for the next process. For each format, ``--starts`` pairs of
-fresh processes (in turn: one reading a cache an earlier process filled, one compiling everything, the order
-swapped every pair) each play the same seeded heuristic-v-heuristic battle; measured is the Node process's own CPU
-(user + system) from its spawn to the battle's end, and the wall time the same. Both kinds of process must play
-byte-identical battles (checked).
+Every simulator process loads Pokémon Showdown's JavaScript and the format's data before its first battle. Two
+things cut that: ``wolfeclick/sim/compile_cache.js`` keeps V8's compiled code on disk for the next process, and
+``wolfeclick/sim/snapshot.js`` starts the process from a V8 startup snapshot with Showdown and the random formats'
+data already loaded (the default). For each format, ``--starts`` rounds of three fresh processes (one of each kind,
+the order turned every round) each play the same seeded heuristic-v-heuristic battle; measured is the Node
+process's own CPU (user + system) from its spawn to the battle's end, and the wall time the same. Every process
+must play the byte-identical battle (checked).
 
     .venv/bin/python -m benchmarks.sim_start [--starts 10] [--formats gen9randombattle gen4randombattle]
 """
@@ -28,15 +30,17 @@ from wolfeclick.battle.runner import play_battle
 from wolfeclick.sim.process import SimProcess
 
 NAME = "sim_start"
-HEADING = "## Simulator: a fresh process's first battle, with and without the compile cache"
+HEADING = "## Simulator: a fresh process's first battle: snapshot, compile cache, neither"
 SEED = 4242
+KINDS = ("snapshot", "cache", "none")
+"""From the startup snapshot; a plain start reading the compile cache; a plain start compiling everything."""
 
 
-async def _first_battle(fmt: str, cache: Path | None) -> tuple[float, float, str, dict[str, int]]:
-    """One fresh simulator keeping its compiled code in ``cache`` (None: none): (its CPU seconds, wall seconds to
-    the battle's end, the battle's log, hello's counts)."""
+async def _first_battle(fmt: str, kind: str, cache: Path) -> tuple[float, float, str, dict[str, Any]]:
+    """One fresh simulator of ``kind``: (its CPU seconds, wall seconds to the battle's end, the battle's log,
+    hello's reply)."""
     began = time.perf_counter()
-    process = SimProcess(compile_cache=cache)
+    process = SimProcess(compile_cache=cache if kind == "cache" else None, snapshot=kind == "snapshot")
     await process.start()
     try:
         recording = await play_battle(make_policy("heuristic"), make_policy("heuristic"), format_id=fmt, seed=SEED,
@@ -44,61 +48,75 @@ async def _first_battle(fmt: str, cache: Path | None) -> tuple[float, float, str
         wall = time.perf_counter() - began
         assert process.pid is not None
         times = psutil.Process(process.pid).cpu_times()
-        counts = dict(process.info.get("compile_cache", {}))
+        info = dict(process.info)
     finally:
         await process.close()
-    return times.user + times.system, wall, "\n".join(recording.log), counts
+    return times.user + times.system, wall, "\n".join(recording.log), info
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
 def measure(starts: int, formats: Sequence[str]) -> dict[str, Any]:
     rows = []
-    with tempfile.TemporaryDirectory() as folder:  # a cache of this run's own, filled by its first process
+    with tempfile.TemporaryDirectory() as folder:  # a compile cache of this run's own, filled by its first process
         cache = Path(folder)
         for fmt in formats:
-            asyncio.run(_first_battle(fmt, cache))  # fills the cache (its own cost is not counted)
-            runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-            logs, counts = set(), []
+            for kind in ("cache", "snapshot"):  # fills the cache, builds the snapshot (not counted)
+                asyncio.run(_first_battle(fmt, kind, cache))
+            runs: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
+            logs, infos = set(), []
             for n in range(starts):
-                for cached in ((True, False) if n % 2 == 0 else (False, True)):
-                    cpu, wall, log, seen = asyncio.run(_first_battle(fmt, cache if cached else None))
-                    runs[cached].append((cpu, wall))
+                for kind in KINDS[n % 3:] + KINDS[:n % 3]:
+                    cpu, wall, log, info = asyncio.run(_first_battle(fmt, kind, cache))
+                    runs[kind].append((cpu, wall))
                     logs.add(log)
-                    if cached:
-                        counts.append(seen)
-            assert len(logs) == 1, "a cached and an uncached simulator played different battles"
-            assert all(c.get("compiled") == 0 and c.get("read", 0) > 0 for c in counts), counts
-
-            def spread(values: list[float]) -> dict[str, float]:
-                return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-            rows.append({"format": fmt, "starts": starts,
-                         "cached": {"cpu_s": spread([c for c, _ in runs[True]]),
-                                    "wall_s": spread([w for _, w in runs[True]])},
-                         "uncached": {"cpu_s": spread([c for c, _ in runs[False]]),
-                                      "wall_s": spread([w for _, w in runs[False]])},
-                         "modules_read": counts[0]["read"] if counts else 0})
+                    infos.append((kind, info))
+            assert len(logs) == 1, "simulators started differently played different battles"
+            for kind, info in infos:
+                assert info.get("start") == ("snapshot" if kind == "snapshot" else "plain"), (kind, info)
+                counts = info.get("compile_cache", {})
+                if kind == "cache":
+                    assert counts.get("compiled") == 0 and counts.get("read", 0) > 0, counts
+            read = [info.get("compile_cache", {}).get("read", 0) for kind, info in infos if kind == "cache"]
+            rows.append({"format": fmt, "starts": starts, "modules_read": read[0] if read else 0,
+                         "kinds": {kind: {"cpu_s": _spread([c for c, _ in runs[kind]]),
+                                          "wall_s": _spread([w for _, w in runs[kind]])} for kind in KINDS}})
         size = sum(f.stat().st_size for f in cache.rglob("*.bin"))
     return {"rows": rows, "cache_mb": size / 1e6, "identical": True}
+
+
+def _kinds(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A row's measurements by kind; results from before the snapshot (2026-12-07) had the two plain kinds only."""
+    if "kinds" in row:
+        return dict(row["kinds"])
+    return {"cache": row["cached"], "none": row["uncached"]}
 
 
 def render(result: harness.Result) -> str:
     r = result.results
     lines = [HEADING, "",
              f"`{result.command}`: fresh simulator processes, each playing the same seeded heuristic-v-heuristic "
-             f"battle (seed {SEED}); in turn one reading the compile cache an earlier process filled "
-             f"({r['cache_mb']:.1f} MB on disk) and one compiling everything. CPU is the Node process's own from "
-             "spawn to the battle's end; both kinds played byte-identical battles.", "",
+             f"battle (seed {SEED}), in turn: one started from the startup snapshot (`wolfeclick/sim/snapshot.js`), "
+             f"one started plainly reading the compile cache an earlier process filled ({r['cache_mb']:.1f} MB on "
+             "disk), one compiling everything. CPU is the Node process's own from spawn to the battle's end; every "
+             "process played the byte-identical battle.", "",
              harness.describe(result), "",
-             "| format | processes each | CPU, cache (median, min–max) | CPU, no cache | saved | wall, cache | "
-             "wall, no cache |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "| format | processes each | kind | CPU (median, min–max) | less than neither | wall (median) |",
+             "|---|---:|---|---:|---:|---:|"]
+    names = {"snapshot": "snapshot", "cache": "compile cache", "none": "neither"}
     for row in r["rows"]:
-        c, u = row["cached"], row["uncached"]
-        saved = 1 - c["cpu_s"]["median"] / u["cpu_s"]["median"]
-        lines.append(
-            f"| {row['format']} | {row['starts']} | {c['cpu_s']['median']:.2f} s ({c['cpu_s']['min']:.2f}–"
-            f"{c['cpu_s']['max']:.2f}) | {u['cpu_s']['median']:.2f} s ({u['cpu_s']['min']:.2f}–{u['cpu_s']['max']:.2f})"
-            f" | {saved:.0%} | {c['wall_s']['median']:.2f} s | {u['wall_s']['median']:.2f} s |")
+        kinds = _kinds(row)
+        base = kinds["none"]["cpu_s"]["median"]
+        for kind in KINDS:
+            if kind not in kinds:
+                continue
+            c = kinds[kind]
+            lines.append(
+                f"| {row['format']} | {row['starts']} | {names[kind]} | {c['cpu_s']['median']:.2f} s "
+                f"({c['cpu_s']['min']:.2f}–{c['cpu_s']['max']:.2f}) | {1 - c['cpu_s']['median'] / base:.0%} | "
+                f"{c['wall_s']['median']:.2f} s |")
     return "\n".join(lines)
 
 

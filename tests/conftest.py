@@ -157,6 +157,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "test_shared_ideas.py": ("process",),
     "test_sim_door.py": ("battles",),
     "test_sim_compile_cache.py": ("battles",),
+    "test_sim_snapshot.py": ("battles",),
     "test_sim_install_wait.py": ("process",),
     "test_sim_rollouts.py": ("battles",),
     "test_teams.py": ("battles", "process"),

@@ -32,7 +32,8 @@ PAIR = TournamentConfig(players=("random", "maxdamage"), pairs=2, format="gen9ra
 
 
 def bridge_children(parent: int) -> list[int]:
-    """Pids of the bridge.js processes started by ``parent`` (this test's own children's children only)."""
+    """Pids of the simulator processes started by ``parent`` (this test's own children's children only): bridge.js
+    started plainly or from the startup snapshot (``node --snapshot-blob .../bridge-*.blob``)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -42,7 +43,7 @@ def bridge_children(parent: int) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == parent and b"bridge.js" in cmdline:
+        if ppid == parent and (b"bridge.js" in cmdline or b"--snapshot-blob" in cmdline):
             found.append(int(entry.name))
     return found
 

@@ -50,15 +50,16 @@ def test_battles_profile_and_python_smallest(tmp_path: Path) -> None:
 
 
 def test_sim_start_smallest(tmp_path: Path) -> None:
-    """One pair of fresh simulators (one reading the compile cache, one compiling everything) in one format: both
-    play the same battle (else the run fails), and the cached one compiled nothing."""
+    """One round of fresh simulators (from the snapshot, reading the compile cache, compiling everything) in one
+    format: all play the same battle (else the run fails), the cached one compiled nothing, the snapshot one started
+    from the snapshot."""
     before = {name: os.environ.get(name) for name in ("WOLFECLICK_CACHE", "WOLFECLICK_SHOWDOWN")}
     assert sim_start.main(["--starts", "1", "--formats", "gen4randombattle", "--results", str(tmp_path)]) == 0
     result = harness.latest("sim_start", tmp_path)
     assert result is not None and result.command.startswith(".venv/bin/python -m benchmarks.sim_start ")
     [row] = result.results["rows"]
     assert row["format"] == "gen4randombattle" and row["modules_read"] > 10 and result.results["cache_mb"] > 0
-    assert row["cached"]["cpu_s"]["median"] > 0 and row["uncached"]["cpu_s"]["median"] > 0
+    assert all(row["kinds"][kind]["cpu_s"]["median"] > 0 for kind in ("snapshot", "cache", "none"))
     heading, text = harness.render("sim_start", result, tmp_path)
     assert text.startswith(heading + "\n") and "Machine: " in text
     assert {name: os.environ.get(name) for name in before} == before  # the run's own cache folder is put back

@@ -75,6 +75,7 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
         "WOLFECLICK_APP_HEAVY_PER_VISITOR": "2", "WOLFECLICK_APP_UPLOADS_PER_HOUR": "5",
         "WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR": "1", "WOLFECLICK_APP_UPLOAD_STORE_MB": "2",
         "WOLFECLICK_APP_SESSIONS": "9", "WOLFECLICK_APP_SESSION_IDLE_S": "60", "WOLFECLICK_SIM_NICE": "7",
+        "WOLFECLICK_SIM_SNAPSHOT": "off",
     }
     assert set(values) == set(VARIABLES)
     for name, value in values.items():
@@ -110,6 +111,7 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
     seen["WOLFECLICK_APP_SESSIONS"] = app.sessions
     seen["WOLFECLICK_APP_SESSION_IDLE_S"] = app.session_idle_s
     seen["WOLFECLICK_SIM_NICE"] = settings().sim_nice
+    seen["WOLFECLICK_SIM_SNAPSHOT"] = settings().sim_snapshot
     expected: dict[str, object] = {
         "WOLFECLICK_RECORDINGS": tmp_path / "rec", "WOLFECLICK_RESULTS": tmp_path / "res",
         "WOLFECLICK_CACHE": tmp_path / "cache", "WOLFECLICK_SHOWDOWN": SHOWDOWN_DIR, "WOLFECLICK_NODE": sys.executable,
@@ -123,6 +125,7 @@ def test_every_variable_is_honoured_through_the_one_object(clean_env, tmp_path: 
         "WOLFECLICK_APP_HEAVY_PER_VISITOR": 2, "WOLFECLICK_APP_UPLOADS_PER_HOUR": 5,
         "WOLFECLICK_APP_UPLOAD_MB_PER_VISITOR": 2**20, "WOLFECLICK_APP_UPLOAD_STORE_MB": 2 * 2**20,
         "WOLFECLICK_APP_SESSIONS": 9, "WOLFECLICK_APP_SESSION_IDLE_S": 60.0, "WOLFECLICK_SIM_NICE": 7,
+        "WOLFECLICK_SIM_SNAPSHOT": False,
     }
     assert seen == expected
     # the language-model bounds and the training env's opponent: in a fresh interpreter, where they are read when

@@ -19,7 +19,7 @@ from wolfeclick.sim.process import SHOWDOWN_DIR, SimProcess
 async def _hello_and_battle() -> tuple[dict[str, int], str]:
     """A fresh simulator's compile-cache counts at ``hello`` and one seeded battle it plays (its recording but for
     the measured times)."""
-    process = SimProcess()
+    process = SimProcess(snapshot=False)  # the cache serves a plain start (a snapshot start loads no module files)
     await process.start()
     try:
         counts = dict(process.info["compile_cache"])

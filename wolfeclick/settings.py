@@ -38,6 +38,7 @@ only ``wolfeclick.errors``.
 | ``WOLFECLICK_APP_SESSIONS`` | ``256`` | the app: visitors' sessions kept in memory (the least recently used dropped first) |
 | ``WOLFECLICK_APP_SESSION_IDLE_S`` | ``1800`` | the app: a session no request used for this long is dropped |
 | ``WOLFECLICK_SIM_NICE`` | ``0`` (the app: ``10``) | how much lower the simulator processes run than the process that starts them |
+| ``WOLFECLICK_SIM_SNAPSHOT`` | ``1`` | ``0``: simulators start plainly, not from the startup snapshot (``wolfeclick.sim.snapshot``) |
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ VARIABLES = (
     "WOLFECLICK_APP_SESSIONS",
     "WOLFECLICK_APP_SESSION_IDLE_S",
     "WOLFECLICK_SIM_NICE",
+    "WOLFECLICK_SIM_SNAPSHOT",
 )
 """Every variable read, in the order of the table above."""
 PASSWORD_VARIABLE = "WOLFECLICK_SHOWDOWN_PASSWORD"
@@ -114,6 +116,8 @@ class Settings:
     app_session_idle_s: float = 1800.0
     sim_nice: int = 0
     """Added to the simulators' niceness (0-19): the app lowers them so that a page's own work comes first."""
+    sim_snapshot: bool = True
+    """Simulators start from a V8 startup snapshot (``wolfeclick.sim.snapshot``); 0 starts them plainly."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -172,6 +176,7 @@ class Settings:
             app_sessions=number("WOLFECLICK_APP_SESSIONS", 256, int, 1),
             app_session_idle_s=number("WOLFECLICK_APP_SESSION_IDLE_S", 1800.0, float, 1.0),
             sim_nice=min(19, number("WOLFECLICK_SIM_NICE", 0, int, 0)),
+            sim_snapshot=(text("WOLFECLICK_SIM_SNAPSHOT") or "1").lower() not in _OFF,
         )
 
 

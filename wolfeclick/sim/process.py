@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,11 +22,13 @@ from wolfeclick.errors import WolfeClickError
 from wolfeclick.settings import settings
 from wolfeclick.sim.install import compile_cache_dir, ensure_showdown, showdown_dir
 from wolfeclick.sim.protocol import UnsafeInput, check_input_lines
+from wolfeclick.sim.snapshot import ensure_blob, mark_failed
 
 BRIDGE = Path(__file__).with_name("bridge.js")
 SHOWDOWN_DIR = showdown_dir()
 """The simulator package (``wolfeclick.sim.install``); installed on first use by ``node_executable``."""
 _LINE_LIMIT = 64 * 1024 * 1024
+_KILLED_FROM_OUTSIDE = (-signal.SIGKILL, -signal.SIGTERM, -signal.SIGINT, -signal.SIGHUP)
 
 
 class SimulatorError(WolfeClickError, RuntimeError):
@@ -101,24 +104,50 @@ def session_group_follows_nice(pid: int) -> None:
 class SimProcess:
     """One ``bridge.js`` process: requests go out as JSON lines, responses are matched back by id."""
 
-    def __init__(self, *, compile_cache: Path | None | Literal["default"] = "default") -> None:
+    def __init__(self, *, compile_cache: Path | None | Literal["default"] = "default",
+                 snapshot: bool | None = None) -> None:
         """``compile_cache``: the folder the compiled code is kept in (``"default"``: the cache's own,
         ``install.compile_cache_dir()`` when the process starts), or None to compile Showdown's modules afresh and
-        keep nothing (``benchmarks.sim_start`` measures what the cache saves)."""
+        keep nothing (``benchmarks.sim_start`` measures what the cache saves). ``snapshot``: start from the startup
+        snapshot (``wolfeclick.sim.snapshot``; built on first use) or plainly; None: as ``WOLFECLICK_SIM_SNAPSHOT``
+        says (on unless 0). A snapshot that cannot be built or started means a plain start, never a failure."""
         self.compile_cache = compile_cache
+        self.snapshot = snapshot
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._reader: asyncio.Task[None] | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
         self._stderr: list[str] = []
         self._dead: str | None = None
         self.info: dict[str, Any] = {}
 
     async def start(self) -> None:
+        node = node_executable()
+        blob = None
+        if settings().sim_snapshot if self.snapshot is None else self.snapshot:
+            blob = await ensure_blob(node, SHOWDOWN_DIR)
+        if blob is not None:
+            try:
+                await self._spawn([node, "--snapshot-blob", str(blob)])
+                return
+            except SimulatorError as exc:  # a blob that will not start (a damaged file): plainly, now and later
+                code = self._proc.returncode if self._proc else None
+                if code not in _KILLED_FROM_OUTSIDE:  # a signal someone sent says nothing about the blob
+                    mark_failed(blob, f"a simulator would not start from it: {exc}")
+                await self.close()
+                self._reset()
+        await self._spawn([node, str(BRIDGE)])
+
+    def _reset(self) -> None:
+        self._proc, self._reader, self._dead = None, None, None
+        self._pending, self._stderr, self.info, self._stderr_task = {}, [], {}, None
+
+    async def _spawn(self, command: list[str]) -> None:
         folder = compile_cache_dir() if self.compile_cache == "default" else self.compile_cache
         env = dict(os.environ, WOLFECLICK_SHOWDOWN=str(SHOWDOWN_DIR), WOLFECLICK_COMPILE_CACHE=str(folder or ""))
         self._proc = await asyncio.create_subprocess_exec(
-            node_executable(), str(BRIDGE),
+            *command,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             limit=_LINE_LIMIT, env=env,
             start_new_session=True,  # a terminal's Ctrl-C reaches Python only, which then ends battles cleanly
@@ -218,7 +247,7 @@ class SimProcess:
             except (asyncio.TimeoutError, BrokenPipeError, ConnectionResetError):
                 self._proc.kill()
                 await self._proc.wait()
-        for task in (self._reader, getattr(self, "_stderr_task", None)):
+        for task in (self._reader, self._stderr_task):
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
 

@@ -1,0 +1,84 @@
+"""The simulator's startup snapshot (``wolfeclick/sim/snapshot.js``, ``snapshot.py``): a simulator started from it
+plays the same bytes as one started plainly, in the formats the snapshot loaded and in one it did not; a blob is
+built once and kept; a blob that will not start, or a build that fails, means plain starts (noted, not retried),
+never a failure."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import identity
+from wolfeclick.battle.policy_specs import make_policy
+from wolfeclick.battle.runner import play_battle
+from wolfeclick.sim.process import SHOWDOWN_DIR, SimProcess, node_executable
+from wolfeclick.sim.snapshot import blob_path, ensure_blob, failure_path
+
+
+async def _battle(fmt: str, snapshot: bool | None, seed: int = 515151) -> tuple[str, str]:
+    """(how a fresh simulator started, the identity of one seeded battle it played)."""
+    process = SimProcess(snapshot=snapshot)
+    await process.start()
+    try:
+        recording = await play_battle(make_policy("heuristic"), make_policy("maxdamage"), format_id=fmt, seed=seed,
+                                      process=process)
+    finally:
+        await process.close()
+    return process.info["start"], identity(recording)
+
+
+@pytest.mark.parametrize("fmt", ["gen9randombattle", "gen4randombattle", "gen1randombattle"])
+def test_a_simulator_started_from_the_snapshot_plays_the_same_battle_as_a_plain_one(fmt: str) -> None:
+    """gen9 and gen4 are loaded into the snapshot; gen1 is not, and loads while the battle starts (through the
+    snapshot's own module loader)."""
+    snap, played = asyncio.run(_battle(fmt, True))
+    plain, again = asyncio.run(_battle(fmt, False))
+    assert (snap, plain) == ("snapshot", "plain")
+    assert played == again
+
+
+@pytest.fixture()
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("WOLFECLICK_CACHE", str(tmp_path))
+    monkeypatch.setenv("WOLFECLICK_SHOWDOWN", str(SHOWDOWN_DIR))
+    return tmp_path
+
+
+def test_the_blob_is_built_on_first_use_and_kept(own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blob = blob_path(node_executable(), SHOWDOWN_DIR)
+    assert blob.is_relative_to(own_cache) and not blob.exists()
+    first = asyncio.run(_battle("gen9randombattle", None))
+    assert first[0] == "snapshot" and blob.is_file()
+    built = blob.stat().st_mtime_ns
+    assert asyncio.run(_battle("gen9randombattle", None)) == first
+    assert blob.stat().st_mtime_ns == built and not list(blob.parent.glob("*.tmp"))
+
+    monkeypatch.setenv("WOLFECLICK_SIM_SNAPSHOT", "0")
+    assert asyncio.run(_battle("gen9randombattle", None)) == ("plain", first[1])
+
+
+def test_a_blob_that_will_not_start_means_plain_starts_from_then_on(own_cache: Path) -> None:
+    blob = blob_path(node_executable(), SHOWDOWN_DIR)
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(b"not a V8 startup snapshot" * 100)
+    start, played = asyncio.run(_battle("gen4randombattle", True))
+    assert start == "plain"
+    assert not blob.exists() and "would not start" in failure_path(blob).read_text()
+    assert asyncio.run(_battle("gen4randombattle", True)) == ("plain", played)  # not built again
+    assert not blob.exists()
+
+
+def test_a_build_that_fails_is_noted_once_and_costs_nothing_but_speed(own_cache: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "builder.js"
+    broken.write_text("throw new Error('no snapshot today');\n")
+    node = node_executable()
+    assert asyncio.run(ensure_blob(node, SHOWDOWN_DIR, builder=broken)) is None
+    blob = blob_path(node, SHOWDOWN_DIR, builder=broken)
+    assert "no snapshot today" in failure_path(blob).read_text()
+    broken.write_text("throw new Error('tried again');\n")  # a changed builder is a new blob: tried once more
+    assert asyncio.run(ensure_blob(node, SHOWDOWN_DIR, builder=broken)) is None
+    assert "tried again" in failure_path(blob_path(node, SHOWDOWN_DIR, builder=broken)).read_text()
+    assert "no snapshot today" in failure_path(blob).read_text()  # and the first failure is not retried
+    assert not list(blob.parent.glob("*.blob")) and not list(blob.parent.glob("*.tmp"))
