@@ -6,6 +6,7 @@ never a failure."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from tests.helpers import identity
 from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
 from wolfeclick.sim.process import SHOWDOWN_DIR, SimProcess, node_executable
-from wolfeclick.sim.snapshot import blob_path, ensure_blob, failure_path
+from wolfeclick.sim.snapshot import KEPT, blob_path, ensure_blob, failure_path
 
 
 async def _battle(fmt: str, snapshot: bool | None, seed: int = 515151) -> tuple[str, str]:
@@ -47,16 +48,31 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_blob_is_built_on_first_use_and_kept(own_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """And the older blobs of other Node, Showdown or source versions but the three newest are removed."""
     blob = blob_path(node_executable(), SHOWDOWN_DIR)
     assert blob.is_relative_to(own_cache) and not blob.exists()
+    blob.parent.mkdir(parents=True)
+    older = [blob.with_name(f"bridge-{n:024d}.blob") for n in range(5)]
+    for age, old in enumerate(older):
+        old.write_bytes(b"an older blob")
+        os.utime(old, ns=(10**18 - age * 10**12, 10**18 - age * 10**12))  # older[0] the newest of them
     first = asyncio.run(_battle("gen9randombattle", None))
     assert first[0] == "snapshot" and blob.is_file()
+    assert sorted(blob.parent.glob("bridge-*.blob")) == sorted([blob, *older[:KEPT - 1]])
     built = blob.stat().st_mtime_ns
     assert asyncio.run(_battle("gen9randombattle", None)) == first
     assert blob.stat().st_mtime_ns == built and not list(blob.parent.glob("*.tmp"))
 
     monkeypatch.setenv("WOLFECLICK_SIM_SNAPSHOT", "0")
     assert asyncio.run(_battle("gen9randombattle", None)) == ("plain", first[1])
+
+
+def test_setup_builds_the_blob(own_cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from wolfeclick.cli import main
+
+    assert main(["setup"]) == 0
+    assert capsys.readouterr().out.strip() == str(SHOWDOWN_DIR)
+    assert blob_path(node_executable(), SHOWDOWN_DIR).is_file()
 
 
 def test_a_blob_that_will_not_start_means_plain_starts_from_then_on(own_cache: Path) -> None:

@@ -42,7 +42,15 @@ def add_setup_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    from wolfeclick.sim.install import ensure_showdown
+    import asyncio
 
-    print(ensure_showdown())
+    from wolfeclick.settings import settings
+    from wolfeclick.sim.install import ensure_showdown
+    from wolfeclick.sim.process import node_executable
+    from wolfeclick.sim.snapshot import ensure_blob
+
+    package = ensure_showdown()
+    if settings().sim_snapshot:  # the startup snapshot too, so that no first battle waits for it (none: plain starts)
+        asyncio.run(ensure_blob(node_executable(), package))
+    print(package)
     return 0

@@ -95,4 +95,21 @@ async def ensure_blob(node: str, showdown: Path, *, builder: Path = BUILDER) -> 
     except OSError:
         partial.unlink(missing_ok=True)
         return None
+    _prune(blob)
     return blob
+
+
+KEPT = 4
+"""Blobs kept in the folder (about 32 MB each): each change of Node, Showdown or the host's sources builds a new one."""
+
+
+def _prune(built: Path) -> None:
+    """Remove all but the ``KEPT`` newest blobs, ``built`` among them, best effort. A process starting from a removed
+    one has it open already; one about to finds it gone, starts plainly and notes why, for that blob only."""
+    try:
+        blobs = sorted((p for p in built.parent.glob("bridge-*.blob") if p != built),
+                       key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in blobs[KEPT - 1:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
