@@ -121,3 +121,48 @@ def test_serve_env_refuses_out_of_range_numbers_in_one_usage_line() -> None:
         done = wolfeclick("serve-env", option, value)
         assert done.returncode == 2, (option, value, done.returncode, done.stderr[-400:])
         assert "Traceback" not in done.stderr and f"argument {option}: " in done.stderr, (option, done.stderr[-400:])
+
+
+SWALLOWED_CTRL_C = (
+    "import runpy, signal, sys\n"
+    "import wolfeclick.ui.app as app\n"
+    "class Finalizer:\n"
+    "    def __del__(self):\n"
+    "        signal.raise_signal(signal.SIGINT)  # its KeyboardInterrupt is raised here, and ignored\n"
+    "built = app.build_app\n"
+    "def build_app(*args, **kwargs):\n"
+    "    demo = built(*args, **kwargs)\n"
+    "    Finalizer()\n"
+    "    return demo\n"
+    "app.build_app = build_app\n"
+    "sys.argv = ['wolfeclick', *sys.argv[1:]]\n"
+    "runpy.run_module('wolfeclick', run_name='__main__')\n"
+)
+"""The app, with a Ctrl-C that arrives while a finalizer (``__del__``) runs, as one did in a loaded test run: Python
+raises KeyboardInterrupt inside the finalizer and ignores it ("Exception ignored in ... KeyboardInterrupt")."""
+
+
+def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_app(tmp_path: Path) -> None:
+    """A Ctrl-C is the app's signal to stop however it lands: a KeyboardInterrupt lost in a finalizer (here forced,
+    while the app is built) left the app serving for ever (the `app --port` test above hung once so, 60 s after its
+    Ctrl-C, at load 4)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WOLFECLICK_RECORDINGS": str(tmp_path / "recs"),
+           "WOLFECLICK_RESULTS": str(tmp_path / "res"), "GRADIO_ANALYTICS_ENABLED": "False"}
+    env.pop("GRADIO_SERVER_PORT", None)
+    server = subprocess.Popen([sys.executable, "-c", SWALLOWED_CTRL_C, "app", "--port", str(port),
+                               "--host", "127.0.0.1"],
+                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              start_new_session=True)
+    try:
+        out, err = server.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.communicate()
+        raise AssertionError("the app went on serving after a Ctrl-C") from None
+    assert "KeyboardInterrupt" in err.decode(), err.decode()[-2000:]  # it was lost in the finalizer, as forced
+    assert server.returncode == 0, err.decode()[-2000:]

@@ -17,7 +17,9 @@ import gc
 import importlib.abc
 import importlib.machinery
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
@@ -94,12 +96,44 @@ def prepare_app_process() -> None:
     sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
+class CtrlC:
+    """Ctrl-C (SIGINT) as the app's one request to stop, remembered even where its KeyboardInterrupt is lost.
+
+    Python raises KeyboardInterrupt wherever the main thread happens to be, and one raised while a finalizer
+    (``__del__``) runs is printed and ignored: the app then served on for ever (a loaded test run hung so, its Ctrl-C
+    landing in an event loop's finalizer while Gradio started). Until ``quiet()`` a Ctrl-C raises as usual (the
+    command ends, "interrupted") and is also remembered; after it, it is only remembered, and ``wait()`` returns.
+    Installed from the main thread (``signal.signal`` allows no other)."""
+
+    def __init__(self) -> None:
+        self._asked = threading.Event()
+        self._raising = True
+        signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self._asked.set()
+        if self._raising:
+            raise KeyboardInterrupt
+
+    def quiet(self) -> None:
+        self._raising = False
+
+    def wait(self) -> None:
+        while not self._asked.wait(0.5):
+            pass
+
+
 def serve() -> None:
     """Serve the app on GRADIO_SERVER_NAME:GRADIO_SERVER_PORT (127.0.0.1:7860) until interrupted."""
+    ctrl_c = CtrlC()
     prepare_app_process()
-    from wolfeclick.ui.app import launch
+    from wolfeclick.ui.app import build_app, launch
 
-    launch()
+    demo = build_app()
+    ctrl_c.quiet()  # from here a Ctrl-C lets the launch finish, then stops the app (at once if one came already)
+    launch(demo, prevent_thread_lock=True)
+    ctrl_c.wait()
+    demo.close()
     # Stopped (Ctrl-C): nothing is collected at exit. The interpreter's last collection walked Gradio's and the app's
     # objects for about 2 s of wall time and 0.9 CPU s before the process ended (docs/testing.md); atexit handlers
     # (the export folder's removal, the search engine's simulators) and weakref finalizers still run.
