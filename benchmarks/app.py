@@ -134,7 +134,7 @@ def start_figures(recordings: Path, results: Path, starts: int, python: str = sy
 
     precompile(python)
     extras = venv_extras(python)
-    times, rss, mapped = [], [], set()
+    times, rss, stops, mapped = [], [], [], set()
     for _ in range(starts):
         with running_app(recordings, results, python) as (proc, port, started):
             wait_until_serving(proc, port)
@@ -144,7 +144,11 @@ def start_figures(recordings: Path, results: Path, starts: int, python: str = sy
             rss.append(psutil.Process(proc.pid).memory_info().rss / 2**20)
             maps = Path(f"/proc/{proc.pid}/maps").read_text()
             mapped |= {lib for lib in ("libtorch", "libray") if lib in maps}
-        print(f"cold start {times[-1]:.2f} s, idle RSS {rss[-1]:.0f} MB", flush=True)
+            stopping = time.perf_counter()
+            proc.send_signal(signal.SIGINT)  # Ctrl-C, as running_app would: timed to the process's end
+            proc.wait(60)
+            stops.append(time.perf_counter() - stopping)
+        print(f"cold start {times[-1]:.2f} s, idle RSS {rss[-1]:.0f} MB, Ctrl-C to exit {stops[-1]:.2f} s", flush=True)
     as_app = "from wolfeclick.ui.app_process import prepare_app_process\nprepare_app_process()\nimport gradio"
     plain = "from wolfeclick.ui.app_process import keep_unused_stacks_out\nkeep_unused_stacks_out()\nimport gradio"
     floor: list[float] = []  # importing Gradio as the app's process does: the part of a cold start the app cannot cut
@@ -156,9 +160,9 @@ def start_figures(recordings: Path, results: Path, starts: int, python: str = sy
             into.append(time.perf_counter() - started)
     print(f"import gradio as the app does: {statistics.median(floor):.2f} s, plain: {statistics.median(stock):.2f} s "
           "(medians)", flush=True)
-    return {"extras": extras, "start_s": spread(times), "idle_rss_mb": spread(rss), "mapped": sorted(mapped),
-            "gradio_as_app_s": spread(floor), "gradio_plain_s": spread(stock),
-            "times_s": {"start": times, "rss_mb": rss, "gradio_as_app": floor, "gradio_plain": stock}}
+    return {"extras": extras, "start_s": spread(times), "idle_rss_mb": spread(rss), "stop_s": spread(stops),
+            "mapped": sorted(mapped), "gradio_as_app_s": spread(floor), "gradio_plain_s": spread(stock),
+            "times_s": {"start": times, "rss_mb": rss, "stop": stops, "gradio_as_app": floor, "gradio_plain": stock}}
 
 
 def render_start(result: harness.Result) -> str:
@@ -181,6 +185,8 @@ def render_start(result: harness.Result) -> str:
         "| --- | --- | --- | --- | --- |",
         f"| `python app.py` to `GET /config` answering | <= 3 s | {cells(r['start_s'], 's', 2)} |",
         f"| RSS idle after the first page load | <= 250 MB | {cells(r['idle_rss_mb'], 'MB', 0)} |",
+        *([f"| Ctrl-C to the process's end (idle, after that page) | – | {cells(r['stop_s'], 's', 2)} |"]
+          if "stop_s" in r else []),  # results from before 2026-12-07 did not time it
         f"| libtorch or Ray mapped at start | no | {', '.join(r['mapped']) or 'no'} | | |",
         "| of the start: a Python process that only imports Gradio 6.31 as the app's does (mcp kept out, no stub "
         f"rewrites) | – | {cells(r['gradio_as_app_s'], 's', 2)} |",

@@ -49,6 +49,7 @@ def test_app_start_smallest(tmp_path: Path) -> None:
     assert app_start.main(["--starts", "1", "--results", str(tmp_path)]) == 0
     r = _rendered("app_start", tmp_path).results
     assert len(r["times_s"]["start"]) == 1 and r["start_s"][0] > 0 and r["idle_rss_mb"][0] > 0
+    assert len(r["times_s"]["stop"]) == 1 and r["stop_s"][0] > 0
 
 
 def test_app_viewer_smallest(tmp_path: Path) -> None:
