@@ -14,6 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from devkit.appserver import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
 
@@ -59,18 +61,21 @@ def test_a_command_leaves_nothing_for_the_collection_at_exit(probe: str) -> None
     assert done.stdout.splitlines()[-1] == "objects left to collect at exit: 0", done.stdout[-500:]
 
 
-def test_app_port_serves_on_that_port_and_ctrl_c_leaves_nothing_to_collect(tmp_path: Path) -> None:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def _app_on_a_free_port(code: str, tmp_path: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """``python -c CODE app --port P --host 127.0.0.1`` (CODE runs the command) with a library of its own under
+    ``tmp_path``, in a session of its own: (the process, P)."""
+    port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "WOLFECLICK_RECORDINGS": str(tmp_path / "recs"),
            "WOLFECLICK_RESULTS": str(tmp_path / "res"), "GRADIO_ANALYTICS_ENABLED": "False"}
     env.pop("GRADIO_SERVER_PORT", None)
-    server = subprocess.Popen([sys.executable, "-c", EXIT_PROBE, "app", "--port", str(port), "--host", "127.0.0.1"],
+    server = subprocess.Popen([sys.executable, "-c", code, "app", "--port", str(port), "--host", "127.0.0.1"],
                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               start_new_session=True)
+    return server, port
+
+
+def test_app_port_serves_on_that_port_and_ctrl_c_leaves_nothing_to_collect(tmp_path: Path) -> None:
+    server, port = _app_on_a_free_port(EXIT_PROBE, tmp_path)
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -146,18 +151,7 @@ def test_a_ctrl_c_that_lands_in_a_finalizer_still_stops_the_app(tmp_path: Path) 
     """A Ctrl-C is the app's signal to stop however it lands: a KeyboardInterrupt lost in a finalizer (here forced,
     while the app is built) left the app serving for ever (the `app --port` test above hung once so, 60 s after its
     Ctrl-C, at load 4)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "WOLFECLICK_RECORDINGS": str(tmp_path / "recs"),
-           "WOLFECLICK_RESULTS": str(tmp_path / "res"), "GRADIO_ANALYTICS_ENABLED": "False"}
-    env.pop("GRADIO_SERVER_PORT", None)
-    server = subprocess.Popen([sys.executable, "-c", SWALLOWED_CTRL_C, "app", "--port", str(port),
-                               "--host", "127.0.0.1"],
-                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              start_new_session=True)
+    server, _ = _app_on_a_free_port(SWALLOWED_CTRL_C, tmp_path)
     try:
         out, err = server.communicate(timeout=180)
     except subprocess.TimeoutExpired:
