@@ -113,14 +113,8 @@ class SimProcess:
         says (on unless 0). A snapshot that cannot be built or started means a plain start, never a failure."""
         self.compile_cache = compile_cache
         self.snapshot = snapshot
-        self._proc: asyncio.subprocess.Process | None = None
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
-        self._reader: asyncio.Task[None] | None = None
-        self._stderr_task: asyncio.Task[None] | None = None
-        self._stderr: list[str] = []
-        self._dead: str | None = None
-        self.info: dict[str, Any] = {}
+        self._reset()
 
     async def start(self) -> None:
         node = node_executable()
@@ -140,8 +134,14 @@ class SimProcess:
         await self._spawn([node, str(BRIDGE)])
 
     def _reset(self) -> None:
-        self._proc, self._reader, self._dead = None, None, None
-        self._pending, self._stderr, self.info, self._stderr_task = {}, [], {}, None
+        """No process yet: as made, and again after a snapshot start that failed, before the plain one."""
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._stderr: list[str] = []
+        self._dead: str | None = None
+        self.info: dict[str, Any] = {}
 
     async def _spawn(self, command: list[str]) -> None:
         folder = compile_cache_dir() if self.compile_cache == "default" else self.compile_cache
