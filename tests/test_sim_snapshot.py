@@ -14,7 +14,7 @@ import pytest
 from tests.helpers import identity
 from wolfeclick.battle.policy_specs import make_policy
 from wolfeclick.battle.runner import play_battle
-from wolfeclick.sim.process import SHOWDOWN_DIR, SimProcess, node_executable
+from wolfeclick.sim.process import SHOWDOWN_DIR, SimProcess, SimulatorError, node_executable
 from wolfeclick.sim.snapshot import KEPT, blob_path, ensure_blob, failure_path
 
 
@@ -38,6 +38,41 @@ def test_a_simulator_started_from_the_snapshot_plays_the_same_battle_as_a_plain_
     plain, again = asyncio.run(_battle(fmt, False))
     assert (snap, plain) == ("snapshot", "plain")
     assert played == again
+
+
+_PIKACHU = "Pikachu\nAbility: Static\nEVs: 4 HP\n- Thunderbolt\n- "
+LEARNSET_TEAMS = {fmt: (_PIKACHU + "Spore", _PIKACHU + "Quick Attack") for fmt in ("gen9ou", "gen4ou", "gen3ou")}
+"""A move Pikachu never learns, and a legal set: judged by the team validator from the species' learnsets, which
+the snapshot does not hold (loaded on first use; gen3 is not in the snapshot and inherits gen4's)."""
+
+
+async def _judgements(snapshot: bool) -> tuple[str, list[str]]:
+    process = SimProcess(snapshot=snapshot)
+    await process.start()
+    said = []
+    try:
+        for fmt, teams in LEARNSET_TEAMS.items():
+            for team in teams:
+                try:
+                    said.append(str((await process.call("validate-team", format=fmt, team=team))["team"]))
+                except SimulatorError as exc:
+                    said.append(str(exc))
+        battle = await play_battle(make_policy("heuristic"), make_policy("maxdamage"), format_id="gen4randombattle",
+                                   seed=515152, process=process)
+        said.append(identity(battle))
+    finally:
+        await process.close()
+    return process.info["start"], said
+
+
+def test_the_team_validator_reads_the_same_learnsets_from_a_snapshot_as_from_a_plain_start() -> None:
+    """The snapshot leaves the learnsets out (only the validator reads them); they load on first use, the same."""
+    snap, from_snapshot = asyncio.run(_judgements(True))
+    plain, from_plain = asyncio.run(_judgements(False))
+    assert (snap, plain) == ("snapshot", "plain")
+    assert from_snapshot == from_plain
+    assert [("Spore" in said, "learn" in said) for said in from_plain[:6:2]] == [(True, True)] * 3
+    assert not any("refused" in said for said in from_plain[1:6:2])
 
 
 @pytest.fixture()

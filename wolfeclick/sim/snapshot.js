@@ -123,4 +123,78 @@ host.bind({
 for (const format of ['gen9randombattle', 'gen4randombattle']) {
   showdown.Teams.generate(format, {seed: [1, 2, 3, 4]});
 }
+
+// Learnsets are read with the rest of a format's data but used by the team validator only (team formats and
+// `validate-team`), never by a random battle; they are 12 of the blob's 32 MB and about 0.06 CPU s of every start
+// (docs/testing.md). Each loaded dex gets them back on first read, built from the files as Showdown's `loadData`
+// builds them (a mod's own entries over its parent's: `null` removes one, `inherit` merges one). Checked here first:
+// where what comes back is not what Showdown built, the learnsets stay in the snapshot.
+function freshModule(file) {
+  loaded.delete(file);
+  try {
+    return load(file);
+  } finally {
+    loaded.delete(file);
+  }
+}
+
+function ownLearnsets(dex) {
+  let file;
+  try {
+    file = resolve('./learnsets', dex.dataDir);
+  } catch (err) {
+    if (err.code === 'MODULE_NOT_FOUND') return undefined;
+    throw err;
+  }
+  return freshModule(file).Learnsets;
+}
+
+function buildLearnsets(dex) {
+  const own = ownLearnsets(dex);
+  if (!dex.parentMod) return own;
+  const parent = showdown.Dex.dexes[dex.parentMod].data.Learnsets;
+  if (!own) return parent;
+  for (const id in parent) {
+    if (own[id] === null) {
+      delete own[id];
+    } else if (!(id in own)) {
+      own[id] = parent[id];
+    } else if (own[id]?.inherit) {
+      delete own[id].inherit;
+      own[id] = {...parent[id], ...own[id]};
+    }
+  }
+  return own;
+}
+
+function lendLearnsets() {
+  const warmed = Object.values(showdown.Dex.dexes).filter((dex) => dex.dataCache);
+  if (warmed.some((dex) => dex.dataCache.Scripts.init)) return;  // a mod's `init` may change them: keep them
+  const built = new Map();
+  const lazy = (dex) => {
+    if (!built.has(dex)) built.set(dex, buildLearnsets(dex));
+    return built.get(dex);
+  };
+  const swapped = warmed.map((dex) => {
+    const eager = dex.dataCache;
+    const data = {};
+    for (const key of Object.keys(eager)) {
+      if (key !== 'Learnsets') data[key] = eager[key];
+    }
+    Object.defineProperty(data, 'Learnsets', {enumerable: true, get: () => lazy(dex)});
+    return {dex, eager, data};
+  });
+  for (const {dex, data} of swapped) dex.dataCache = data;
+  const same = swapped.every(({dex, eager}) => JSON.stringify(lazy(dex)) === JSON.stringify(eager.Learnsets));
+  if (!same) {
+    for (const {dex, eager} of swapped) dex.dataCache = eager;
+    return;
+  }
+  built.clear();
+  for (const file of [...loaded.keys()]) {
+    if (path.basename(file) === 'learnsets.js') loaded.delete(file);
+  }
+}
+lendLearnsets();
+
 v8.startupSnapshot.setDeserializeMainFunction(() => host.serve());
