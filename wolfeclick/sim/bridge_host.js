@@ -295,6 +295,13 @@ function handle(req) {
     case 'forget':
       snapshots.delete(req.snapshot);
       return {out: [], ended: false};
+    case 'reset': {
+      // Every battle and snapshot dropped: the process is as a fresh one, for its next user (sim/lending.py).
+      const dropped = {battles: battles.size, snapshots: snapshots.size};
+      battles.clear();
+      snapshots.clear();
+      return dropped;
+    }
     case 'resim': {
       checkLines(req.lines);
       const named = startFormat(req.lines);

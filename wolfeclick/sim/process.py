@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ import orjson
 from wolfeclick.errors import WolfeClickError
 from wolfeclick.settings import settings
 from wolfeclick.sim.install import compile_cache_dir, ensure_showdown, showdown_dir
+from wolfeclick.sim.lending import Attached, Key, lending, process_key
 from wolfeclick.sim.protocol import UnsafeInput, check_input_lines
 from wolfeclick.sim.snapshot import ensure_blob, mark_failed
 
@@ -49,17 +51,14 @@ def node_executable() -> str:
     return node
 
 
-def _widen_pipe(stream: asyncio.StreamReader | None, size: int = 1 << 20) -> None:
+def _widen_pipe(pipe: Any, size: int = 1 << 20) -> None:
     """Give the simulator's stdout pipe a 1 MiB buffer (Linux; default 64 KiB).
 
     Node writes to a pipe synchronously, so with a small pipe a simulator blocks whenever Python is busy with other
     battles: measured as a third of the simulator's CPU profile. Best effort: other systems keep their default.
     """
     try:
-        transport = getattr(stream, "_transport", None)
-        pipe = transport.get_extra_info("pipe") if transport is not None else None
-        if pipe is not None:
-            fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
+        fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), size)
     except (OSError, AttributeError, ValueError):
         pass
 
@@ -135,7 +134,8 @@ class SimProcess:
 
     def _reset(self) -> None:
         """No process yet: as made, and again after a snapshot start that failed, before the plain one."""
-        self._proc: asyncio.subprocess.Process | None = None
+        self._proc: Attached | None = None
+        self._key: Key | None = None
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._stderr_task: asyncio.Task[None] | None = None
@@ -146,15 +146,28 @@ class SimProcess:
     async def _spawn(self, command: list[str]) -> None:
         folder = compile_cache_dir() if self.compile_cache == "default" else self.compile_cache
         env = dict(os.environ, WOLFECLICK_SHOWDOWN=str(SHOWDOWN_DIR), WOLFECLICK_COMPILE_CACHE=str(folder or ""))
-        self._proc = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            limit=_LINE_LIMIT, env=env,
+        self._key = process_key(command, env)
+        keeper = lending.get()
+        kept = keeper.take(self._key) if keeper is not None else None
+        if kept is not None:
+            try:
+                await self._run(kept)
+                return
+            except SimulatorError:  # it ended while kept: a fresh one instead
+                await self.close()
+                self._reset()
+                self._key = process_key(command, env)
+        popen = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
             start_new_session=True,  # a terminal's Ctrl-C reaches Python only, which then ends battles cleanly
         )
-        lower_priority(self._proc.pid, settings().sim_nice)
-        session_group_follows_nice(self._proc.pid)
-        _widen_pipe(self._proc.stdout)
+        lower_priority(popen.pid, settings().sim_nice)
+        session_group_follows_nice(popen.pid)
+        _widen_pipe(popen.stdout)
+        await self._run(popen)
+
+    async def _run(self, popen: subprocess.Popen[bytes]) -> None:
+        self._proc = await Attached.attach(popen, _LINE_LIMIT)
         self._reader = asyncio.create_task(self._read())
         self._stderr_task = asyncio.create_task(self._read_stderr())
         self.info = await self.call("hello")
@@ -239,16 +252,36 @@ class SimProcess:
     async def close(self) -> None:
         if self._proc is None:
             return
+        keeper = lending.get()
+        if keeper is not None and self._key is not None and self.alive and not self._pending and keeper.wants():
+            try:  # lent on: emptied of battles and snapshots first, as a fresh process is
+                await asyncio.wait_for(self.call("reset"), 5)
+            except (SimulatorError, asyncio.TimeoutError):
+                pass
+            else:
+                await self._stop_reading()
+                if not self._pending:
+                    keeper.give(self._key, self._proc.detach())
+                    info = self.info
+                    self._reset()
+                    self.info = info  # what it said at its start stays readable after close, as for any process
+                    return
         if self._proc.returncode is None:
             try:
-                assert self._proc.stdin
-                self._proc.stdin.close()
+                self._proc.close_input()
                 await asyncio.wait_for(self._proc.wait(), 5)
             except (asyncio.TimeoutError, BrokenPipeError, ConnectionResetError):
                 self._proc.kill()
                 await self._proc.wait()
         for task in (self._reader, self._stderr_task):
             if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
+        self._proc.release()
+
+    async def _stop_reading(self) -> None:
+        for task in (self._reader, self._stderr_task):
+            if task is not None:
+                task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
 
 
