@@ -158,6 +158,7 @@ FILE_TIERS: dict[str, tuple[str, ...]] = {
     "test_sim_door.py": ("battles",),
     "test_sim_compile_cache.py": ("battles",),
     "test_sim_snapshot.py": ("battles",),
+    "test_sim_lending.py": ("battles",),
     "test_sim_install_wait.py": ("process",),
     "test_sim_rollouts.py": ("battles",),
     "test_teams.py": ("battles", "process"),
@@ -434,6 +435,34 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         share_processes()
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Tests borrow simulator processes too (wolfeclick.sim.lending): a SimProcess closed in one test is kept, emptied of
+# its battles, and lent to the next test that starts the same program, instead of each of the ~500 starts of a run
+# paying for its own (about 0.15 CPU s, and a first battle on cold code). A test that counts, kills or waits for the
+# simulators it started, or reads a process's pid after closing it, is marked ``fresh_simulators``: the kept ones
+# are ended before it and nothing is lent or kept while it runs. WOLFECLICK_TEST_LEND=0 lends nothing (to measure).
+# ---------------------------------------------------------------------------------------------------------------
+_SIMULATORS = None
+
+
+@pytest.fixture(autouse=True)
+def _lent_simulators(request: pytest.FixtureRequest) -> Iterator[None]:
+    global _SIMULATORS
+    from wolfeclick.sim.lending import SimKeeper, lending
+
+    if request.node.get_closest_marker("fresh_simulators") is not None or os.environ.get("WOLFECLICK_TEST_LEND") == "0":
+        if _SIMULATORS is not None:
+            _SIMULATORS.close()
+        token = lending.set(None)
+    else:
+        _SIMULATORS = _SIMULATORS or SimKeeper()
+        token = lending.set(_SIMULATORS)
+    try:
+        yield
+    finally:
+        lending.reset(token)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     browser = sys.modules.get("devkit.browser")
     if browser is not None:
@@ -441,3 +470,5 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     appserver = sys.modules.get("devkit.appserver")
     if appserver is not None:
         appserver.finish_stops()
+    if _SIMULATORS is not None:
+        _SIMULATORS.close()

@@ -193,6 +193,7 @@ class KillsItsSimulator:
         return self.inner.decide(observation)
 
 
+@pytest.mark.fresh_simulators  # kills the simulators it started
 def test_an_aborted_battle_is_played_once_more_then_counted_and_resume_plays_it_again(reference: Path,
                                                                                      tmp_path: Path) -> None:
     target = build_schedule(PAIR)[2].battle_id

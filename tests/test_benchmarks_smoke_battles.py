@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from benchmarks import battles, harness, sim_start
 
 
@@ -49,6 +51,7 @@ def test_battles_profile_and_python_smallest(tmp_path: Path) -> None:
     assert result.results["ratio_cpu"] is None
 
 
+@pytest.mark.fresh_simulators  # it times fresh processes
 def test_sim_start_smallest(tmp_path: Path) -> None:
     """One round of fresh simulators (from the snapshot, reading the compile cache, compiling everything) in one
     format: all play the same battle (else the run fails), the cached one compiled nothing, the snapshot one started

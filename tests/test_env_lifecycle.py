@@ -99,6 +99,7 @@ def test_an_env_in_a_forked_child_plays_before_and_after_the_parent_played(tmp_p
     assert [answer.split()[0] for answer in out["answers"]] == ["played", "played"], out["answers"]
 
 
+@pytest.mark.fresh_simulators  # waits for its simulators to end
 def test_envs_resetting_after_a_kill_heal_through_the_pool_and_close_stops_every_simulator(tmp_path):
     service = SimService(1)
     try:

@@ -53,6 +53,7 @@ def test_a_folder_imports_to_the_same_bytes_whatever_the_workers_and_order(tmp_p
     assert [p.name for p in backwards[2]] == [p.name for p in one[2]][::-1]
 
 
+@pytest.mark.fresh_simulators  # counts a process's requests from its start
 def test_a_server_log_is_simulated_once(monkeypatch) -> None:
     """The file's log is checked against the runner's own simulator output, not a second re-simulation."""
     ops: list[str] = []

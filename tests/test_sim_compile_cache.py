@@ -15,6 +15,8 @@ from wolfeclick.battle.runner import play_battle
 from wolfeclick.sim.install import compile_cache_dir
 from wolfeclick.sim.process import SHOWDOWN_DIR, SimProcess
 
+pytestmark = pytest.mark.fresh_simulators  # each test reads what fresh processes compiled or read
+
 
 async def _hello_and_battle() -> tuple[dict[str, int], str]:
     """A fresh simulator's compile-cache counts at ``hello`` and one seeded battle it plays (its recording but for
