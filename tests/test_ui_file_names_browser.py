@@ -62,6 +62,8 @@ def test_each_leaderboard_download_says_what_it_is(server, size) -> None:
         browser.wait_for("document.querySelector('[data-tab-id=leaderboard][aria-selected=true]') !== null && "
                          "document.body.innerText.includes('finished battles') && " + PAGE_IDLE, timeout=120)
         browser.wait_for(READY, timeout=60)
+        # and drawn: in one loaded full run the links were there but none had a size yet at phone width
+        browser.wait_for(f"{DOWNLOADS}.texts.length >= 4", timeout=60)
         found = browser.evaluate(DOWNLOADS)
         texts = [text for text, _ in found["texts"]]
         assert [text for text, cut in found["texts"] if cut] == [], found
