@@ -113,12 +113,7 @@ class Attached:
 
     def release(self) -> None:
         """After the process ended: close everything of it this side holds."""
-        for transport in self._transports:
-            transport.close()
-        self._let_go()
-        for pipe in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-            if pipe is not None:
-                pipe.close()
+        _release(self.detach())
 
     def _let_go(self) -> None:
         if self._pidfd is not None:

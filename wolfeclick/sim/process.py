@@ -146,9 +146,10 @@ class SimProcess:
     async def _spawn(self, command: list[str]) -> None:
         folder = compile_cache_dir() if self.compile_cache == "default" else self.compile_cache
         env = dict(os.environ, WOLFECLICK_SHOWDOWN=str(SHOWDOWN_DIR), WOLFECLICK_COMPILE_CACHE=str(folder or ""))
-        self._key = process_key(command, env)
+        key = process_key(command, env)
         keeper = lending.get()
-        kept = keeper.take(self._key) if keeper is not None else None
+        kept = keeper.take(key) if keeper is not None else None
+        self._key = key
         if kept is not None:
             try:
                 await self._run(kept)
@@ -156,7 +157,7 @@ class SimProcess:
             except SimulatorError:  # it ended while kept: a fresh one instead
                 await self.close()
                 self._reset()
-                self._key = process_key(command, env)
+                self._key = key
         popen = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
             start_new_session=True,  # a terminal's Ctrl-C reaches Python only, which then ends battles cleanly

@@ -167,7 +167,7 @@ function buildLearnsets(dex) {
   return own;
 }
 
-function lendLearnsets() {
+function learnsetsOnFirstRead() {
   const warmed = Object.values(showdown.Dex.dexes).filter((dex) => dex.dataCache);
   if (warmed.some((dex) => dex.dataCache.Scripts.init)) return;  // a mod's `init` may change them: keep them
   const built = new Map();
@@ -195,6 +195,6 @@ function lendLearnsets() {
     if (path.basename(file) === 'learnsets.js') loaded.delete(file);
   }
 }
-lendLearnsets();
+learnsetsOnFirstRead();
 
 v8.startupSnapshot.setDeserializeMainFunction(() => host.serve());
