@@ -41,15 +41,18 @@ lint: $(VENV)/.installed
 
 # Two pytest workers (pytest-xdist), each test file whole on one worker (module fixtures such as the app server and
 # the Ray instance are started once per file). TEST_WORKERS=0 runs the suite in this process, one file after another.
+# PYTHONDONTWRITEBYTECODE is emptied for the run (containers set it: this project's sandbox does):
+# with it, every Python process the suite starts (CLI runs, apps, env and Ray workers) compiled the package anew, and
+# each pytest worker rewrote every test file's asserts anew (about 4 CPU s of a worker's 14 s collection).
 TEST_WORKERS ?= 2
 test: setup browser lint
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	PYTHONDONTWRITEBYTECODE= HF_HUB_OFFLINE=1 $(PY) -m pytest -q $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 # While editing: ruff, then the pure tier only (`-m fast`: the tests that start no simulator, app, browser, model stack,
 # Ray, pip or other program; tests/conftest.py sets the tiers and fails a fast test that starts one anyway).
 test-fast: $(VENV)/.installed
 	$(VENV)/bin/ruff check wolfeclick tests scripts server devkit benchmarks app.py
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m fast
+	PYTHONDONTWRITEBYTECODE= HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m fast
 
 # The suite with every core kept busy by other work (scripts/test_under_load.sh): it must pass as it does quiet.
 test-busy: setup browser

@@ -224,10 +224,19 @@ def tiers_of(filename: str, fixturenames: list[str] | tuple[str, ...], markers: 
 
 
 def _source(obj: object) -> str:
-    try:
-        return inspect.getsource(obj)  # type: ignore[arg-type]
-    except (OSError, TypeError):
-        return ""
+    """``obj``'s source, read once a run: a fixture such as ``server`` is asked for by hundreds of tests, and
+    ``inspect.getsource`` tokenizes its file from the function on at every call (about 3 CPU s of each worker's
+    collection before it was kept)."""
+    key = id(obj)
+    if key not in _sources:
+        try:
+            _sources[key] = (obj, inspect.getsource(obj))  # type: ignore[arg-type]  # obj kept: its id stays its own
+        except (OSError, TypeError):
+            _sources[key] = (obj, "")
+    return _sources[key][1]
+
+
+_sources: dict[int, tuple[object, str]] = {}
 
 
 _helpers: dict[str, dict[str, str]] = {}
