@@ -57,14 +57,14 @@ def _folder() -> Path:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """Runs where the test runs (a worker, or the only process), never in xdist's controller."""
-    before, started = tree_cpu(os.getpid()), time.monotonic()
+    before, started, began = tree_cpu(os.getpid()), time.monotonic(), time.time()
     yield
     spent, wall = tree_cpu(os.getpid()) - before, time.monotonic() - started
     tiers = [tier for tier in TIERS if item.get_closest_marker(tier) is not None] or ["fast"]
     folder = _folder()
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"{os.getpid()}.tsv", "a", encoding="utf-8") as out:
-        out.write(f"{item.nodeid}\t{spent:.2f}\t{','.join(tiers)}\t{wall:.2f}\n")
+        out.write(f"{item.nodeid}\t{spent:.2f}\t{','.join(tiers)}\t{wall:.2f}\t{began:.2f}\n")
 
 
 def summary(folder: Path, top: int = 20) -> str:
@@ -76,7 +76,7 @@ def summary(folder: Path, top: int = 20) -> str:
     idle: list[tuple[float, str]] = []
     for path in sorted(folder.glob("*.tsv")):
         for line in path.read_text(encoding="utf-8").splitlines():
-            nodeid, spent, tiers, *rest = line.split("\t")
+            nodeid, spent, tiers, *rest = line.split("\t")  # rest: the wall seconds, the start (epoch seconds)
             cpu = max(0.0, float(spent))
             if rest:  # the wall seconds, written since the waits were looked for
                 idle.append((float(rest[0]) - cpu, nodeid))
