@@ -33,11 +33,10 @@ PRELOADED = ("gradio", "fastapi", "uvicorn", "starlette", "httpx", "pydantic", "
              "huggingface_hub", "numpy", "PIL.Image", "orjson")
 """What the forker imports: the app's heavy imports from other packages (none of them starts a thread)."""
 
-PER_APP_PREFIXES = ("WOLFECLICK_", "PYTEST_")
+PER_APP_PREFIXES = ("WOLFECLICK_",)
 PER_APP_NAMES = frozenset({"GRADIO_SERVER_PORT"})
 """Environment variables an app may set for itself: read by the app after the fork, never by what the forker
-imported. Every other variable keys the forker. (pytest sets ``PYTEST_CURRENT_TEST`` to the running test's name: in
-the key, every app had a forker of its own and forking saved nothing.)"""
+imported. Every other variable keys the forker."""
 
 
 def forker_key(env: dict[str, str]) -> tuple[tuple[str, str], ...]:

@@ -159,10 +159,7 @@ class Server:
         env = {"WOLFECLICK_LIVE_PACE": str(pace), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT),
                **TEST_VISITORS, **(extra_env or {})}
         self.started = time.monotonic()
-        # An app whose interpreter the test changes (another PYTHONPATH: a sitecustomize hiding an extra) starts for
-        # real; an app that differs only in its own settings is forked (fork_apps)
-        own_settings_only = all(name.startswith("WOLFECLICK_") for name in (extra_env or {}))
-        self.proc, self.log = start_app(self.root, self.port, env, fork=own_settings_only)
+        self.proc, self.log = start_app(self.root, self.port, env, fork=True)
         self.startup_s = time.monotonic() - self.started
 
     def files(self) -> set[str]:

@@ -439,9 +439,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 #
 # The apps of tests in the app tier are forked (devkit.app_forker): a process per worker imports Gradio's stack once
 # and each Server's `python app.py` is a fork of it running app.py as __main__ (about 0.8 s a start instead of 2.6).
-# A Server whose test changes its interpreter (another PYTHONPATH) starts for real, and a forker serves one
-# environment (PYTEST_* and the app's own WOLFECLICK_* settings aside); the app's real start stays tested apart (the
-# CLI's `app` tests, benchmarks.app_start). WOLFECLICK_TEST_FORK=0 starts every app.
+# An app whose environment differs beyond its own WOLFECLICK_* settings gets a forker of its own; the app's real
+# start stays tested apart (the CLI's `app` tests, benchmarks.app_start). WOLFECLICK_TEST_FORK=0 starts every app.
 # ---------------------------------------------------------------------------------------------------------------
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
