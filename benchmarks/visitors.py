@@ -98,7 +98,8 @@ def replay_stepper(client: Any, replay_id: str) -> Callable[[], float]:
 
 def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
     """Client B's step times alone and under each heavy job, with what each job did; the app's bounds."""
-    from devkit.appserver import app_client
+    from gradio_client import Client
+
     from wolfeclick.ui.context import Settings
 
     bounds = Settings.from_env()
@@ -112,7 +113,7 @@ def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
     started_busy, started_at = harness.machine_busy(), time.monotonic()
     try:
         with running_app(root) as (url, _pid):
-            step_once = replay_stepper(app_client(url), stepped)
+            step_once = replay_stepper(Client(url, verbose=False), stepped)
             rows.append(row("alone", [step_once() for _ in range(steps_alone)], ""))
 
             def under(job: Callable[[threading.Event], str], name: str) -> None:
@@ -143,7 +144,7 @@ def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
             per_pairing = max(2, (bounds.max_battles // 3) // 2 * 2)
 
             def compare(stop: threading.Event) -> str:
-                client = app_client(url)
+                client = Client(url, verbose=False)
                 job = client.submit(cheap, per_pairing, "gen9randombattle", "1", "score", "local",
                                     api_name="/compare_run")
                 stop.wait()
@@ -155,7 +156,7 @@ def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
                 played = [0]
 
                 def one_slot(seed: int) -> None:
-                    client = app_client(url)
+                    client = Client(url, verbose=False)
                     while not stop.is_set():
                         for event in client.submit("heuristic", "random", "gen9randombattle", seed, 300,
                                                    api_name="/battle_stream"):

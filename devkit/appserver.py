@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Iterator
 
 import httpx
 
@@ -25,19 +25,6 @@ from benchmarks.harness import percentile  # noqa: F401  (the benchmarks' one pe
 from devkit import ROOT
 from devkit.app_forker import ForkedApp, Forkers
 from devkit.samples import HOSTILE_ID, SAMPLES, hostile_data
-
-
-def app_client(url: str, **options: Any) -> Any:
-    """A ``gradio_client.Client`` for an app on this machine (plain http): without certificate checks, which it
-    would otherwise set up afresh for every request (a TLS context reading the system's CA bundle, about 20 ms of
-    CPU each: 64 CPU s of a suite run's workers, measured with py-spy). ``options``: the Client's own."""
-    from gradio_client import Client
-
-    return Client(url, verbose=False, ssl_verify=False, **options)
-
-
-LOCAL = {"verify": False}
-"""httpx arguments for a request to a server on this machine (plain http): no TLS context to set up (about 20 ms)."""
 
 
 def free_port() -> int:
@@ -93,7 +80,7 @@ def start_app(root: Path, port: int, env: dict[str, str] | None = None,
             log.close()
             raise RuntimeError(f"app.py exited: {(root / 'server.log').read_text()[-2000:]}")
         try:
-            if httpx.get(url + "config", timeout=1, **LOCAL).status_code == 200:
+            if httpx.get(url + "config", timeout=1).status_code == 200:
                 return proc, log
         except httpx.HTTPError:
             pass
@@ -190,15 +177,15 @@ def finish_stops() -> None:
 
 def raw_load(server: Server, query: str) -> list:
     """Call the page's load event the way a browser does, with the page's query string on queue/join."""
-    config = httpx.get(server.url + "config", **LOCAL).json()
+    config = httpx.get(server.url + "config").json()
     fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "open_share_link")
     session = uuid.uuid4().hex[:11]
     join = httpx.post(f"{server.url}gradio_api/queue/join?{query}",
                       json={"data": [], "event_data": None, "fn_index": fn_index, "trigger_id": None,
-                            "session_hash": session}, timeout=10, **LOCAL)
+                            "session_hash": session}, timeout=10)
     assert join.status_code == 200, join.text
     with httpx.stream("GET", f"{server.url}gradio_api/queue/data", params={"session_hash": session},
-                      timeout=20, **LOCAL) as stream:
+                      timeout=20) as stream:
         for line in stream.iter_lines():
             if not line.startswith("data:"):
                 continue
