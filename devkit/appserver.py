@@ -23,7 +23,6 @@ import httpx
 
 from benchmarks.harness import percentile  # noqa: F401  (the benchmarks' one percentile, for the scripts here)
 from devkit import ROOT
-from devkit.app_forker import ForkedApp, Forkers
 from devkit.samples import HOSTILE_ID, SAMPLES, hostile_data
 
 
@@ -43,36 +42,16 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-_FORKERS: list[Forkers] = []
-"""The suite's app forkers while ``fork_apps()`` is on (one ``Forkers``), else empty."""
-
-
-def fork_apps(on: bool = True) -> None:
-    """From now on a ``Server`` forks its app from a process that has imported the app's packages once
-    (``devkit.app_forker``) instead of starting an interpreter: about 1.3 CPU s and 2 s of wall less a start.
-    ``on=False`` ends the forkers (pytest calls it as the session ends)."""
-    if on and not _FORKERS:
-        _FORKERS.append(Forkers())
-    elif not on:
-        while _FORKERS:
-            _FORKERS.pop().close()
-
-
 def start_app(root: Path, port: int, env: dict[str, str] | None = None,
-              start_s: float = 600, fork: bool = False) -> tuple[subprocess.Popen[bytes] | ForkedApp, IO[bytes]]:
+              start_s: float = 600) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
     """``app.py`` serving ``root/recordings`` and ``root/results`` on 127.0.0.1:``port`` only, its output in
-    ``root/server.log``; returns once ``/config`` answers (RuntimeError with the log's tail if it exits or hangs).
-    ``fork``: forked (``fork_apps``) when the suite has turned that on, else started."""
+    ``root/server.log``; returns once ``/config`` answers (RuntimeError with the log's tail if it exits or hangs)."""
     full = {**os.environ, "WOLFECLICK_RECORDINGS": str(root / "recordings"), "WOLFECLICK_RESULTS": str(root / "results"),
             "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False",
             **(env or {})}
     log = open(root / "server.log", "wb")
-    proc: subprocess.Popen[bytes] | ForkedApp
-    if fork and _FORKERS:
-        proc = _FORKERS[0].start(ROOT / "app.py", ROOT, full, root / "server.log")
-    else:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=full, stdout=log,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=full, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + start_s  # a hang guard: a cold start took 28-60 s on a machine loaded 12-18
     while time.monotonic() < deadline:
@@ -89,7 +68,7 @@ def start_app(root: Path, port: int, env: dict[str, str] | None = None,
     raise RuntimeError(f"app.py did not start serving within {start_s:.0f} s")
 
 
-def stop_app(proc: subprocess.Popen[bytes] | ForkedApp, log: IO[bytes]) -> None:
+def stop_app(proc: subprocess.Popen[bytes], log: IO[bytes]) -> None:
     """Ctrl-C (the app closes cleanly and removes its temp files), then SIGKILL if it does not end."""
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGINT)
@@ -124,8 +103,7 @@ phone-width test waited 240 s for the default tournament that takes 20 s alone. 
 
 
 class Server:
-    """``app.py`` on a free port with its own copies of the sample recordings (and the hostile one), started here
-    (forked, once the suite has called ``fork_apps``).
+    """``app.py`` on a free port with its own copies of the sample recordings (and the hostile one), started here.
 
     ``pace``: Live's seconds between turns; ``keep``: leave the folder (and its ``server.log``) behind;
     ``extra_env``: the operator's own settings ($WOLFECLICK_APP_POLICIES, a bound)."""
@@ -146,7 +124,7 @@ class Server:
         env = {"WOLFECLICK_LIVE_PACE": str(pace), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT),
                **TEST_VISITORS, **(extra_env or {})}
         self.started = time.monotonic()
-        self.proc, self.log = start_app(self.root, self.port, env, fork=True)
+        self.proc, self.log = start_app(self.root, self.port, env)
         self.startup_s = time.monotonic() - self.started
 
     def files(self) -> set[str]:
