@@ -227,9 +227,9 @@ def step_times(recordings: Path, steps: int) -> dict[str, float]:
 
 def round_trip(port: int, steps: int) -> float:
     """Median ms of a /replay_next call from gradio_client to the running app on the same machine."""
-    from gradio_client import Client
+    from devkit.appserver import app_client
 
-    client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+    client = app_client(f"http://127.0.0.1:{port}/")
     client.predict(LONG_ID, "p1", api_name="/replay_open")
     times = []
     for k in range(steps):
@@ -401,9 +401,11 @@ def memory(proc: subprocess.Popen, port: int, work: Path, battles: int, upload_m
     """RSS of the app process: idle, after ``battles`` battles, after ``uploads`` large uploads opened."""
     import threading
 
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
 
-    client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+    from devkit.appserver import app_client
+
+    client = app_client(f"http://127.0.0.1:{port}/")
     client.predict(api_name="/list_replays")
     client.predict(LONG_ID, "p1", api_name="/replay_open")
     time.sleep(1)
@@ -413,7 +415,7 @@ def memory(proc: subprocess.Popen, port: int, work: Path, battles: int, upload_m
     lock = threading.Lock()
 
     def play(offset: int, count: int) -> None:
-        c = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        c = app_client(f"http://127.0.0.1:{port}/")
         for k in range(count):
             for _ in c.submit("random", "random", "gen4randombattle", 10_000 + offset * count + k, 300,
                               api_name="/battle_stream"):

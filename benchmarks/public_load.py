@@ -77,8 +77,9 @@ def summary(values: list[float]) -> dict[str, float]:
 def measure(minutes: float, pages: int, session_idle_s: float, quiet_s: float, upload_mb: float,
             steps: int) -> dict[str, Any]:
     import httpx
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
 
+    from devkit.appserver import app_client
     from wolfeclick.ui.context import Settings
 
     bounds = Settings.from_env()
@@ -110,7 +111,7 @@ def measure(minutes: float, pages: int, session_idle_s: float, quiet_s: float, u
 
             def client(address: str) -> Any:
                 """A new page (a Gradio session) of the visitor at ``address``; closed when the load ends."""
-                page = Client(url, verbose=False, headers={"X-Forwarded-For": address}, httpx_kwargs={"timeout": 300})
+                page = app_client(url, headers={"X-Forwarded-For": address}, httpx_kwargs={"timeout": 300})
                 opened.append(page)
                 return page
 

@@ -78,7 +78,9 @@ def summary(values: list[float]) -> dict[str, float]:
 
 
 def measure(uploads: int, mb: float, steps_alone: int) -> dict[str, Any]:
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+
+    from devkit.appserver import app_client
 
     root = Path(tempfile.mkdtemp(prefix="wolfeclick-upload-bench-"))
     library, files = root / "recordings", root / "uploads"
@@ -93,7 +95,7 @@ def measure(uploads: int, mb: float, steps_alone: int) -> dict[str, Any]:
     heavy_size = sum(p.stat().st_size for p in heavy) / len(heavy) / 1e6
     try:
         with running_app(root) as (url, server_pid):
-            stepper, uploader = Client(url, verbose=False), Client(url, verbose=False)
+            stepper, uploader = app_client(url), app_client(url)
             steps = stepper.predict(SAMPLE.stem, 0, "p1", api_name="/replay_turn")["steps"]
 
             def step_once(k: int) -> float:

@@ -98,8 +98,7 @@ def replay_stepper(client: Any, replay_id: str) -> Callable[[], float]:
 
 def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
     """Client B's step times alone and under each heavy job, with what each job did; the app's bounds."""
-    from gradio_client import Client
-
+    from devkit.appserver import app_client
     from wolfeclick.ui.context import Settings
 
     bounds = Settings.from_env()
@@ -113,7 +112,7 @@ def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
     started_busy, started_at = harness.machine_busy(), time.monotonic()
     try:
         with running_app(root) as (url, _pid):
-            step_once = replay_stepper(Client(url, verbose=False), stepped)
+            step_once = replay_stepper(app_client(url), stepped)
             rows.append(row("alone", [step_once() for _ in range(steps_alone)], ""))
 
             def under(job: Callable[[threading.Event], str], name: str) -> None:
@@ -144,7 +143,7 @@ def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
             per_pairing = max(2, (bounds.max_battles // 3) // 2 * 2)
 
             def compare(stop: threading.Event) -> str:
-                client = Client(url, verbose=False)
+                client = app_client(url)
                 job = client.submit(cheap, per_pairing, "gen9randombattle", "1", "score", "local",
                                     api_name="/compare_run")
                 stop.wait()
@@ -156,7 +155,7 @@ def measure(seconds: float, steps_alone: int) -> dict[str, Any]:
                 played = [0]
 
                 def one_slot(seed: int) -> None:
-                    client = Client(url, verbose=False)
+                    client = app_client(url)
                     while not stop.is_set():
                         for event in client.submit("heuristic", "random", "gen9randombattle", seed, 300,
                                                    api_name="/battle_stream"):

@@ -436,12 +436,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 # when the apps stopped without waiting (Server.stop(wait=False): a file's teardown skips their 5-15 s Ctrl-C) are
 # waited for too.
 # ---------------------------------------------------------------------------------------------------------------
+#
+# The apps of tests in the app tier are forked (devkit.app_forker): a process per worker imports Gradio's stack once
+# and each Server's `python app.py` is a fork of it running app.py as __main__ (about 0.8 s a start instead of 2.6).
+# A Server whose test changes its interpreter (another PYTHONPATH) starts for real, and a forker serves one
+# environment (PYTEST_* and the app's own WOLFECLICK_* settings aside); the app's real start stays tested apart (the
+# CLI's `app` tests, benchmarks.app_start). WOLFECLICK_TEST_FORK=0 starts every app.
+# ---------------------------------------------------------------------------------------------------------------
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("browser") is not None:
         from devkit.browser import share_processes
 
         share_processes()
+    if item.get_closest_marker("app") is not None and os.environ.get("WOLFECLICK_TEST_FORK") != "0":
+        from devkit.appserver import fork_apps
+
+        fork_apps()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -479,5 +490,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     appserver = sys.modules.get("devkit.appserver")
     if appserver is not None:
         appserver.finish_stops()
+        appserver.fork_apps(False)
     if _SIMULATORS is not None:
         _SIMULATORS.close()

@@ -81,7 +81,7 @@ def test_app_port_serves_on_that_port_and_ctrl_c_leaves_nothing_to_collect(tmp_p
         while time.monotonic() < deadline:
             assert server.poll() is None, server.stderr.read().decode()[-2000:] if server.stderr else ""
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/config", timeout=2).status_code == 200:
+                if httpx.get(f"http://127.0.0.1:{port}/config", timeout=2, verify=False).status_code == 200:
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)

@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 
+from devkit.appserver import app_client
 from devkit.browser import CHROMIUM, Browser
 from wolfeclick.battle.store import load_recording
 from wolfeclick.interop.sniff import read_any
@@ -24,7 +25,7 @@ VIEW = "document.querySelector('#wc-replays-viewer')"
 
 @pytest.fixture(scope="module")
 def client(server):
-    return Client(server.url, verbose=False)
+    return app_client(server.url)
 
 
 def text(message: str) -> str:

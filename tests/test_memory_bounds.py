@@ -26,7 +26,7 @@ with socket.socket() as s:
     s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
 demo = app.launch(prevent_thread_lock=True, server_port=port)
 for _ in range(10):  # ten visitors: each client is a session of its own
-    Client(f"http://127.0.0.1:{port}/", verbose=False).predict(api_name="/hardware")
+    Client(f"http://127.0.0.1:{port}/", verbose=False, ssl_verify=False).predict(api_name="/hardware")
 print("held", len(demo.state_holder.session_data))
 demo.close()
 """

@@ -72,9 +72,9 @@ def test_an_offered_value_still_passes(demo) -> None:  # type: ignore[no-untyped
 
 
 def test_the_running_app_answers_an_unoffered_policy_in_one_line(server) -> None:  # type: ignore[no-untyped-def]
-    from gradio_client import Client
+    from devkit.appserver import app_client
 
-    client = Client(server.url, verbose=False)
+    client = app_client(server.url)
     with pytest.raises(Exception) as refused:
         client.predict(HUGE, "random", "gen9randombattle", "1", "score", 0.0, None, api_name="/live_start")
     message = str(refused.value)

@@ -350,9 +350,7 @@ def test_the_operator_records_with_a_py_factory_from_the_command_line(tmp_path: 
 # ------------------------------------------------------------------------------------------------------- HTTP
 def test_over_http_nothing_a_visitor_sends_is_imported_or_connected(tmp_path: Path) -> None:
     """The same refusals through ``/gradio_api/`` against ``python app.py``, the canary on the server's path."""
-    from gradio_client import Client
-
-    from devkit.appserver import Server
+    from devkit.appserver import Server, app_client
 
     site = tmp_path / "site"
     site.mkdir()
@@ -365,7 +363,7 @@ def test_over_http_nothing_a_visitor_sends_is_imported_or_connected(tmp_path: Pa
     server = Server(hostile=False, extra_env={"PYTHONPATH": os.pathsep.join([str(ROOT), str(site)]),
                                               "WOLFECLICK_SERVER": f"ws://127.0.0.1:{port}/showdown/websocket"})
     try:
-        client = Client(server.url, verbose=False)
+        client = app_client(server.url)
         before = server.files()
         for spec in [f"py:wc_canary_mod:make?path={site / 'written'}", f"py:os:system?command=touch {site / 'x'}",
                      f"llm:{site}", "showdown:canarybot", f"py:urllib.request:urlopen?url=http://127.0.0.1:{port}/"]:

@@ -11,9 +11,9 @@ import time
 import gradio as gr
 import httpx
 import pytest
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 
-from devkit.appserver import raw_load
+from devkit.appserver import app_client, raw_load
 from devkit.samples import HOSTILE_ID, SAMPLE_ID, sample_path
 from wolfeclick.ui.app import build_app
 from wolfeclick.ui.library import Library
@@ -24,7 +24,7 @@ HOSTILE_IDS = ["../../etc/passwd", "%2e%2e/", "%2e%2e%2f%2e%2e%2fetc%2fpasswd", 
 
 @pytest.fixture(scope="module")
 def client(server):
-    return Client(server.url, verbose=False)
+    return app_client(server.url)
 
 
 def text(message: str) -> str:
@@ -301,7 +301,7 @@ def test_two_sessions_do_not_block_each_other(server):
     spans: dict[int, list[float]] = {}
 
     def run(n: int) -> None:
-        c = Client(server.url, verbose=False)
+        c = app_client(server.url)
         job = c.submit("heuristic", "random", "gen4randombattle", str(100 + n), "score", 0.05,
                        api_name="/live_start")
         times = []
@@ -357,7 +357,7 @@ def test_live_checkpoint_shows_loading_and_stops(tmp_path_factory):
         config = httpx.get(own.url + "config", timeout=30).json()
         agent = next(c for c in config["components"] if c.get("props", {}).get("elem_id") == "wc-live-agent")
         assert f"llm:{tiny}" in [value for _, value in agent["props"]["choices"]]
-        _play_and_stop(Client(own.url, verbose=False), f"llm:{tiny}")
+        _play_and_stop(app_client(own.url), f"llm:{tiny}")
     finally:
         own.stop(wait=False)
 

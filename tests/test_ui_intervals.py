@@ -9,8 +9,8 @@ import asyncio
 import re
 
 import pytest
-from gradio_client import Client
 
+from devkit.appserver import app_client
 from devkit.browser import CHROMIUM, Browser
 from wolfeclick.arena.results import game_results
 from wolfeclick.arena.schedule import TournamentConfig
@@ -35,7 +35,7 @@ def played(server):
 
 @pytest.fixture(scope="module")
 def client(played):
-    return Client(played.url, verbose=False)
+    return app_client(played.url)
 
 
 def _cells(text: str) -> dict[str, str]:

@@ -9,9 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from gradio_client import Client
 
-from devkit.appserver import raw_load
+from devkit.appserver import app_client, raw_load
 from devkit.browser import CHROMIUM, Browser
 from wolfeclick.arena.charts import rating_history_chart
 from wolfeclick.arena.history import read_index, scan_history
@@ -52,7 +51,7 @@ def played(server):
 
 @pytest.fixture(scope="module")
 def client(played):
-    return Client(played.url, verbose=False)
+    return app_client(played.url)
 
 
 def cli_json(played, tmp_path: Path, *extra: str) -> dict:

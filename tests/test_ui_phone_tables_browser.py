@@ -124,9 +124,9 @@ def test_phone_width_every_tab_fits_the_screen(server):
         assert phone.evaluate(CUT_TITLES) == [], "Leaderboard's chart titles"
         open_replay(phone, f"{server.url}?replay={PAIR[0]}&turn=1", 1)
         # side by side: the two battles of one seed, as the app renders them, put in the page at phone width
-        from gradio_client import Client
+        from devkit.appserver import app_client
 
-        pair_html = Client(server.url, verbose=False).predict(PAIR[0], PAIR[1], api_name="/compare_pair_open")[0]
+        pair_html = app_client(server.url).predict(PAIR[0], PAIR[1], api_name="/compare_pair_open")[0]
         assert "wc-pair-cols" in pair_html
         phone.evaluate(f"""(() => {{ const d = document.createElement('div'); d.id = 'wc-pair-probe';
             d.innerHTML = {json.dumps(pair_html)}; document.querySelector('#wc-replays-viewer').after(d); }})()""")
