@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from devkit.appserver import free_port
+from devkit.appserver import LOCAL, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "recordings" / "gen4randombattle-s1-heuristic-vs-random.json"
@@ -81,7 +81,7 @@ def test_app_port_serves_on_that_port_and_ctrl_c_leaves_nothing_to_collect(tmp_p
         while time.monotonic() < deadline:
             assert server.poll() is None, server.stderr.read().decode()[-2000:] if server.stderr else ""
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/config", timeout=2, verify=False).status_code == 200:
+                if httpx.get(f"http://127.0.0.1:{port}/config", timeout=2, **LOCAL).status_code == 200:
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from devkit.appserver import LOCAL
 from wolfeclick.battle.store import load_recording
 from wolfeclick.env.client import ShowdownAction, ShowdownClient
 
@@ -46,7 +47,7 @@ def serve(options: list[str], recordings: Path | None, path: Path | None = None)
     deadline = time.monotonic() + 120  # importing openenv-core imports gradio: slow on a busy machine
     while True:
         try:
-            if httpx.get(f"{url}/health", timeout=2, verify=False).status_code == 200:  # plain http: no TLS set-up
+            if httpx.get(f"{url}/health", timeout=2, **LOCAL).status_code == 200:
                 break
         except httpx.HTTPError:
             pass
