@@ -310,10 +310,11 @@ def test_no_dropdown_text_under_its_caret_no_cut_header_and_a_phone_row_shows_mo
             assert found or tab != "live", tab
             assert all(caret is None or end <= caret for _, end, caret in found), (tab, found)
         # Gradio sizes the columns (LIST_WIDTHS) once the table is drawn: until then every column is as wide as its
-        # longest text (a CI run measured that first draw). Waited for, up to a minute, then measured.
-        settled = f"{SETTLED}({LIST_HEADS})"
-        browser.wait_for(f"document.querySelectorAll('#wc-replays-table th').length == 8 && {settled}", timeout=60)
-        heads = browser.evaluate(LIST_HEADS)
+        # longest text (a CI run measured that first draw), and a redraw of the table draws that way again before it
+        # sizes them (a CI run saw them settled, then measured them a poll later all 285 px wide, a phone's row each).
+        # So the heads measured are the ones found settled, in the same evaluation, waited for up to a minute.
+        heads = browser.wait_for(f"(heads => heads.length == 8 && {SETTLED}(heads) ? heads : null)({LIST_HEADS})",
+                                 timeout=60)
         assert all(lines < 1.5 for *_, lines in heads), heads  # "turns" was set as "tur / ns"
         shown = [title for title, left, right, box, _ in heads if right <= box + 1]
         if width >= 1280:
