@@ -445,6 +445,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 # ---------------------------------------------------------------------------------------------------------------
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    _freeze_heap(item)
     if item.get_closest_marker("browser") is not None:
         from devkit.browser import share_processes
 
@@ -453,6 +454,31 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         from devkit.appserver import fork_apps
 
         fork_apps()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The worker's heap is frozen out of the cyclic collector at every test file's start, after one collection of what
+# the last file left (`gc.freeze`: what is alive then is a run's imports and session fixtures, not the tests'
+# objects). A worker holds torch, transformers and Gradio: every full collection walked them, and the product's
+# bulk runs end with one (battle.batch.relaxed_gc, issue 60: 94 CPU s of a run's workers, py-spy). With a freeze
+# already on, relaxed_gc leaves it alone ("someone else's freeze is theirs to undo") and collects nothing at its end.
+# A test of the collector as the product finds it is marked ``own_collector``: it runs with nothing frozen.
+# WOLFECLICK_TEST_FREEZE=0 freezes nothing (to measure).
+# ---------------------------------------------------------------------------------------------------------------
+_FROZEN_AT = pytest.StashKey[object]()
+
+
+def _freeze_heap(item: pytest.Item) -> None:
+    """Called before a test's fixtures are set up: the last file's module fixtures are torn down by then."""
+    if os.environ.get("WOLFECLICK_TEST_FREEZE") == "0":
+        return
+    if item.get_closest_marker("own_collector") is not None:
+        gc.unfreeze()
+        item.config.stash[_FROZEN_AT] = None  # the next test collects and freezes again
+    elif item.config.stash.get(_FROZEN_AT, None) != item.path:
+        gc.collect()
+        gc.freeze()
+        item.config.stash[_FROZEN_AT] = item.path
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -572,6 +572,7 @@ class _CollectorProbe:
         return HEURISTIC.decide(observation)
 
 
+@pytest.mark.own_collector  # the suite's freeze off: relaxed_gc's own is what is tested
 def test_rollouts_run_with_imported_data_frozen_and_a_wide_young_generation_then_restore_the_collector(
         sample: Recording) -> None:
     """A rollout copies two poke-env battles (thousands of objects): with the default young generation that

@@ -6,7 +6,11 @@ from __future__ import annotations
 import gc
 import weakref
 
+import pytest
+
 from wolfeclick.battle.batch import relaxed_gc
+
+pytestmark = pytest.mark.own_collector  # the suite's freeze off (tests/conftest.py)
 
 
 class _Node:

@@ -10,12 +10,15 @@ from __future__ import annotations
 import gc
 import weakref
 
+import pytest
+
 from wolfeclick.env.env import DEFAULT_PROMPT
 from wolfeclick.env.server import EpisodeTable, ShowdownAction, ShowdownServerEnv
 
 EPISODES = 6
 
 
+@pytest.mark.own_collector  # nothing frozen by the suite: a freeze an episode made itself must show
 def test_finished_episodes_players_are_collected_while_the_next_one_plays():
     table = EpisodeTable(opponent="random", format="gen9randombattle", prompt=DEFAULT_PROMPT, max_turns=2,
                          recordings=False, max_episodes=4, idle_timeout_s=600, processes=1)  # save nothing

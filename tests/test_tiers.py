@@ -149,12 +149,17 @@ def test_a_run_keeps_each_tests_seconds_for_the_next_one(inner) -> None:
     assert all(isinstance(s, float) and s >= 0 for s in kept.values())
 
 
-def test_an_inner_session_leaves_this_process_collector_unfrozen(inner) -> None:
-    """The suite freezes the collector only as its process exits (its last collection would walk a whole run's
-    objects); a session run inside another one (as here) must not freeze the outer one's heap: a later test in the
-    same worker (tests/test_batch_gc.py) found the freeze left on in CI."""
+@pytest.mark.own_collector
+def test_a_collector_test_finds_nothing_frozen_after_other_files_froze_the_heap(inner) -> None:
+    """The suite freezes a worker's heap at each file's start (its full collections would walk torch's and Gradio's
+    objects every time); a test of the collector itself (``own_collector``) must find it as the product does:
+    tests/test_batch_gc.py once found a freeze left on in CI. Two files in one session, the second's test marked."""
     import gc
 
-    inner.makepyfile(test_one="def test_one():\n    pass\n")
-    inner.runpytest("-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
-    assert gc.get_freeze_count() == 0
+    inner.makeini(MARKERS + "    own_collector: x\n")
+    inner.makepyfile(test_a="import gc\n\ndef test_frozen():\n    assert gc.get_freeze_count() > 0\n",
+                     test_b="import gc\nimport pytest\n\n@pytest.mark.own_collector\n"
+                            "def test_unfrozen():\n    assert gc.get_freeze_count() == 0\n")
+    inner.runpytest("-q", "-p", "no:cacheprovider", "test_a.py", "test_b.py").assert_outcomes(
+        passed=2)
+    assert gc.get_freeze_count() == 0  # this test is marked too: the inner session's last test left nothing frozen
