@@ -107,9 +107,8 @@ def test_an_environment_that_differs_beyond_the_apps_own_settings_gets_its_own_f
             env = {**env, "GRADIO_SERVER_PORT": str(free_port()), "GRADIO_SERVER_NAME": "127.0.0.1",
                    "WOLFECLICK_RECORDINGS": str(tmp_path / f"app{n}"), "GRADIO_ANALYTICS_ENABLED": "False"}
             app = forkers.start(ROOT / "app.py", ROOT, env, logs[-1])
-            # Killed, not interrupted: how an app stops is tested apart; once, in a profiled run, an app here that
-            # had just printed its address let a Ctrl-C sent at once go unanswered for 60 s (not reproduced in 80
-            # tries with the Ctrl-C 0-0.7 s after the start, two cores kept busy)
+            # Killed: how an app stops on Ctrl-C is tested apart (once, here, an app let a Ctrl-C sent at once go
+            # unanswered for 60 s: the app's handler waited on a lock its own thread held, tests/test_app_ctrl_c.py)
             os.killpg(app.pid, signal.SIGKILL)
             assert app.wait(60) == -signal.SIGKILL
         assert len(forkers._forkers) == 2  # one per environment

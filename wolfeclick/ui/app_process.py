@@ -19,7 +19,7 @@ import importlib.machinery
 import os
 import signal
 import sys
-import threading
+import time
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
@@ -103,15 +103,20 @@ class CtrlC:
     (``__del__``) runs is printed and ignored: the app then served on for ever (a loaded test run hung so, its Ctrl-C
     landing in an event loop's finalizer while Gradio started). Until ``quiet()`` a Ctrl-C raises as usual (the
     command ends, "interrupted") and is also remembered; after it, it is only remembered, and ``wait()`` returns.
+    The handler takes no lock: it runs in the main thread between two of its bytecodes, and it used to set a
+    ``threading.Event`` that thread was waiting on, so a Ctrl-C landing while it held the event's lock waited for
+    that lock for ever (``tests/test_app_ctrl_c.py``). ``wait()`` reads a flag every ``POLL_S`` instead.
     Installed from the main thread (``signal.signal`` allows no other)."""
 
+    POLL_S = 0.1
+
     def __init__(self) -> None:
-        self._asked = threading.Event()
+        self.asked = False
         self._raising = True
         signal.signal(signal.SIGINT, self._handle)
 
     def _handle(self, signum: int, frame: object) -> None:
-        self._asked.set()
+        self.asked = True
         if self._raising:
             raise KeyboardInterrupt
 
@@ -119,8 +124,8 @@ class CtrlC:
         self._raising = False
 
     def wait(self) -> None:
-        while not self._asked.wait(0.5):
-            pass
+        while not self.asked:
+            time.sleep(self.POLL_S)
 
 
 def serve() -> None:
