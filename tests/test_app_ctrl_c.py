@@ -11,6 +11,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.process  # a child Python: a hang fails the test instead of holding the suite
+
 PROBE = r"""
 import signal, sys
 from wolfeclick.ui.app_process import CtrlC
