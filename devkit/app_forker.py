@@ -40,10 +40,14 @@ imported. Every other variable keys the forker. (pytest sets ``PYTEST_CURRENT_TE
 the key, every app had a forker of its own and forking saved nothing.)"""
 
 
+def per_app(name: str) -> bool:
+    """Whether an app may set the environment variable ``name`` for itself, apart from its forker's."""
+    return name in PER_APP_NAMES or name.startswith(PER_APP_PREFIXES)
+
+
 def forker_key(env: dict[str, str]) -> tuple[tuple[str, str], ...]:
     """The part of an app's environment its forker must have been started with."""
-    return tuple(sorted((k, v) for k, v in env.items()
-                        if k not in PER_APP_NAMES and not k.startswith(PER_APP_PREFIXES)))
+    return tuple(sorted((k, v) for k, v in env.items() if not per_app(k)))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import httpx
 
 from benchmarks.harness import percentile  # noqa: F401  (the benchmarks' one percentile, for the scripts here)
 from devkit import ROOT
-from devkit.app_forker import ForkedApp, Forkers
+from devkit.app_forker import ForkedApp, Forkers, per_app
 from devkit.samples import HOSTILE_ID, SAMPLES, hostile_data
 
 
@@ -161,7 +161,7 @@ class Server:
         self.started = time.monotonic()
         # An app whose interpreter the test changes (another PYTHONPATH: a sitecustomize hiding an extra) starts for
         # real; an app that differs only in its own settings is forked (fork_apps)
-        own_settings_only = all(name.startswith("WOLFECLICK_") for name in (extra_env or {}))
+        own_settings_only = all(per_app(name) for name in (extra_env or {}))
         self.proc, self.log = start_app(self.root, self.port, env, fork=own_settings_only)
         self.startup_s = time.monotonic() - self.started
 

@@ -160,6 +160,5 @@ def test_a_collector_test_finds_nothing_frozen_after_other_files_froze_the_heap(
     inner.makepyfile(test_a="import gc\n\ndef test_frozen():\n    assert gc.get_freeze_count() > 0\n",
                      test_b="import gc\nimport pytest\n\n@pytest.mark.own_collector\n"
                             "def test_unfrozen():\n    assert gc.get_freeze_count() == 0\n")
-    inner.runpytest("-q", "-p", "no:cacheprovider", "test_a.py", "test_b.py").assert_outcomes(
-        passed=2)
+    inner.runpytest("-q", "-p", "no:cacheprovider", "test_a.py", "test_b.py").assert_outcomes(passed=2)
     assert gc.get_freeze_count() == 0  # this test is marked too: the inner session's last test left nothing frozen
