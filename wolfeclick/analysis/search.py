@@ -69,9 +69,14 @@ class Budget:
 
 LEVELS: dict[int, Budget] = {
     1: Budget(worlds=1, rollouts=2, horizon=1),
-    2: Budget(worlds=4, rollouts=8, horizon=3, value="standing", tera=True, policy="simple", foe_policy="simple"),
+    2: Budget(worlds=1, rollouts=2, horizon=2, value="standing", tera=True, policy="simple", foe_policy="simple"),
     3: Budget(worlds=8, rollouts=24, horizon=4, value="standing", tera=True, policy="simple", foe_policy="simple"),
 }
+"""Levels that differ in kind, not only in budget (docs/search.md "More budget is not more strength"): level 1 values
+one short rollout by HP with the ``heuristic`` player; level 2 by standing, with ``simple`` rollouts and
+terastallizing, one world; level 3 the same over eight worlds and a longer horizon. Level 2 was four worlds × 8
+rollouts at horizon 3 until 2026-12-07: past about two worlds × four rollouts more of the same changed nothing, so level
+3 did not beat it."""
 DEFAULT_LEVEL = 2
 
 
