@@ -74,9 +74,9 @@ LEVELS: dict[int, Budget] = {
 }
 """Levels that differ in kind, not only in budget (docs/search.md "More budget is not more strength"): level 1 values
 one short rollout by HP with the ``heuristic`` player; level 2 by standing, with ``simple`` rollouts and
-terastallizing, one world; level 3 the same over eight worlds and a longer horizon. Level 2 was four worlds × 8
-rollouts at horizon 3 until 2026-12-07: past about two worlds × four rollouts more of the same changed nothing, so level
-3 did not beat it."""
+terastallizing, one world; level 3 the same over eight worlds, 24 rollouts and a longer horizon. Level 2 was four
+worlds × 8 rollouts at horizon 3 until 2026-12-07: past about two worlds × four rollouts more of the same changed
+nothing, so level 3 did not beat it."""
 DEFAULT_LEVEL = 2
 
 
